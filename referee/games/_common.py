@@ -1,0 +1,85 @@
+"""Pieces every ruleset shares: die type, option parsing, ranking, the engine protocol."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Annotated, Any, ClassVar, Protocol
+
+import msgspec
+
+from .errors import InvalidOption
+
+__all__ = ["Die", "Ruleset", "parse_options", "places"]
+
+Die = Annotated[int, msgspec.Meta(ge=1, le=6, description="a die face, 1..6")]
+
+_UNKNOWN = re.compile(r"unknown field `(?P<name>[^`]*)`")
+_PATH = re.compile(r" - at `\$(?P<path>[^`]*)`$")
+
+
+def parse_options(options_type: type, raw: Any, *, field: str = "options") -> Any:
+    """Convert raw options (a dict or None) into the ruleset's frozen Options struct.
+
+    Refuses unknown options and out-of-range values with an ``invalid-option`` error that
+    names the option.
+    """
+    if raw is None:
+        raw = {}
+    if isinstance(raw, options_type):
+        return raw
+    try:
+        return msgspec.convert(raw, options_type)
+    except msgspec.ValidationError as exc:
+        message = str(exc)
+        match = _PATH.search(message)
+        path = field + (match.group("path") if match else "")
+        unknown = _UNKNOWN.search(message)
+        if unknown:
+            path += "." + unknown.group("name")
+        raise InvalidOption("invalid-option", f"{path}: {message}", field=path) from None
+
+
+def check_seats(seats: int, low: int, high: int, ruleset: str) -> None:
+    """Refuse a seat count the ruleset does not allow."""
+    if not isinstance(seats, int) or not low <= seats <= high:
+        raise InvalidOption(
+            "invalid-seat-count",
+            f"{ruleset} is played by {low}..{high} seats, not {seats}",
+            field="seats",
+        )
+
+
+def places(totals: Sequence[int]) -> list[int]:
+    """Competition ranking (1, 1, 3): highest total first, equal totals share the place."""
+    return [1 + sum(1 for other in totals if other > mine) for mine in totals]
+
+
+class Ruleset(Protocol):
+    """What the service needs of a ruleset; every method is pure (no I/O).
+
+    ``decide`` and ``timeout`` change the state in place, but only after the whole decision
+    was found legal: a refused decision changes nothing.
+    """
+
+    id: ClassVar[str]
+    title: ClassVar[str]
+    min_seats: ClassVar[int]
+    max_seats: ClassVar[int]
+    Options: ClassVar[type]
+    Move: ClassVar[Any]
+    State: ClassVar[type]
+
+    def options(self, raw: Any) -> Any: ...
+    def create(self, options: Any, seats: int, key: bytes) -> Any: ...
+    def to_decide(self, state: Any) -> list[int]: ...
+    def seq(self, state: Any, seat: int) -> int: ...
+    def legal_moves(self, state: Any, seat: int) -> list[Any]: ...
+    def decide(self, state: Any, seat: int, moves: Sequence[Any]) -> list[dict]: ...
+    def timeout(self, state: Any, seat: int) -> list[dict]: ...
+    def finished(self, state: Any) -> bool: ...
+    def view(self, state: Any, seat: int | None = None) -> Any: ...
+    def scores(self, state: Any) -> list[Any]: ...
+    def totals(self, state: Any) -> list[int]: ...
+    def dice_log(self, state: Any) -> list[Any]: ...
+    def default_moves(self, state: Any, seat: int) -> list[Any]: ...

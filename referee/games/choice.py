@@ -1,0 +1,630 @@
+"""Sid Sackson's CHOICE: every seat evaluates the same shared roll, marks two sums and a fifth die.
+
+Rules: RULES.md "CHOICE" and docs/RULES.md. The engine is shared with ``choice-specials``
+(see :mod:`referee.games.choice_specials`), which adds cards through the ``_card_*`` hooks.
+
+Rolls are handed out in *postal rounds* (batches) of k rolls (option ``schedule``). Every active
+seat decides each roll of the batch; its decisions stay hidden (``drafts``) until every active
+seat has completed the batch, then all are revealed together and the next batch is rolled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Annotated, Any, ClassVar, Generic, TypeVar
+
+import msgspec
+
+from . import dice as _dice
+from ._common import Die, check_seats, parse_options, places
+from .errors import RuleViolation
+
+__all__ = [
+    "POINTS",
+    "ChoiceMove",
+    "ChoiceOptions",
+    "ChoiceRuleset",
+    "ChoiceScore",
+    "ChoiceState",
+    "FreeThrow",
+    "Mark",
+    "Sheet",
+    "SumScore",
+    "plain",
+    "score_marks",
+]
+
+#: Points per mark past the fifth, per sum (RULES.md CHOICE §5).
+POINTS = {2: 100, 3: 70, 4: 60, 5: 50, 6: 40, 7: 30, 8: 40, 9: 50, 10: 60, 11: 70, 12: 100}
+
+Pair = tuple[Die, Die]
+
+
+class Mark(msgspec.Struct, frozen=True, tag="mark", forbid_unknown_fields=True):
+    """A normal round: one fifth die (marked in its slot) and two pairs (their sums marked)."""
+
+    fifth: Die
+    pairs: tuple[Pair, Pair]
+
+
+class FreeThrow(msgspec.Struct, frozen=True, tag="free_throw", forbid_unknown_fields=True):
+    """All three fifth-die values are chosen and the roll shows none: one die is set aside."""
+
+    set_aside: Die
+    pairs: tuple[Pair, Pair]
+
+
+ChoiceMove = Mark | FreeThrow
+
+M = TypeVar("M")
+
+Schedule = Annotated[
+    tuple[Annotated[int, msgspec.Meta(ge=1, le=20)], ...],
+    msgspec.Meta(
+        min_length=1,
+        max_length=64,
+        description="rolls per postal round; the last value repeats forever",
+    ),
+]
+
+
+class ChoiceOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Options of both CHOICE rulesets."""
+
+    schedule: Schedule = (1,)
+
+
+class Sheet(msgspec.Struct, array_like=True):
+    """One seat's score sheet: marks per sum, fifth-die slots, and (specials) cards and plate."""
+
+    marks: list[int]  # index = sum - 2
+    fifth_values: list[int]  # up to 3, in the order they were chosen (the sheet's rows)
+    fifth_counts: list[int]
+    done: bool = False
+    retired: bool = False
+    rounds: int = 0  # rounds played, extra rounds and free throws included
+    free_throws: int = 0
+    cards: list[str] = []  # special cards still in hand
+    plate: list[int] = []  # leftovers plate, sorted
+
+    def clone(self) -> Sheet:
+        return Sheet(
+            list(self.marks),
+            list(self.fifth_values),
+            list(self.fifth_counts),
+            self.done,
+            self.retired,
+            self.rounds,
+            self.free_throws,
+            list(self.cards),
+            list(self.plate),
+        )
+
+    def slots(self) -> tuple[int, ...] | None:
+        """The fifth-die values once all three are chosen (the rule then binds), else None."""
+        return tuple(sorted(self.fifth_values)) if len(self.fifth_values) == 3 else None
+
+
+class ChoiceState(msgspec.Struct, Generic[M], array_like=True):
+    """A whole CHOICE game. ``key``, ``drafts`` and ``pending`` are secret; views hide them.
+
+    Generic in the move type, so each CHOICE ruleset decodes its own pending moves.
+    """
+
+    ruleset: str
+    options: ChoiceOptions
+    key: bytes
+    batch: int  # index of the current postal round
+    first_roll: int  # game-wide index of the batch's first roll
+    rolls: list[tuple[int, ...]]  # the batch's rolls, sorted dice (public)
+    sheets: list[Sheet]  # committed, public
+    drafts: list[Sheet | None]  # a seat's sheet with its hidden decisions of this batch
+    progress: list[int]  # rolls of the batch each seat has decided
+    pending: list[list[M]]  # each seat's hidden decisions of this batch
+    seqs: list[int]  # accepted submissions per seat
+    timeouts: list[int]  # timeouts in a row per seat
+    finished: bool = False
+
+
+class SumScore(msgspec.Struct, frozen=True):
+    sum: int
+    marks: int
+    points: int
+
+
+class ChoiceScore(msgspec.Struct, frozen=True):
+    """The German score sheet's figures: per-sum points, plus and minus columns, total."""
+
+    total: int
+    plus: int
+    minus: int
+    sums: list[SumScore]
+
+
+def plain(value: Any) -> Any:
+    """Moves and figures as JSON-shaped builtins (lists, not tuples)."""
+    return msgspec.json.decode(msgspec.json.encode(value))
+
+
+def _sum_points(total: int, marks: int) -> int:
+    if marks == 0 or marks == 5:
+        return 0
+    if marks <= 4:
+        return -200
+    return (min(marks, 10) - 5) * POINTS[total]
+
+
+def score_marks(marks: dict[int, int] | Sequence[int]) -> ChoiceScore:
+    """Score a sheet from its marks (a mapping sum -> marks, or a list indexed by sum - 2)."""
+    if isinstance(marks, dict):
+        counts = [marks.get(s, 0) for s in range(2, 13)]
+    else:
+        counts = list(marks)
+    sums = [SumScore(s, n, _sum_points(s, n)) for s, n in zip(range(2, 13), counts, strict=True)]
+    plus = sum(x.points for x in sums if x.points > 0)
+    minus = -sum(x.points for x in sums if x.points < 0)
+    return ChoiceScore(plus - minus, plus, minus, sums)
+
+
+# --- enumeration of one round --------------------------------------------------------------
+
+_PAIRINGS = ((0, 1, 2, 3), (0, 2, 1, 3), (0, 3, 1, 2))
+
+
+def _pairings(four: tuple[int, ...]) -> list[tuple[Pair, Pair]]:
+    """Distinct ways to split four sorted dice into two pairs, canonical (sorted) form."""
+    out: list[tuple[Pair, Pair]] = []
+    for a, b, c, d in _PAIRINGS:
+        p, q = (four[a], four[b]), (four[c], four[d])
+        pairs = (p, q) if p <= q else (q, p)
+        if pairs not in out:
+            out.append(pairs)
+    return out
+
+
+def _without(dice: tuple[int, ...], *values: int) -> tuple[int, ...]:
+    rest = list(dice)
+    for v in values:
+        rest.remove(v)
+    return tuple(rest)
+
+
+@lru_cache(maxsize=None)
+def _partitions(dice: tuple[int, ...]) -> tuple[tuple[int, tuple[Pair, Pair]], ...]:
+    """Every distinct (fifth die, two pairs) split of five sorted dice, sorted."""
+    out = {
+        (fifth, pairs)
+        for fifth in set(dice)
+        for pairs in _pairings(_without(dice, fifth))
+    }
+    return tuple(sorted(out))
+
+
+@lru_cache(maxsize=None)
+def round_moves(dice: tuple[int, ...], slots: tuple[int, ...] | None) -> tuple[ChoiceMove, ...]:
+    """The legal normal moves of a round, canonical order; ``slots`` as :meth:`Sheet.slots`."""
+    parts = _partitions(dice)
+    if slots is None:
+        return tuple(Mark(f, p) for f, p in parts)
+    forced = tuple(Mark(f, p) for f, p in parts if f in slots)
+    return forced or tuple(FreeThrow(f, p) for f, p in parts)
+
+
+@lru_cache(maxsize=None)
+def _round_move_set(dice: tuple[int, ...], slots: tuple[int, ...] | None) -> frozenset:
+    return frozenset(round_moves(dice, slots))
+
+
+def _sorted_pairs(pairs: Sequence[Sequence[int]]) -> tuple[Pair, Pair]:
+    p, q = (tuple(sorted(pair)) for pair in pairs)
+    return (p, q) if p <= q else (q, p)  # type: ignore[return-value]
+
+
+def _fmt(values: Sequence[int]) -> str:
+    return ",".join(map(str, sorted(values)))
+
+
+def check_uses_dice(used: Sequence[int], dice: Sequence[int], what: str = "the roll") -> None:
+    """Every die of the round is used exactly once (RULES.md CHOICE §2)."""
+    if sorted(used) != sorted(dice):
+        raise RuleViolation(
+            "dice-not-in-roll",
+            f"the move uses dice {_fmt(used)} but {what} is {_fmt(dice)}; use every die once",
+        )
+
+
+def check_fifth(sheet: Sheet, fifth: int, dice: Sequence[int]) -> None:
+    """The fifth-die rule for a die that is to be marked (RULES.md CHOICE §3)."""
+    if len(sheet.fifth_values) < 3 or fifth in sheet.fifth_values:
+        return
+    shown = sorted(set(dice) & set(sheet.fifth_values))
+    if shown:
+        raise RuleViolation(
+            "fifth-die-must-match",
+            f"your fifth-die values are {_fmt(sheet.fifth_values)} and the dice show "
+            f"{_fmt(shown)}: the fifth die must be one of those, not {fifth}",
+        )
+    raise RuleViolation(
+        "fifth-die-must-match",
+        f"your fifth-die values are {_fmt(sheet.fifth_values)} and the dice show none of them: "
+        f"this is a free throw, {fifth} cannot be marked",
+    )
+
+
+def check_free_throw(sheet: Sheet, dice: Sequence[int]) -> None:
+    """A free throw only with all three values chosen and none of them shown."""
+    if len(sheet.fifth_values) < 3:
+        raise RuleViolation(
+            "free-throw-not-allowed",
+            "a free throw needs all three fifth-die values chosen; choose a fifth die",
+        )
+    shown = sorted(set(dice) & set(sheet.fifth_values))
+    if shown:
+        raise RuleViolation(
+            "free-throw-not-allowed",
+            f"the dice show {_fmt(shown)}, one of your fifth-die values: mark it as fifth die",
+        )
+
+
+def diagnose_round(sheet: Sheet, dice: tuple[int, ...], move: Any) -> None:
+    """Raise the rule a normal move breaks; independent of :func:`round_moves`."""
+    if isinstance(move, Mark):
+        check_uses_dice([move.fifth, *move.pairs[0], *move.pairs[1]], dice)
+        check_fifth(sheet, move.fifth, dice)
+    elif isinstance(move, FreeThrow):
+        check_uses_dice([move.set_aside, *move.pairs[0], *move.pairs[1]], dice)
+        check_free_throw(sheet, dice)
+    else:
+        raise RuleViolation("unknown-move", f"{type(move).__name__} is not a move of this ruleset")
+
+
+def mark_sum(sheet: Sheet, pair: Sequence[int]) -> None:
+    sheet.marks[pair[0] + pair[1] - 2] += 1
+
+
+def mark_fifth(sheet: Sheet, value: int) -> None:
+    if value in sheet.fifth_values:
+        sheet.fifth_counts[sheet.fifth_values.index(value)] += 1
+    else:
+        sheet.fifth_values.append(value)
+        sheet.fifth_counts.append(1)
+
+
+def apply_round(sheet: Sheet, move: ChoiceMove) -> None:
+    """Write a legal normal move on the sheet."""
+    mark_sum(sheet, move.pairs[0])
+    mark_sum(sheet, move.pairs[1])
+    if isinstance(move, Mark):
+        mark_fifth(sheet, move.fifth)
+    else:
+        sheet.free_throws += 1
+    sheet.rounds += 1
+
+
+def normalize(move: Any) -> Any:
+    """The canonical form of a normal move: each pair sorted, pairs sorted."""
+    if isinstance(move, (Mark, FreeThrow)):
+        pairs = _sorted_pairs(move.pairs)
+        if pairs != move.pairs:
+            return msgspec.structs.replace(move, pairs=pairs)
+    return move
+
+
+# --- the ruleset -------------------------------------------------------------------------------
+
+
+class ChoiceRuleset:
+    """``choice``: 1..64 seats share each roll; a seat is done at the 8th mark of a fifth-die value."""
+
+    id: ClassVar[str] = "choice"
+    title: ClassVar[str] = "CHOICE (Sid Sackson)"
+    min_seats: ClassVar[int] = 1
+    max_seats: ClassVar[int] = 64
+    end_marks: ClassVar[int] = 8
+    cards: ClassVar[tuple[str, ...]] = ()
+    Options: ClassVar[type] = ChoiceOptions
+    Move: ClassVar[Any] = ChoiceMove
+    State: ClassVar[Any] = ChoiceState[ChoiceMove]
+
+    # -- creation ------------------------------------------------------------------------------
+
+    def options(self, raw: Any) -> ChoiceOptions:
+        return parse_options(self.Options, raw)
+
+    def create(self, options: Any, seats: int, key: bytes) -> ChoiceState:
+        options = self.options(options)
+        check_seats(seats, self.min_seats, self.max_seats, self.id)
+        sheets = [Sheet([0] * 11, [], [], cards=list(self.cards)) for _ in range(seats)]
+        state = ChoiceState(
+            self.id, options, key, 0, 0, [], sheets,
+            [None] * seats, [0] * seats, [[] for _ in range(seats)], [0] * seats, [0] * seats,
+        )
+        state.rolls = self._roll_batch(state)
+        return state
+
+    def batch_size(self, state: ChoiceState) -> int:
+        schedule = state.options.schedule
+        return schedule[min(state.batch, len(schedule) - 1)]
+
+    def _roll_batch(self, state: ChoiceState) -> list[tuple[int, ...]]:
+        first = state.first_roll
+        return [
+            tuple(sorted(_dice.roll(state.key, f"roll/{n}", 5)))
+            for n in range(first, first + self.batch_size(state))
+        ]
+
+    # -- whose turn ----------------------------------------------------------------------------
+
+    def _current(self, state: ChoiceState, seat: int) -> Sheet:
+        draft = state.drafts[seat]
+        return draft if draft is not None else state.sheets[seat]
+
+    def _complete(self, state: ChoiceState, seat: int) -> bool:
+        return self._current(state, seat).done or state.progress[seat] >= len(state.rolls)
+
+    def to_decide(self, state: ChoiceState) -> list[int]:
+        if state.finished:
+            return []
+        return [s for s in range(len(state.sheets)) if not self._complete(state, s)]
+
+    def seq(self, state: ChoiceState, seat: int) -> int:
+        return state.seqs[seat]
+
+    def finished(self, state: ChoiceState) -> bool:
+        return state.finished
+
+    # -- legal moves ---------------------------------------------------------------------------
+
+    def legal_moves(self, state: ChoiceState, seat: int) -> list[Any]:
+        """Every legal decision on the seat's next roll, canonical order (first = default)."""
+        self._check_seat(state, seat)
+        if state.finished or self._complete(state, seat):
+            return []
+        sheet = self._current(state, seat)
+        dice = state.rolls[state.progress[seat]]
+        moves: list[Any] = list(round_moves(dice, sheet.slots()))
+        if sheet.cards:
+            moves.extend(self._card_moves(sheet, dice))
+        return moves
+
+    def _card_moves(self, sheet: Sheet, dice: tuple[int, ...]) -> list[Any]:
+        return []
+
+    # -- deciding ------------------------------------------------------------------------------
+
+    def _check_seat(self, state: ChoiceState, seat: int) -> None:
+        if not isinstance(seat, int) or not 0 <= seat < len(state.sheets):
+            raise RuleViolation("no-such-seat", f"there is no seat {seat}", field="seat")
+
+    def decide(self, state: ChoiceState, seat: int, moves: Sequence[Any]) -> list[dict]:
+        """Apply a seat's decisions (one, or several of a postal round) all or nothing."""
+        return self._decide(state, seat, moves, timed_out=False)
+
+    def timeout(self, state: ChoiceState, seat: int) -> list[dict]:
+        """The deadline passed: the seat's remaining rolls of the batch get the default move.
+
+        After three timeouts in a row the seat is retired: its sheet is frozen and scored.
+        """
+        sheet, progress, defaults = self._defaults(state, seat)
+        streak = state.timeouts[seat] + 1
+        if streak >= 3 and not sheet.done:
+            sheet.done = sheet.retired = True
+        return self._commit(state, seat, sheet, progress, defaults, streak)
+
+    def default_moves(self, state: ChoiceState, seat: int) -> list[Any]:
+        """What :meth:`timeout` would apply: the first legal move of each remaining roll."""
+        return self._defaults(state, seat)[2]
+
+    def _defaults(self, state: ChoiceState, seat: int) -> tuple[Sheet, int, list[Any]]:
+        self._check_seat(state, seat)
+        self._check_turn(state, seat)
+        sheet = self._current(state, seat).clone()
+        progress = state.progress[seat]
+        defaults: list[Any] = []
+        while not sheet.done and progress < len(state.rolls):
+            move = round_moves(state.rolls[progress], sheet.slots())[0]
+            self._apply(sheet, move, state.rolls[progress])
+            defaults.append(move)
+            progress += 1
+        return sheet, progress, defaults
+
+    def _check_turn(self, state: ChoiceState, seat: int) -> None:
+        if state.finished:
+            raise RuleViolation("game-over", "the game is over")
+        if self._current(state, seat).done:
+            raise RuleViolation("not-your-turn", f"seat {seat} has finished its game")
+        if self._complete(state, seat):
+            raise RuleViolation(
+                "not-your-turn",
+                f"seat {seat} has decided every roll of this postal round; "
+                "waiting for the other seats",
+            )
+
+    def _decide(
+        self, state: ChoiceState, seat: int, moves: Sequence[Any], *, timed_out: bool
+    ) -> list[dict]:
+        self._check_seat(state, seat)
+        self._check_turn(state, seat)
+        if not moves:
+            raise RuleViolation("no-moves", "submit at least one move", field="moves")
+        sheet = self._current(state, seat).clone()
+        progress = state.progress[seat]
+        applied: list[Any] = []
+        for index, raw in enumerate(moves):
+            try:
+                if sheet.done:
+                    raise RuleViolation(
+                        "player-finished",
+                        "the seat finished its game with the previous move; submit no more moves",
+                    )
+                move = self._normalize(raw)
+                if self._is_extra_round(move):
+                    self._validate_extra_round(sheet, move)
+                    self._apply(sheet, move, ())
+                else:
+                    if progress >= len(state.rolls):
+                        raise RuleViolation(
+                            "batch-complete",
+                            f"this postal round has {len(state.rolls)} roll(s) and all are decided",
+                        )
+                    dice = state.rolls[progress]
+                    self._validate(sheet, move, dice)
+                    self._apply(sheet, move, dice)
+                    progress += 1
+            except RuleViolation as exc:
+                if len(moves) > 1:
+                    exc.field = f"moves[{index}]" + (f".{exc.field}" if exc.field else "")
+                    exc.message = f"move {index}: {exc.message}"
+                    exc.args = (exc.message,)
+                raise
+            applied.append(move)
+        return self._commit(state, seat, sheet, progress, applied, 0)
+
+    def _commit(
+        self, state: ChoiceState, seat: int, sheet: Sheet, progress: int, moves: list, streak: int
+    ) -> list[dict]:
+        state.drafts[seat] = sheet
+        state.progress[seat] = progress
+        state.pending[seat].extend(moves)
+        state.seqs[seat] += 1
+        state.timeouts[seat] = streak
+        if self.to_decide(state):
+            return []
+        return self._resolve(state)
+
+    def _resolve(self, state: ChoiceState) -> list[dict]:
+        """Every active seat decided the batch: reveal all decisions, roll the next batch."""
+        events: list[dict] = [
+            {
+                "type": "rolls_decided",
+                "batch": state.batch,
+                "first_roll": state.first_roll,
+                "rolls": [list(r) for r in state.rolls],
+                "decisions": {
+                    str(seat): plain(moves)
+                    for seat, moves in enumerate(state.pending)
+                    if state.drafts[seat] is not None
+                },
+            }
+        ]
+        for seat, draft in enumerate(state.drafts):
+            if draft is not None:
+                if draft.done and not state.sheets[seat].done:
+                    events.append({"type": "seat_done", "seat": seat, "retired": draft.retired})
+                state.sheets[seat] = draft
+        seats = len(state.sheets)
+        state.first_roll += len(state.rolls)
+        state.batch += 1
+        state.drafts = [None] * seats
+        state.progress = [0] * seats
+        state.pending = [[] for _ in range(seats)]
+        if all(sheet.done for sheet in state.sheets):
+            state.finished = True
+            state.rolls = []
+            events.append({"type": "game_over", "totals": self.totals(state)})
+        else:
+            state.rolls = self._roll_batch(state)
+            events.append(
+                {"type": "rolls", "batch": state.batch, "first_roll": state.first_roll,
+                 "rolls": [list(r) for r in state.rolls]}
+            )
+        return events
+
+    # -- hooks the specials ruleset extends ------------------------------------------------
+
+    def _normalize(self, move: Any) -> Any:
+        return normalize(move)
+
+    def _is_extra_round(self, move: Any) -> bool:
+        return False
+
+    def _validate_extra_round(self, sheet: Sheet, move: Any) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+    def _validate(self, sheet: Sheet, move: Any, dice: tuple[int, ...]) -> None:
+        if isinstance(move, (Mark, FreeThrow)):
+            if move in _round_move_set(dice, sheet.slots()):
+                return
+            diagnose_round(sheet, dice, move)
+            raise RuleViolation("illegal-move", "the move is not legal on this roll")
+        self._validate_card(sheet, move, dice)
+
+    def _validate_card(self, sheet: Sheet, move: Any, dice: tuple[int, ...]) -> None:
+        raise RuleViolation(
+            "unknown-move", f"{type(move).__name__} is not a move of {self.id}", field="type"
+        )
+
+    def _apply(self, sheet: Sheet, move: Any, dice: tuple[int, ...]) -> None:
+        apply_round(sheet, move)
+        self._check_end(sheet)
+
+    def _check_end(self, sheet: Sheet) -> None:
+        if any(count >= self.end_marks for count in sheet.fifth_counts):
+            sheet.done = True
+
+    # -- what players see ----------------------------------------------------------------------
+
+    def scores(self, state: ChoiceState) -> list[ChoiceScore]:
+        """Scores of the committed (public) sheets."""
+        return [score_marks(sheet.marks) for sheet in state.sheets]
+
+    def totals(self, state: ChoiceState) -> list[int]:
+        return [score.total for score in self.scores(state)]
+
+    def ranking(self, state: ChoiceState) -> list[int]:
+        return places(self.totals(state))
+
+    def _sheet_view(self, sheet: Sheet) -> dict:
+        view = {
+            "marks": {str(s): n for s, n in zip(range(2, 13), sheet.marks, strict=True)},
+            "fifth_dice": [
+                {"value": v, "marks": n}
+                for v, n in zip(sheet.fifth_values, sheet.fifth_counts, strict=True)
+            ],
+            "done": sheet.done,
+            "retired": sheet.retired,
+            "rounds": sheet.rounds,
+            "free_throws": sheet.free_throws,
+            "score": msgspec.to_builtins(score_marks(sheet.marks)),
+        }
+        if self.cards:
+            view["cards"] = list(sheet.cards)
+            view["plate"] = list(sheet.plate)
+        return view
+
+    def view(self, state: ChoiceState, seat: int | None = None) -> dict:
+        """The public view, plus the seat's own hidden decisions and draft sheet when ``seat``."""
+        seats = []
+        for s, sheet in enumerate(state.sheets):
+            entry = self._sheet_view(sheet)
+            entry["seat"] = s
+            entry["decided"] = state.finished or sheet.done or self._complete(state, s)
+            seats.append(entry)
+        view: dict[str, Any] = {
+            "ruleset": state.ruleset,
+            "finished": state.finished,
+            "batch": state.batch,
+            "first_roll": state.first_roll,
+            "rolls": [list(r) for r in state.rolls],
+            "end_marks": self.end_marks,
+            "seats": seats,
+        }
+        if state.finished:
+            view["ranking"] = self.ranking(state)
+        if seat is not None:
+            self._check_seat(state, seat)
+            view["you"] = {
+                "seat": seat,
+                "roll_index": state.progress[seat],
+                "decisions": plain(state.pending[seat]),
+                "sheet": self._sheet_view(self._current(state, seat)),
+            }
+        return view
+
+    def dice_log(self, state: ChoiceState) -> list[dict]:
+        """Every roll drawn so far, by game-wide index (public rolls, so no secret here)."""
+        last = state.first_roll + len(state.rolls)
+        return [
+            {"roll": n, "dice": list(_dice.roll(state.key, f"roll/{n}", 5))} for n in range(last)
+        ]

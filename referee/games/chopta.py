@@ -1,0 +1,455 @@
+"""CHOPTA: ten hidden dice each, placed or swapped into public play areas, scored as sets and chains.
+
+Rules: RULES.md "CHOPTA" and docs/RULES.md. A decision is one die: with ``dice_per_turn`` 2 a
+turn is two decisions by the same seat in a row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from typing import Annotated, Any, ClassVar
+
+import msgspec
+
+from . import dice as _dice
+from ._common import Die, check_seats, parse_options, places
+from .errors import RuleViolation
+
+__all__ = [
+    "AreaScore",
+    "ChoptaMove",
+    "ChoptaOptions",
+    "ChoptaRuleset",
+    "ChoptaState",
+    "Group",
+    "Place",
+    "Swap",
+    "score_area",
+    "swap_takes",
+]
+
+POOL_SIZE = 10
+
+
+class ChoptaOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """CHOPTA options; all rule options are off by default."""
+
+    target: Annotated[int, msgspec.Meta(ge=1, le=10_000, description="points that end the game")] = 50
+    bonus: Annotated[bool, msgspec.Meta(description="+1 per die beyond a group's minimum")] = False
+    face_value: Annotated[
+        bool, msgspec.Meta(description="each grouped die scores its face value instead of 1")
+    ] = False
+    dice_per_turn: Annotated[int, msgspec.Meta(ge=1, le=2, description="dice played per turn")] = 1
+    max_rounds: Annotated[
+        int, msgspec.Meta(ge=1, le=1_000, description="the game also ends after this many rounds")
+    ] = 100
+
+
+class Place(msgspec.Struct, frozen=True, tag="place", forbid_unknown_fields=True):
+    """Put a die from the pool into your own play area."""
+
+    die: Die
+
+
+class Swap(msgspec.Struct, frozen=True, tag="swap", forbid_unknown_fields=True):
+    """Put a die into an opponent's area and take a lower die (a 1 takes a 6) into yours."""
+
+    die: Die
+    opponent: Annotated[int, msgspec.Meta(ge=0, le=7)]
+    take: Die
+
+
+ChoptaMove = Place | Swap
+
+
+def swap_takes(die: int) -> tuple[int, ...]:
+    """The values a die of value ``die`` may take in a swap (RULES.md CHOPTA §2)."""
+    return (6,) if die == 1 else tuple(range(1, die))
+
+
+# --- scoring ---------------------------------------------------------------------------------
+
+
+class Group(msgspec.Struct, frozen=True):
+    kind: str  # "set" or "chain"
+    dice: list[int]
+    points: int
+
+
+class AreaScore(msgspec.Struct, frozen=True):
+    """The best arrangement of a play area: its groups, the dice left out, the points."""
+
+    points: int
+    groups: list[Group]
+    unused: list[int]
+
+
+def _counts(dice: Iterable[int]) -> tuple[int, ...]:
+    counts = [0] * 7
+    for d in dice:
+        counts[d] += 1
+    return tuple(counts)
+
+
+@lru_cache(maxsize=65536)
+def _best(counts: tuple[int, ...], bonus: bool, face: bool) -> tuple[int, int, int, int, int, int]:
+    """Best (points, N, y1, y2, y5, y6) for a count vector (index = face value).
+
+    Every chain (>= 4 consecutive values inside 1..6) contains both 3 and 4, so with N chains
+    y3 = y4 = N, and the chains cover 1, 2, 5, 6 y1 <= y2 <= N and y6 <= y5 <= N times. Such a
+    cover splits into chains exactly when N - y2 <= y6 and N - y5 <= y1 (Hall's condition on
+    chain starts and ends). The bonus of chains, sum(y) - 4N, does not depend on the split.
+    Dice of a value not in chains score best as one set, so per value the score g(y) is
+    constant while at least 3 dice stay for the set, and rises with y after that: only the
+    top of each range, and the top of its constant part, can be best.
+    """
+    b = 1 if bonus else 0
+
+    def g(v: int, y: int) -> int:
+        w = v if face else 1
+        rest = counts[v] - y
+        kept = rest * w + b * (rest - 3) if rest >= 3 else 0
+        return kept + y * (w + b)
+
+    def best_in(v: int, lo: int, hi: int) -> tuple[int, int]:
+        best = (g(v, hi), hi)
+        flat = min(hi, counts[v] - 3)
+        if flat >= lo:
+            best = max(best, (g(v, flat), flat))
+        return best
+
+    def tops(v: int, hi: int) -> set[int]:
+        flat = min(hi, counts[v] - 3)
+        return {hi, flat} if flat >= 0 else {hi}
+
+    result = (g(1, 0) + g(2, 0) + g(3, 0) + g(4, 0) + g(5, 0) + g(6, 0), 0, 0, 0, 0, 0)
+    for n in range(1, min(counts[3], counts[4]) + 1):
+        middle = g(3, n) + g(4, n) - 4 * n * b
+        for y2 in tops(2, min(counts[2], n)):
+            for y5 in tops(5, min(counts[5], n)):
+                lo1, hi1 = max(0, n - y5), min(y2, counts[1])
+                lo6, hi6 = max(0, n - y2), min(y5, counts[6])
+                if lo1 > hi1 or lo6 > hi6:
+                    continue
+                s1, y1 = best_in(1, lo1, hi1)
+                s6, y6 = best_in(6, lo6, hi6)
+                points = middle + g(2, y2) + g(5, y5) + s1 + s6
+                if points > result[0]:
+                    result = (points, n, y1, y2, y5, y6)
+    return result
+
+
+def score_area(dice: Iterable[int], *, bonus: bool = False, face_value: bool = False) -> AreaScore:
+    """Score a play area with the arrangement that maximises points (RULES.md CHOPTA §3, §5)."""
+    counts = _counts(dice)
+    points, n, y1, y2, y5, y6 = _best(counts, bonus, face_value)
+    b = 1 if bonus else 0
+    # Split the chain cover: starts at 1, 2, 3 and ends at 4, 5, 6.
+    starts = {1: y1, 2: y2 - y1, 3: n - y2}
+    ends = {4: n - y5, 5: y5 - y6, 6: y6}
+    chains: list[tuple[int, int]] = []
+    for start, choices in ((3, (6,)), (2, (5, 6)), (1, (4, 5, 6))):
+        for end in choices:
+            k = min(starts[start], ends[end])
+            chains += [(start, end)] * k
+            starts[start] -= k
+            ends[end] -= k
+    left = list(counts)
+    groups: list[Group] = []
+    for start, end in sorted(chains):
+        values = list(range(start, end + 1))
+        for v in values:
+            left[v] -= 1
+        worth = sum(values) if face_value else len(values)
+        groups.append(Group("chain", values, worth + b * (len(values) - 4)))
+    unused: list[int] = []
+    for v in range(1, 7):
+        if left[v] >= 3:
+            worth = left[v] * (v if face_value else 1)
+            groups.append(Group("set", [v] * left[v], worth + b * (left[v] - 3)))
+        else:
+            unused += [v] * left[v]
+    assert sum(group.points for group in groups) == points
+    return AreaScore(points, groups, unused)
+
+
+# --- state -----------------------------------------------------------------------------------
+
+
+class ChoptaState(msgspec.Struct, array_like=True):
+    """A whole CHOPTA game. ``key`` and ``pools`` are secret; views show pool sizes only."""
+
+    ruleset: str
+    options: ChoptaOptions
+    key: bytes
+    round: int
+    turn: int  # the seat to play
+    played: int  # dice played by ``turn`` in this turn
+    pools: list[list[int]]  # per seat, counts indexed by face value (index 0 unused)
+    areas: list[list[int]]  # per seat, counts indexed by face value
+    totals: list[int]
+    history: list[list[int]]  # round scores per finished round
+    retired: list[bool]
+    seqs: list[int]
+    timeouts: list[int]
+    finished: bool = False
+
+
+def _dice_of(counts: Sequence[int]) -> list[int]:
+    return [v for v in range(1, 7) for _ in range(counts[v])]
+
+
+class ChoptaRuleset:
+    """``chopta``: 2..8 seats; first to the target after a round ends the game."""
+
+    id: ClassVar[str] = "chopta"
+    title: ClassVar[str] = "CHOPTA"
+    min_seats: ClassVar[int] = 2
+    max_seats: ClassVar[int] = 8
+    Options: ClassVar[type] = ChoptaOptions
+    Move: ClassVar[Any] = ChoptaMove
+    State: ClassVar[type] = ChoptaState
+
+    def options(self, raw: Any) -> ChoptaOptions:
+        return parse_options(ChoptaOptions, raw)
+
+    def create(self, options: Any, seats: int, key: bytes) -> ChoptaState:
+        options = self.options(options)
+        check_seats(seats, self.min_seats, self.max_seats, self.id)
+        state = ChoptaState(
+            self.id, options, key, -1, 0, 0, [], [], [0] * seats, [],
+            [False] * seats, [0] * seats, [0] * seats,
+        )
+        self._start_round(state)
+        return state
+
+    def _pool_dice(self, state: ChoptaState, round_: int, seat: int) -> tuple[int, ...]:
+        return _dice.roll(state.key, f"round/{round_}/seat/{seat}", POOL_SIZE)
+
+    def _start_round(self, state: ChoptaState) -> None:
+        seats = len(state.totals)
+        state.round += 1
+        state.pools = [
+            list(_counts(self._pool_dice(state, state.round, s))) for s in range(seats)
+        ]
+        state.areas = [[0] * 7 for _ in range(seats)]
+        state.turn = state.round % seats
+        state.played = 0
+
+    # -- whose turn ----------------------------------------------------------------------------
+
+    def to_decide(self, state: ChoptaState) -> list[int]:
+        return [] if state.finished else [state.turn]
+
+    def seq(self, state: ChoptaState, seat: int) -> int:
+        return state.seqs[seat]
+
+    def finished(self, state: ChoptaState) -> bool:
+        return state.finished
+
+    def _check_seat(self, state: ChoptaState, seat: int) -> None:
+        if not isinstance(seat, int) or not 0 <= seat < len(state.totals):
+            raise RuleViolation("no-such-seat", f"there is no seat {seat}", field="seat")
+
+    def legal_moves(self, state: ChoptaState, seat: int) -> list[Any]:
+        """Places (lowest die first), then swaps by opponent, die and taken value."""
+        self._check_seat(state, seat)
+        if state.finished or seat != state.turn:
+            return []
+        pool = state.pools[seat]
+        moves: list[Any] = [Place(v) for v in range(1, 7) if pool[v]]
+        for opponent, area in enumerate(state.areas):
+            if opponent == seat:
+                continue
+            for v in range(1, 7):
+                if pool[v]:
+                    moves.extend(Swap(v, opponent, w) for w in swap_takes(v) if area[w])
+        return moves
+
+    # -- deciding ------------------------------------------------------------------------------
+
+    def _validate(self, state: ChoptaState, seat: int, move: Any) -> None:
+        """Independent of :meth:`legal_moves`; the tests check that both agree."""
+        if state.finished:
+            raise RuleViolation("game-over", "the game is over")
+        if seat != state.turn:
+            raise RuleViolation("not-your-turn", f"it is seat {state.turn}'s turn, not seat {seat}'s")
+        if not isinstance(move, (Place, Swap)):
+            raise RuleViolation("unknown-move", f"{type(move).__name__} is not a CHOPTA move")
+        pool = state.pools[seat]
+        if not pool[move.die]:
+            raise RuleViolation(
+                "die-not-in-pool",
+                f"your pool holds {_dice_of(pool)}: there is no {move.die} in it",
+                field="die",
+            )
+        if isinstance(move, Swap):
+            if move.opponent == seat or not 0 <= move.opponent < len(state.totals):
+                raise RuleViolation(
+                    "invalid-opponent",
+                    f"swap with another seat (0..{len(state.totals) - 1}, not yourself)",
+                    field="opponent",
+                )
+            if move.take not in swap_takes(move.die):
+                raise RuleViolation(
+                    "swap-not-allowed",
+                    f"a {move.die} may take {'a 6' if move.die == 1 else f'1..{move.die - 1}'}"
+                    f", not a {move.take}",
+                    field="take",
+                )
+            if not state.areas[move.opponent][move.take]:
+                raise RuleViolation(
+                    "die-not-in-area",
+                    f"seat {move.opponent}'s play area has no {move.take}",
+                    field="take",
+                )
+
+    def decide(self, state: ChoptaState, seat: int, moves: Sequence[Any]) -> list[dict]:
+        """Play one die (a list of one move, as every ruleset takes a list)."""
+        self._check_seat(state, seat)
+        if len(moves) != 1:
+            raise RuleViolation(
+                "one-move-per-decision", "a CHOPTA decision is exactly one die", field="moves"
+            )
+        self._validate(state, seat, moves[0])
+        state.timeouts[seat] = 0
+        return self._play(state, seat, moves[0])
+
+    def default_moves(self, state: ChoptaState, seat: int) -> list[Any]:
+        """What :meth:`timeout` would apply: the first legal move (the lowest die placed)."""
+        self._check_seat(state, seat)
+        if state.finished or seat != state.turn:
+            raise RuleViolation("not-your-turn", f"it is not seat {seat}'s turn")
+        return self.legal_moves(state, seat)[:1]
+
+    def timeout(self, state: ChoptaState, seat: int) -> list[dict]:
+        """The deadline passed: place the lowest die; three in a row retire the seat."""
+        (move,) = self.default_moves(state, seat)
+        state.timeouts[seat] += 1
+        if state.timeouts[seat] >= 3:
+            state.retired[seat] = True
+        events = [{"type": "timeout", "seat": seat, "retired": state.retired[seat]}]
+        return events + self._play(state, seat, move)
+
+    def _play(self, state: ChoptaState, seat: int, move: Any) -> list[dict]:
+        state.pools[seat][move.die] -= 1
+        if isinstance(move, Place):
+            state.areas[seat][move.die] += 1
+        else:
+            state.areas[move.opponent][move.die] += 1
+            state.areas[move.opponent][move.take] -= 1
+            state.areas[seat][move.take] += 1
+        state.seqs[seat] += 1
+        state.played += 1
+        events = [{"type": "played", "seat": seat, "move": msgspec.to_builtins(move)}]
+        return events + self._advance(state)
+
+    def _advance(self, state: ChoptaState) -> list[dict]:
+        """Pass the turn on: skip empty pools, end rounds, auto-place for retired seats."""
+        events: list[dict] = []
+        seats = len(state.totals)
+        while True:
+            pool = state.pools[state.turn]
+            if state.played < state.options.dice_per_turn and sum(pool):
+                if not state.retired[state.turn]:
+                    return events
+                events += self._play_retired(state)
+                continue
+            if not any(sum(p) for p in state.pools):
+                events += self._end_round(state)
+                if state.finished:
+                    return events
+                continue
+            state.played = 0
+            state.turn = (state.turn + 1) % seats
+            while not sum(state.pools[state.turn]):
+                state.turn = (state.turn + 1) % seats
+
+    def _play_retired(self, state: ChoptaState) -> list[dict]:
+        seat = state.turn
+        move = Place(next(v for v in range(1, 7) if state.pools[seat][v]))
+        state.pools[seat][move.die] -= 1
+        state.areas[seat][move.die] += 1
+        state.played += 1
+        return [{"type": "played", "seat": seat, "move": msgspec.to_builtins(move), "auto": True}]
+
+    def _end_round(self, state: ChoptaState) -> list[dict]:
+        options = state.options
+        results = [
+            score_area(_dice_of(area), bonus=options.bonus, face_value=options.face_value)
+            for area in state.areas
+        ]
+        scores = [r.points for r in results]
+        state.history.append(scores)
+        state.totals = [t + s for t, s in zip(state.totals, scores, strict=True)]
+        event = {
+            "type": "round_over",
+            "round": state.round,
+            "pools": [list(self._pool_dice(state, state.round, s)) for s in range(len(scores))],
+            "areas": [msgspec.to_builtins(r) for r in results],
+            "totals": list(state.totals),
+        }
+        if max(state.totals) >= options.target or state.round + 1 >= options.max_rounds:
+            state.finished = True
+            return [event, {"type": "game_over", "totals": list(state.totals)}]
+        self._start_round(state)
+        return [event]
+
+    # -- what players see ----------------------------------------------------------------------
+
+    def totals(self, state: ChoptaState) -> list[int]:
+        return list(state.totals)
+
+    def ranking(self, state: ChoptaState) -> list[int]:
+        return places(state.totals)
+
+    def scores(self, state: ChoptaState) -> list[dict]:
+        """Totals, round scores, and the current arrangement of each play area."""
+        options = state.options
+        return [
+            {
+                "total": state.totals[s],
+                "rounds": [scores[s] for scores in state.history],
+                "area": msgspec.to_builtins(
+                    score_area(_dice_of(area), bonus=options.bonus, face_value=options.face_value)
+                ),
+            }
+            for s, area in enumerate(state.areas)
+        ]
+
+    def view(self, state: ChoptaState, seat: int | None = None) -> dict:
+        """Public: areas, pool sizes, totals. A seat's view adds its own pool, nobody else's."""
+        scores = self.scores(state)
+        view: dict[str, Any] = {
+            "ruleset": state.ruleset,
+            "finished": state.finished,
+            "round": state.round,
+            "first_seat": state.round % len(state.totals),
+            "turn": None if state.finished else state.turn,
+            "played_this_turn": state.played,
+            "seats": [
+                {
+                    "seat": s,
+                    "pool_size": sum(state.pools[s]),
+                    "area": _dice_of(state.areas[s]),
+                    "retired": state.retired[s],
+                    **scores[s],
+                }
+                for s in range(len(state.totals))
+            ],
+        }
+        if state.finished:
+            view["ranking"] = self.ranking(state)
+        if seat is not None:
+            self._check_seat(state, seat)
+            view["you"] = {"seat": seat, "pool": _dice_of(state.pools[seat])}
+        return view
+
+    def dice_log(self, state: ChoptaState) -> list[dict]:
+        """Every pool rolled so far, by round and seat (secret until the round is over)."""
+        return [
+            {"round": r, "seat": s, "dice": list(self._pool_dice(state, r, s))}
+            for r in range(state.round + 1)
+            for s in range(len(state.totals))
+        ]

@@ -1,0 +1,35 @@
+"""Provable dice: a pure function of key and position, 1..6 without bias."""
+
+from collections import Counter
+
+from referee.games import commitment, dice_key, roll
+
+
+def test_same_key_and_position_give_same_dice():
+    assert roll(b"k" * 32, "roll/3", 5) == roll(b"k" * 32, "roll/3", 5)
+
+
+def test_die_depends_only_on_its_position_not_on_how_many_are_drawn():
+    assert roll(b"seed", "round/0/seat/1", 10)[:5] == roll(b"seed", "round/0/seat/1", 5)
+
+
+def test_positions_and_keys_differ():
+    assert roll(b"seed", "roll/0", 20) != roll(b"seed", "roll/1", 20)
+    assert roll(b"seed", "roll/0", 20) != roll(b"other", "roll/0", 20)
+
+
+def test_faces_are_uniform_over_many_draws():
+    counts = Counter(roll(b"uniformity", "many", 60_000))
+    assert set(counts) == {1, 2, 3, 4, 5, 6}
+    for face in range(1, 7):
+        assert abs(counts[face] - 10_000) < 400, counts
+
+
+def test_commitment_is_sha256_hex():
+    assert commitment(b"abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+
+
+def test_client_seeds_change_the_key_but_none_keeps_it():
+    assert dice_key(b"s") == b"s"
+    assert dice_key(b"s", ["bot-a"]) != dice_key(b"s", ["bot-b"])
+    assert dice_key(b"s", ["a", "b"]) != dice_key(b"s", ["ab"])

