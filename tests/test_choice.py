@@ -20,7 +20,7 @@ def snapshot(state):
     return msgspec.msgpack.encode(state)
 
 
-# --- scoring (RULES.md CHOICE §5 and the checked examples of §7) --------------------------------
+# --- scoring (RULES.md CHOICE §5 and the checked examples of §7)
 
 
 @pytest.mark.parametrize(
@@ -48,8 +48,19 @@ def test_finished_german_sheet_figure_4_scores_plus_400():
     score = score_marks({2: 4, 4: 6, 5: 5, 6: 6, 8: 9, 9: 7, 10: 9})
     assert (score.plus, score.minus, score.total) == (600, 200, 400)
     points = {s.sum: s.points for s in score.sums}
-    assert points == {2: -200, 3: 0, 4: 60, 5: 0, 6: 40, 7: 0, 8: 160, 9: 100, 10: 240,
-                      11: 0, 12: 0}
+    assert points == {
+        2: -200,
+        3: 0,
+        4: 60,
+        5: 0,
+        6: 40,
+        7: 0,
+        8: 160,
+        9: 100,
+        10: 240,
+        11: 0,
+        12: 0,
+    }
 
 
 PAIR_FOR = {2: (1, 1), 4: (1, 3), 5: (1, 4), 6: (1, 5), 8: (2, 6), 9: (3, 6), 10: (4, 6)}
@@ -83,7 +94,7 @@ def test_figure_4_game_played_through_the_engine(choice):
     assert choice.ranking(state) == [1]
 
 
-# --- moves (§2, §3) -------------------------------------------------------------------------------
+# --- moves (§2, §3)
 
 
 def test_first_move_example_roll_1_3_4_4_6(choice):
@@ -188,7 +199,7 @@ def test_dice_not_in_roll_are_refused(choice):
     assert refused.value.code == "dice-not-in-roll"
 
 
-# --- end (§4) -------------------------------------------------------------------------------------
+# --- end (§4)
 
 
 def test_eighth_mark_ends_the_player_and_its_sums_count(choice):
@@ -227,7 +238,7 @@ def test_marks_past_ten_are_allowed(choice):
     assert choice.scores(state)[0].total == 500
 
 
-# --- shared rolls and hidden decisions (§1) --------------------------------------------------------
+# --- shared rolls and hidden decisions (§1)
 
 
 def test_decisions_stay_hidden_until_every_active_seat_decided(choice):
@@ -265,7 +276,7 @@ def test_a_seat_cannot_decide_twice(choice):
     assert snapshot(state) == before
 
 
-# --- postal batching ------------------------------------------------------------------------------
+# --- postal batching
 
 
 @pytest.mark.parametrize(
@@ -338,7 +349,7 @@ def test_player_finishing_inside_a_batch_submits_no_more(choice):
     assert state.finished
 
 
-# --- options and seats -----------------------------------------------------------------------------
+# --- options and seats
 
 
 @pytest.mark.parametrize(
@@ -369,7 +380,7 @@ def test_sixty_four_seats_share_rolls(choice):
     assert len(choice.to_decide(state)) == 64
 
 
-# --- deadlines ---------------------------------------------------------------------------------------
+# --- deadlines
 
 
 def test_timeout_applies_the_first_legal_move(choice):
@@ -403,7 +414,7 @@ def test_a_decision_resets_the_timeout_streak(choice):
     assert state.timeouts[0] == 1 and not state.sheets[0].retired
 
 
-# --- ranking -----------------------------------------------------------------------------------------
+# --- ranking
 
 
 def test_equal_totals_share_the_place(choice):

@@ -28,9 +28,26 @@ def test_game_modules_import_no_io():
 
 
 def test_public_surface_is_pinned():
-    assert sorted(referee.games.__all__) == sorted([
-        "RULESETS", "Decision", "GameError", "InvalidOption", "Record", "Recorder",
-        "RuleViolation", "Ruleset", "VerifyReport", "commitment", "dice_key", "get_ruleset",
-        "new_seed", "places", "roll", "score_area", "score_marks", "verify",
-    ])
+    assert sorted(referee.games.__all__) == sorted(
+        [
+            "RULESETS",
+            "Decision",
+            "GameError",
+            "InvalidOption",
+            "Record",
+            "Recorder",
+            "RuleViolation",
+            "Ruleset",
+            "VerifyReport",
+            "commitment",
+            "dice_key",
+            "get_ruleset",
+            "new_seed",
+            "places",
+            "roll",
+            "score_area",
+            "score_marks",
+            "verify",
+        ]
+    )
     assert set(referee.games.RULESETS) == {"choice", "choice-specials", "chopta"}

@@ -10,7 +10,7 @@ import msgspec
 
 from .errors import InvalidOption
 
-__all__ = ["Die", "Ruleset", "parse_options", "places"]
+__all__ = ["Die", "Ruleset", "check_seats", "parse_options", "places", "plain"]
 
 Die = Annotated[int, msgspec.Meta(ge=1, le=6, description="a die face, 1..6")]
 
@@ -50,6 +50,11 @@ def check_seats(seats: int, low: int, high: int, ruleset: str) -> None:
         )
 
 
+def plain(value: Any) -> Any:
+    """Moves and figures as JSON-shaped builtins (lists, not tuples), as a record stores them."""
+    return msgspec.json.decode(msgspec.json.encode(value))
+
+
 def places(totals: Sequence[int]) -> list[int]:
     """Competition ranking (1, 1, 3): highest total first, equal totals share the place."""
     return [1 + sum(1 for other in totals if other > mine) for mine in totals]
@@ -75,6 +80,7 @@ class Ruleset(Protocol):
     def to_decide(self, state: Any) -> list[int]: ...
     def seq(self, state: Any, seat: int) -> int: ...
     def legal_moves(self, state: Any, seat: int) -> list[Any]: ...
+    def normalize(self, move: Any) -> Any: ...
     def decide(self, state: Any, seat: int, moves: Sequence[Any]) -> list[dict]: ...
     def timeout(self, state: Any, seat: int) -> list[dict]: ...
     def finished(self, state: Any) -> bool: ...

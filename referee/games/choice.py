@@ -11,13 +11,13 @@ seat has completed the batch, then all are revealed together and the next batch 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import lru_cache
+from functools import cache
 from typing import Annotated, Any, ClassVar, Generic, TypeVar
 
 import msgspec
 
 from . import dice as _dice
-from ._common import Die, check_seats, parse_options, places
+from ._common import Die, check_seats, parse_options, places, plain
 from .errors import RuleViolation
 
 __all__ = [
@@ -31,7 +31,6 @@ __all__ = [
     "Mark",
     "Sheet",
     "SumScore",
-    "plain",
     "score_marks",
 ]
 
@@ -142,11 +141,6 @@ class ChoiceScore(msgspec.Struct, frozen=True):
     sums: list[SumScore]
 
 
-def plain(value: Any) -> Any:
-    """Moves and figures as JSON-shaped builtins (lists, not tuples)."""
-    return msgspec.json.decode(msgspec.json.encode(value))
-
-
 def _sum_points(total: int, marks: int) -> int:
     if marks == 0 or marks == 5:
         return 0
@@ -157,17 +151,14 @@ def _sum_points(total: int, marks: int) -> int:
 
 def score_marks(marks: dict[int, int] | Sequence[int]) -> ChoiceScore:
     """Score a sheet from its marks (a mapping sum -> marks, or a list indexed by sum - 2)."""
-    if isinstance(marks, dict):
-        counts = [marks.get(s, 0) for s in range(2, 13)]
-    else:
-        counts = list(marks)
+    counts = [marks.get(s, 0) for s in range(2, 13)] if isinstance(marks, dict) else list(marks)
     sums = [SumScore(s, n, _sum_points(s, n)) for s, n in zip(range(2, 13), counts, strict=True)]
     plus = sum(x.points for x in sums if x.points > 0)
     minus = -sum(x.points for x in sums if x.points < 0)
     return ChoiceScore(plus - minus, plus, minus, sums)
 
 
-# --- enumeration of one round --------------------------------------------------------------
+# --- enumeration of one round
 
 _PAIRINGS = ((0, 1, 2, 3), (0, 2, 1, 3), (0, 3, 1, 2))
 
@@ -190,18 +181,14 @@ def _without(dice: tuple[int, ...], *values: int) -> tuple[int, ...]:
     return tuple(rest)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _partitions(dice: tuple[int, ...]) -> tuple[tuple[int, tuple[Pair, Pair]], ...]:
     """Every distinct (fifth die, two pairs) split of five sorted dice, sorted."""
-    out = {
-        (fifth, pairs)
-        for fifth in set(dice)
-        for pairs in _pairings(_without(dice, fifth))
-    }
+    out = {(fifth, pairs) for fifth in set(dice) for pairs in _pairings(_without(dice, fifth))}
     return tuple(sorted(out))
 
 
-@lru_cache(maxsize=None)
+@cache
 def round_moves(dice: tuple[int, ...], slots: tuple[int, ...] | None) -> tuple[ChoiceMove, ...]:
     """The legal normal moves of a round, canonical order; ``slots`` as :meth:`Sheet.slots`."""
     parts = _partitions(dice)
@@ -211,7 +198,7 @@ def round_moves(dice: tuple[int, ...], slots: tuple[int, ...] | None) -> tuple[C
     return forced or tuple(FreeThrow(f, p) for f, p in parts)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _round_move_set(dice: tuple[int, ...], slots: tuple[int, ...] | None) -> frozenset:
     return frozenset(round_moves(dice, slots))
 
@@ -311,11 +298,11 @@ def normalize(move: Any) -> Any:
     return move
 
 
-# --- the ruleset -------------------------------------------------------------------------------
+# --- the ruleset
 
 
 class ChoiceRuleset:
-    """``choice``: 1..64 seats share each roll; a seat is done at the 8th mark of a fifth-die value."""
+    """``choice``: 1..64 seats share each roll; a seat is done at a fifth-die value's 8th mark."""
 
     id: ClassVar[str] = "choice"
     title: ClassVar[str] = "CHOICE (Sid Sackson)"
@@ -337,8 +324,18 @@ class ChoiceRuleset:
         check_seats(seats, self.min_seats, self.max_seats, self.id)
         sheets = [Sheet([0] * 11, [], [], cards=list(self.cards)) for _ in range(seats)]
         state = ChoiceState(
-            self.id, options, key, 0, 0, [], sheets,
-            [None] * seats, [0] * seats, [[] for _ in range(seats)], [0] * seats, [0] * seats,
+            self.id,
+            options,
+            key,
+            0,
+            0,
+            [],
+            sheets,
+            [None] * seats,
+            [0] * seats,
+            [[] for _ in range(seats)],
+            [0] * seats,
+            [0] * seats,
         )
         state.rolls = self._roll_batch(state)
         return state
@@ -458,7 +455,7 @@ class ChoiceRuleset:
                         "player-finished",
                         "the seat finished its game with the previous move; submit no more moves",
                     )
-                move = self._normalize(raw)
+                move = self.normalize(raw)
                 if self._is_extra_round(move):
                     self._validate_extra_round(sheet, move)
                     self._apply(sheet, move, ())
@@ -526,14 +523,19 @@ class ChoiceRuleset:
         else:
             state.rolls = self._roll_batch(state)
             events.append(
-                {"type": "rolls", "batch": state.batch, "first_roll": state.first_roll,
-                 "rolls": [list(r) for r in state.rolls]}
+                {
+                    "type": "rolls",
+                    "batch": state.batch,
+                    "first_roll": state.first_roll,
+                    "rolls": [list(r) for r in state.rolls],
+                }
             )
         return events
 
     # -- hooks the specials ruleset extends ------------------------------------------------
 
-    def _normalize(self, move: Any) -> Any:
+    def normalize(self, move: Any) -> Any:
+        """The canonical form of a move, as :meth:`legal_moves` lists it."""
         return normalize(move)
 
     def _is_extra_round(self, move: Any) -> bool:

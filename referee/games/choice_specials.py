@@ -97,8 +97,14 @@ class SuppenKasper(msgspec.Struct, frozen=True, tag="suppen_kasper", forbid_unkn
 
 ChoiceSpecialsMove = Mark | FreeThrow | Fdh | Null | Kur | Minus1 | Minus2 | SuppenKasper
 
-_CARD_OF = {Fdh: "fdh", Null: "null", Kur: "kur", Minus1: "minus1", Minus2: "minus2",
-            SuppenKasper: "suppen_kasper"}
+_CARD_OF = {
+    Fdh: "fdh",
+    Null: "null",
+    Kur: "kur",
+    Minus1: "minus1",
+    Minus2: "minus2",
+    SuppenKasper: "suppen_kasper",
+}
 
 
 def _sorted2(pair: Any) -> Pair:
@@ -134,7 +140,7 @@ def _fdh_moves(sheet: Sheet, dice: tuple[int, ...]) -> list[Fdh]:
         allowed, free = _fifth_options(sheet, three)
         for k in range(3):
             single = three[k]
-            pair = _sorted2(three[:k] + three[k + 1:])
+            pair = _sorted2(three[:k] + three[k + 1 :])
             if free:
                 out.add(Fdh(removed, pair, set_aside=single))
             elif single in allowed:
@@ -192,7 +198,7 @@ class ChoiceSpecialsRuleset(ChoiceRuleset):
 
     # -- validation ----------------------------------------------------------------------------
 
-    def _normalize(self, move: Any) -> Any:
+    def normalize(self, move: Any) -> Any:
         return _normalize(move)
 
     def _is_extra_round(self, move: Any) -> bool:

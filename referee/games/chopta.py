@@ -1,4 +1,4 @@
-"""CHOPTA: ten hidden dice each, placed or swapped into public play areas, scored as sets and chains.
+"""CHOPTA: ten hidden dice each, placed or swapped into public areas, scored as sets and chains.
 
 Rules: RULES.md "CHOPTA" and docs/RULES.md. A decision is one die: with ``dice_per_turn`` 2 a
 turn is two decisions by the same seat in a row.
@@ -35,7 +35,9 @@ POOL_SIZE = 10
 class ChoptaOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """CHOPTA options; all rule options are off by default."""
 
-    target: Annotated[int, msgspec.Meta(ge=1, le=10_000, description="points that end the game")] = 50
+    target: Annotated[
+        int, msgspec.Meta(ge=1, le=10_000, description="points that end the game")
+    ] = 50
     bonus: Annotated[bool, msgspec.Meta(description="+1 per die beyond a group's minimum")] = False
     face_value: Annotated[
         bool, msgspec.Meta(description="each grouped die scores its face value instead of 1")
@@ -68,7 +70,7 @@ def swap_takes(die: int) -> tuple[int, ...]:
     return (6,) if die == 1 else tuple(range(1, die))
 
 
-# --- scoring ---------------------------------------------------------------------------------
+# --- scoring
 
 
 class Group(msgspec.Struct, frozen=True):
@@ -174,7 +176,7 @@ def score_area(dice: Iterable[int], *, bonus: bool = False, face_value: bool = F
     return AreaScore(points, groups, unused)
 
 
-# --- state -----------------------------------------------------------------------------------
+# --- state
 
 
 class ChoptaState(msgspec.Struct, array_like=True):
@@ -218,8 +220,19 @@ class ChoptaRuleset:
         options = self.options(options)
         check_seats(seats, self.min_seats, self.max_seats, self.id)
         state = ChoptaState(
-            self.id, options, key, -1, 0, 0, [], [], [0] * seats, [],
-            [False] * seats, [0] * seats, [0] * seats,
+            self.id,
+            options,
+            key,
+            -1,
+            0,
+            0,
+            [],
+            [],
+            [0] * seats,
+            [],
+            [False] * seats,
+            [0] * seats,
+            [0] * seats,
         )
         self._start_round(state)
         return state
@@ -230,9 +243,7 @@ class ChoptaRuleset:
     def _start_round(self, state: ChoptaState) -> None:
         seats = len(state.totals)
         state.round += 1
-        state.pools = [
-            list(_counts(self._pool_dice(state, state.round, s))) for s in range(seats)
-        ]
+        state.pools = [list(_counts(self._pool_dice(state, state.round, s))) for s in range(seats)]
         state.areas = [[0] * 7 for _ in range(seats)]
         state.turn = state.round % seats
         state.played = 0
@@ -251,6 +262,10 @@ class ChoptaRuleset:
     def _check_seat(self, state: ChoptaState, seat: int) -> None:
         if not isinstance(seat, int) or not 0 <= seat < len(state.totals):
             raise RuleViolation("no-such-seat", f"there is no seat {seat}", field="seat")
+
+    def normalize(self, move: Any) -> Any:
+        """CHOPTA moves have one form only."""
+        return move
 
     def legal_moves(self, state: ChoptaState, seat: int) -> list[Any]:
         """Places (lowest die first), then swaps by opponent, die and taken value."""
@@ -274,7 +289,9 @@ class ChoptaRuleset:
         if state.finished:
             raise RuleViolation("game-over", "the game is over")
         if seat != state.turn:
-            raise RuleViolation("not-your-turn", f"it is seat {state.turn}'s turn, not seat {seat}'s")
+            raise RuleViolation(
+                "not-your-turn", f"it is seat {state.turn}'s turn, not seat {seat}'s"
+            )
         if not isinstance(move, (Place, Swap)):
             raise RuleViolation("unknown-move", f"{type(move).__name__} is not a CHOPTA move")
         pool = state.pools[seat]

@@ -9,13 +9,14 @@ from typing import Any
 import msgspec
 
 from . import dice as _dice
+from ._common import plain
 from .errors import GameError
 
 __all__ = ["Decision", "Record", "Recorder", "VerifyReport", "verify"]
 
 
 class Decision(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """One accepted decision: the seat's ``seq`` before it, the moves, whether a deadline made it."""
+    """One accepted decision: the seat's ``seq`` before it, its moves, whether a deadline chose."""
 
     seat: int
     seq: int
@@ -48,21 +49,30 @@ class VerifyReport(msgspec.Struct, frozen=True):
 class Recorder:
     """Plays a game through a ruleset and keeps its record (the service does the same in Redis)."""
 
-    def __init__(self, ruleset: Any, options: Any, seats: list[str], seed: bytes,
-                 client_seeds: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        ruleset: Any,
+        options: Any,
+        seats: list[str],
+        seed: bytes,
+        client_seeds: list[str] | None = None,
+    ) -> None:
         self.ruleset = ruleset
         self.seed = seed
         client_seeds = list(client_seeds or [])
         self.state = ruleset.create(options, len(seats), _dice.dice_key(seed, client_seeds))
         self.record = Record(
-            ruleset.id, msgspec.to_builtins(self.state.options), list(seats),
-            _dice.commitment(seed), client_seeds,
+            ruleset.id,
+            msgspec.to_builtins(self.state.options),
+            list(seats),
+            _dice.commitment(seed),
+            client_seeds,
         )
 
     def decide(self, seat: int, moves: list[Any], at: float | None = None) -> list[dict]:
         seq = self.ruleset.seq(self.state, seat)
         events = self.ruleset.decide(self.state, seat, moves)
-        self.record.decisions.append(Decision(seat, seq, msgspec.to_builtins(moves), False, at))
+        self.record.decisions.append(Decision(seat, seq, plain(moves), False, at))
         self._close()
         return events
 
@@ -70,7 +80,7 @@ class Recorder:
         seq = self.ruleset.seq(self.state, seat)
         moves = self.ruleset.default_moves(self.state, seat)
         events = self.ruleset.timeout(self.state, seat)
-        self.record.decisions.append(Decision(seat, seq, msgspec.to_builtins(moves), True, at))
+        self.record.decisions.append(Decision(seat, seq, plain(moves), True, at))
         self._close()
         return events
 
@@ -124,7 +134,7 @@ def verify(record: Record | dict | bytes, seed: bytes | str | None = None) -> Ve
                 problems.append(f"{where}: the seat's seq is {ruleset.seq(state, decision.seat)}")
                 break
             if decision.timeout:
-                expected = msgspec.to_builtins(ruleset.default_moves(state, decision.seat))
+                expected = plain(ruleset.default_moves(state, decision.seat))
                 if expected != decision.moves:
                     problems.append(f"{where}: the default moves were {expected}")
                     break
