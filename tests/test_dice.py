@@ -33,3 +33,19 @@ def test_client_seeds_change_the_key_but_none_keeps_it():
     assert dice_key(b"s") == b"s"
     assert dice_key(b"s", ["bot-a"]) != dice_key(b"s", ["bot-b"])
     assert dice_key(b"s", ["a", "b"]) != dice_key(b"s", ["ab"])
+
+
+def test_dice_match_a_plain_hmac_reference_implementation():
+    import hmac
+
+    def reference(key, label, count):
+        out, block = [], 0
+        while len(out) < count:
+            digest = hmac.digest(key, f"{label}/{block}".encode(), "sha256")
+            out += [byte % 6 + 1 for byte in digest if byte < 252]
+            block += 1
+        return tuple(out[:count])
+
+    for i in range(300):
+        key = bytes(range(i % 90 + 1))
+        assert roll(key, f"roll/{i}", i % 40 + 1) == reference(key, f"roll/{i}", i % 40 + 1)

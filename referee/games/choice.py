@@ -292,9 +292,10 @@ def apply_round(sheet: Sheet, move: ChoiceMove) -> None:
 def normalize(move: Any) -> Any:
     """The canonical form of a normal move: each pair sorted, pairs sorted."""
     if isinstance(move, (Mark, FreeThrow)):
-        pairs = _sorted_pairs(move.pairs)
-        if pairs != move.pairs:
-            return msgspec.structs.replace(move, pairs=pairs)
+        p, q = move.pairs
+        if p[0] <= p[1] and q[0] <= q[1] and p <= q:
+            return move  # already canonical: the common case, as bots echo legal_moves
+        return msgspec.structs.replace(move, pairs=_sorted_pairs(move.pairs))
     return move
 
 
@@ -345,9 +346,9 @@ class ChoiceRuleset:
         return schedule[min(state.batch, len(schedule) - 1)]
 
     def _roll_batch(self, state: ChoiceState) -> list[tuple[int, ...]]:
-        first = state.first_roll
+        first, key, roll = state.first_roll, state.key, _dice.roll
         return [
-            tuple(sorted(_dice.roll(state.key, f"roll/{n}", 5)))
+            tuple(sorted(roll(key, f"roll/{n}", 5)))
             for n in range(first, first + self.batch_size(state))
         ]
 
@@ -358,7 +359,9 @@ class ChoiceRuleset:
         return draft if draft is not None else state.sheets[seat]
 
     def _complete(self, state: ChoiceState, seat: int) -> bool:
-        return self._current(state, seat).done or state.progress[seat] >= len(state.rolls)
+        draft = state.drafts[seat]
+        sheet = draft if draft is not None else state.sheets[seat]
+        return sheet.done or state.progress[seat] >= len(state.rolls)
 
     def to_decide(self, state: ChoiceState) -> list[int]:
         if state.finished:
@@ -448,6 +451,13 @@ class ChoiceRuleset:
         sheet = self._current(state, seat).clone()
         progress = state.progress[seat]
         applied: list[Any] = []
+        if len(moves) == 1 and isinstance(moves[0], (Mark, FreeThrow)):  # the common case
+            move = normalize(moves[0])
+            dice = state.rolls[progress]
+            self._validate(sheet, move, dice)
+            apply_round(sheet, move)
+            self._check_end(sheet)
+            return self._commit(state, seat, sheet, progress + 1, [move], 0)
         for index, raw in enumerate(moves):
             try:
                 if sheet.done:
@@ -486,8 +496,9 @@ class ChoiceRuleset:
         state.pending[seat].extend(moves)
         state.seqs[seat] += 1
         state.timeouts[seat] = streak
-        if self.to_decide(state):
-            return []
+        for other in range(len(state.sheets)):
+            if not self._complete(state, other):
+                return []
         return self._resolve(state)
 
     def _resolve(self, state: ChoiceState) -> list[dict]:
@@ -497,26 +508,26 @@ class ChoiceRuleset:
                 "type": "rolls_decided",
                 "batch": state.batch,
                 "first_roll": state.first_roll,
-                "rolls": [list(r) for r in state.rolls],
+                "rolls": state.rolls,
+                # moves stay Structs: events are encoded to JSON as they are sent
                 "decisions": {
-                    str(seat): plain(moves)
-                    for seat, moves in enumerate(state.pending)
-                    if state.drafts[seat] is not None
+                    str(seat): moves for seat, moves in enumerate(state.pending) if moves
                 },
             }
         ]
+        sheets = state.sheets
         for seat, draft in enumerate(state.drafts):
             if draft is not None:
-                if draft.done and not state.sheets[seat].done:
+                if draft.done:
                     events.append({"type": "seat_done", "seat": seat, "retired": draft.retired})
-                state.sheets[seat] = draft
-        seats = len(state.sheets)
+                sheets[seat] = draft
+        seats = len(sheets)
         state.first_roll += len(state.rolls)
         state.batch += 1
         state.drafts = [None] * seats
         state.progress = [0] * seats
         state.pending = [[] for _ in range(seats)]
-        if all(sheet.done for sheet in state.sheets):
+        if all(sheet.done for sheet in sheets):
             state.finished = True
             state.rolls = []
             events.append({"type": "game_over", "totals": self.totals(state)})
@@ -562,7 +573,7 @@ class ChoiceRuleset:
         self._check_end(sheet)
 
     def _check_end(self, sheet: Sheet) -> None:
-        if any(count >= self.end_marks for count in sheet.fifth_counts):
+        if sheet.fifth_counts and max(sheet.fifth_counts) >= self.end_marks:
             sheet.done = True
 
     # -- what players see ----------------------------------------------------------------------

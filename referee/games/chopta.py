@@ -107,36 +107,35 @@ def _best(counts: tuple[int, ...], bonus: bool, face: bool) -> tuple[int, int, i
     top of each range, and the top of its constant part, can be best.
     """
     b = 1 if bonus else 0
-
-    def g(v: int, y: int) -> int:
-        w = v if face else 1
-        rest = counts[v] - y
-        kept = rest * w + b * (rest - 3) if rest >= 3 else 0
-        return kept + y * (w + b)
-
-    def best_in(v: int, lo: int, hi: int) -> tuple[int, int]:
-        best = (g(v, hi), hi)
-        flat = min(hi, counts[v] - 3)
-        if flat >= lo:
-            best = max(best, (g(v, flat), flat))
-        return best
-
-    def tops(v: int, hi: int) -> set[int]:
-        flat = min(hi, counts[v] - 3)
-        return {hi, flat} if flat >= 0 else {hi}
-
-    result = (g(1, 0) + g(2, 0) + g(3, 0) + g(4, 0) + g(5, 0) + g(6, 0), 0, 0, 0, 0, 0)
+    # g[v][y]: points of value v's dice when y of them are in chains and the rest in one set
+    # (constant while >= 3 dice stay for the set, then y * (w + b) once the set is gone)
+    g: list[list[int]] = [[0]]
+    for v in range(1, 7):
+        w, c = (v if face else 1), counts[v]
+        if c >= 3:
+            g.append([c * w + b * (c - 3)] * (c - 2) + [y * (w + b) for y in range(c - 2, c + 1)])
+        else:
+            g.append([y * (w + b) for y in range(c + 1)])
+    g1, g2, g5, g6 = g[1], g[2], g[5], g[6]
+    c1, c2, c5, c6 = counts[1], counts[2], counts[5], counts[6]
+    result = (sum(values[0] for values in g[1:]), 0, 0, 0, 0, 0)
     for n in range(1, min(counts[3], counts[4]) + 1):
-        middle = g(3, n) + g(4, n) - 4 * n * b
-        for y2 in tops(2, min(counts[2], n)):
-            for y5 in tops(5, min(counts[5], n)):
-                lo1, hi1 = max(0, n - y5), min(y2, counts[1])
-                lo6, hi6 = max(0, n - y2), min(y5, counts[6])
+        middle = g[3][n] + g[4][n] - 4 * n * b
+        hi2, hi5 = min(c2, n), min(c5, n)
+        # the top of each range, and the top of its flat part, are the only candidates
+        for y2 in {hi2, min(hi2, c2 - 3)} if c2 >= 3 else (hi2,):
+            for y5 in {hi5, min(hi5, c5 - 3)} if c5 >= 3 else (hi5,):
+                lo1, hi1 = max(0, n - y5), min(y2, c1)
+                lo6, hi6 = max(0, n - y2), min(y5, c6)
                 if lo1 > hi1 or lo6 > hi6:
                     continue
-                s1, y1 = best_in(1, lo1, hi1)
-                s6, y6 = best_in(6, lo6, hi6)
-                points = middle + g(2, y2) + g(5, y5) + s1 + s6
+                y1, flat1 = hi1, min(hi1, c1 - 3)
+                if flat1 >= lo1 and g1[flat1] > g1[y1]:
+                    y1 = flat1
+                y6, flat6 = hi6, min(hi6, c6 - 3)
+                if flat6 >= lo6 and g6[flat6] > g6[y6]:
+                    y6 = flat6
+                points = middle + g2[y2] + g5[y5] + g1[y1] + g6[y6]
                 if points > result[0]:
                     result = (points, n, y1, y2, y5, y6)
     return result
@@ -167,12 +166,12 @@ def score_area(dice: Iterable[int], *, bonus: bool = False, face_value: bool = F
         groups.append(Group("chain", values, worth + b * (len(values) - 4)))
     unused: list[int] = []
     for v in range(1, 7):
-        if left[v] >= 3:
-            worth = left[v] * (v if face_value else 1)
-            groups.append(Group("set", [v] * left[v], worth + b * (left[v] - 3)))
-        else:
-            unused += [v] * left[v]
-    assert sum(group.points for group in groups) == points
+        n_left = left[v]
+        if n_left >= 3:
+            worth = n_left * (v if face_value else 1) + b * (n_left - 3)
+            groups.append(Group("set", [v] * n_left, worth))
+        elif n_left:
+            unused += [v] * n_left
     return AreaScore(points, groups, unused)
 
 

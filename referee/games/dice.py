@@ -11,10 +11,13 @@ import hashlib
 import hmac
 import secrets
 from collections.abc import Sequence
+from typing import Any
 
 __all__ = ["commitment", "dice_key", "new_seed", "roll"]
 
 _UNBIASED_LIMIT = 252  # 42 * 6: the largest multiple of 6 that fits in a byte
+_FACE = bytes(byte % 6 + 1 for byte in range(256))  # byte -> face
+_BIASED = bytes(range(_UNBIASED_LIMIT, 256))  # bytes dropped by rejection sampling
 
 
 def new_seed() -> bytes:
@@ -39,14 +42,37 @@ def dice_key(seed: bytes, client_seeds: Sequence[str] = ()) -> bytes:
     return hmac.digest(seed, message, "sha256")
 
 
+_PADS: dict[bytes, tuple[Any, Any]] = {}
+
+
+def _pads(key: bytes) -> tuple[Any, Any]:
+    """HMAC-SHA256's keyed inner and outer hashes, prepared once per key (RFC 2104)."""
+    pads = _PADS.get(key)
+    if pads is None:
+        block = (hashlib.sha256(key).digest() if len(key) > 64 else key).ljust(64, b"\0")
+        pads = (
+            hashlib.sha256(bytes(b ^ 0x36 for b in block)),
+            hashlib.sha256(bytes(b ^ 0x5C for b in block)),
+        )
+        if len(_PADS) >= 4096:
+            _PADS.clear()
+        _PADS[key] = pads
+    return pads
+
+
 def roll(key: bytes, label: str, count: int) -> tuple[int, ...]:
-    """``count`` dice (1..6) at position ``label``; die ``i`` depends only on key, label, i."""
-    out: list[int] = []
+    """``count`` dice (1..6) at position ``label``; die ``i`` depends only on key, label, i.
+
+    Block ``j`` of the stream is HMAC-SHA256(key, "<label>/<j>").
+    """
+    inner_pad, outer_pad = _pads(key)
+    out = b""
     block = 0
-    while True:
-        for byte in hmac.digest(key, f"{label}/{block}".encode(), "sha256"):
-            if byte < _UNBIASED_LIMIT:
-                out.append(byte % 6 + 1)
-                if len(out) == count:
-                    return tuple(out)
+    while len(out) < count:
+        inner = inner_pad.copy()
+        inner.update(f"{label}/{block}".encode())
+        outer = outer_pad.copy()
+        outer.update(inner.digest())
+        out += outer.digest().translate(_FACE, _BIASED)
         block += 1
+    return tuple(out[:count])
