@@ -1,0 +1,426 @@
+"""The HTTP contract: a tiny Litestar app factory, controllers with stable operation ids,
+and RFC 9457 problem+json for every error."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import re
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+import msgspec
+from litestar import Controller, Litestar, Request, Response, get, post
+from litestar.datastructures import State
+from litestar.exceptions import HTTPException, ValidationException
+from litestar.openapi import OpenAPIConfig, ResponseSpec
+from litestar.openapi.plugins import ScalarRenderPlugin
+from litestar.openapi.spec import Components, SecurityScheme
+from litestar.params import Parameter
+from litestar.response import ServerSentEvent
+from litestar.response.sse import ServerSentEventMessage
+from redis.asyncio import Redis
+
+from .. import __version__
+from ..games import RULESETS, GameError, get_ruleset, score_area, score_marks
+from ..service import ApiError, GameService
+from ..settings import Settings
+from ..store import Store
+from .models import (
+    Claimed,
+    ClaimSeat,
+    CreateGame,
+    GameCreated,
+    MoveAccepted,
+    MoveSubmission,
+    Problem,
+    RulesetInfo,
+    RulesetOption,
+    ScoreRequest,
+    SeatToken,
+    Turn,
+)
+
+__all__ = ["create_app"]
+
+log = logging.getLogger("referee")
+PROBLEM = "application/problem+json"
+PROBLEM_BASE = "https://referee.invalid/problems/"
+GAME_ID = re.compile(r"^[0-9a-f]{16}$")
+TITLES = {
+    400: "Bad request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not found",
+    405: "Method not allowed",
+    409: "Conflict",
+    413: "Body too large",
+    422: "Rule violation",
+    500: "Internal error",
+    503: "Unavailable",
+}
+CODES = {
+    400: "invalid-request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not-found",
+    405: "method-not-allowed",
+    409: "conflict",
+    413: "body-too-large",
+    422: "unprocessable",
+    500: "internal-error",
+    503: "unavailable",
+}
+
+
+def problems(*statuses: int) -> dict[int, ResponseSpec]:
+    return {
+        status: ResponseSpec(
+            data_container=Problem,
+            media_type=PROBLEM,
+            description=TITLES.get(status, "Error"),
+            generate_examples=False,
+        )
+        for status in statuses
+    }
+
+
+def problem_response(
+    request: Request | None,
+    status: int,
+    code: str,
+    detail: str,
+    field: str | None = None,
+    **extra: Any,
+) -> Response:
+    body = Problem(
+        type=PROBLEM_BASE + code,
+        title=TITLES.get(status, "Error"),
+        status=status,
+        detail=detail,
+        code=code,
+        field=field,
+        current_seq=extra.get("current_seq"),
+        instance=str(request.url.path) if request is not None else None,
+    )
+    return Response(msgspec.json.encode(body), status_code=status, media_type=PROBLEM)
+
+
+_AT = re.compile(r" - at `\$(?P<path>[^`]*)`")
+_UNKNOWN = re.compile(r"unknown field `(?P<name>[^`]*)`")
+
+
+def _validation_handler(request: Request, exc: ValidationException) -> Response:
+    messages = []
+    field = None
+    for item in exc.extra or []:
+        if isinstance(item, dict):
+            message = str(item.get("message", ""))
+            messages.append(message)
+            if field is None:
+                at = _AT.search(message)
+                unknown = _UNKNOWN.search(message)
+                if at:
+                    field = ("body" if item.get("source") == "body" else "") + at.group("path")
+                    if unknown:
+                        field += "." + unknown.group("name")
+                elif item.get("key"):
+                    field = str(item["key"])
+    detail = "; ".join(messages) or str(exc.detail)
+    return problem_response(request, 400, "invalid-request", detail, field)
+
+
+def _api_error_handler(request: Request, exc: ApiError) -> Response:
+    return problem_response(request, exc.status, exc.code, exc.detail, exc.field, **exc.extra)
+
+
+def _http_handler(request: Request, exc: HTTPException) -> Response:
+    status = exc.status_code
+    return problem_response(request, status, CODES.get(status, f"http-{status}"), str(exc.detail))
+
+
+def _internal_handler(request: Request, exc: Exception) -> Response:
+    log.exception("unhandled error on %s", request.url.path)
+    return problem_response(request, 500, "internal-error", "the referee failed; nothing changed")
+
+
+def _service(state: State) -> GameService:
+    return state.service
+
+
+def _check_id(game_id: str) -> None:
+    if not GAME_ID.match(game_id):
+        raise ApiError(404, "game-not-found", f"there is no game {game_id!r}")
+
+
+def _bearer(request: Request) -> str | None:
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+
+
+SECURITY = [{"bearer": []}]
+GameId = Annotated[str, Parameter(description="the game's id", max_length=64)]
+
+
+class SystemController(Controller):
+    tags = ["system"]
+
+    @get("/healthz", operation_id="healthz", summary="The process is up")
+    async def healthz(self) -> dict[str, str]:
+        return {"status": "ok"}
+
+    @get("/readyz", operation_id="readyz", summary="Redis is reachable", responses=problems(503))
+    async def readyz(self, state: State) -> dict[str, str]:
+        try:
+            await state.redis.ping()
+        except Exception:
+            raise ApiError(503, "redis-unreachable", "Redis does not answer") from None
+        return {"status": "ready"}
+
+
+class RulesetController(Controller):
+    path = "/v1/rulesets"
+    tags = ["rulesets"]
+
+    @get("/", operation_id="listRulesets", summary="Rulesets, their options and limits")
+    async def list_rulesets(self) -> list[RulesetInfo]:
+        out = []
+        for ruleset in RULESETS.values():
+            schema = msgspec.json.schema(ruleset.Options)
+            definition = schema["$defs"][schema["$ref"].rsplit("/", 1)[-1]]
+            defaults = msgspec.to_builtins(ruleset.Options())
+            out.append(
+                RulesetInfo(
+                    ruleset.id,
+                    ruleset.title,
+                    ruleset.min_seats,
+                    ruleset.max_seats,
+                    [
+                        RulesetOption(name, defaults[name], prop)
+                        for name, prop in definition["properties"].items()
+                    ],
+                    [t.__struct_config__.tag for t in getattr(ruleset.Move, "__args__", ())],
+                )
+            )
+        return out
+
+    @post(
+        "/{ruleset_id:str}/score",
+        operation_id="scoreCalculator",
+        status_code=200,
+        summary="Score CHOICE marks or a CHOPTA play area",
+        responses=problems(400, 404, 422),
+    )
+    async def score(
+        self, ruleset_id: Annotated[str, Parameter(max_length=64)], data: ScoreRequest
+    ) -> dict[str, Any]:
+        if ruleset_id not in RULESETS:
+            raise ApiError(
+                404, "unknown-ruleset", f"unknown ruleset {ruleset_id!r}", field="ruleset_id"
+            )
+        if ruleset_id == "chopta":
+            if data.area is None or data.marks is not None:
+                raise ApiError(
+                    422, "area-required", "CHOPTA scores an 'area' of dice", field="area"
+                )
+            bonus = bool(data.options and data.options.bonus)
+            face = bool(data.options and data.options.face_value)
+            result = score_area(data.area, bonus=bonus, face_value=face)
+            return {"total": result.points, **msgspec.to_builtins(result)}
+        if data.marks is None or data.area is not None or data.options is not None:
+            raise ApiError(
+                422, "marks-required", "CHOICE scores 'marks' (sum -> marks)", field="marks"
+            )
+        result = score_marks({int(k): v for k, v in data.marks.items()})
+        return msgspec.to_builtins(result)
+
+
+class GameController(Controller):
+    path = "/v1/games"
+    tags = ["games"]
+
+    @post(
+        "/",
+        operation_id="createGame",
+        status_code=201,
+        summary="Create a game",
+        responses=problems(400, 422),
+    )
+    async def create_game(self, state: State, data: CreateGame) -> GameCreated:
+        doc, tokens = await _service(state).create(
+            data.ruleset,
+            data.options,
+            [msgspec.to_builtins(s) for s in data.seats],
+            data.deadline_s,
+        )
+        return GameCreated(
+            doc.id,
+            doc.ruleset,
+            doc.status,
+            doc.commitment,
+            [SeatToken(i, s.name, tokens[i]) for i, s in enumerate(doc.seats)],
+        )
+
+    @get(
+        "/{game_id:str}",
+        operation_id="getGame",
+        summary="The public view of a game",
+        responses=problems(404),
+    )
+    async def get_game(self, state: State, game_id: GameId) -> dict[str, Any]:
+        _check_id(game_id)
+        service = _service(state)
+        game, _ = await service.fresh(game_id)
+        return service.public_view(game)
+
+    @post(
+        "/{game_id:str}/seats",
+        operation_id="claimSeat",
+        status_code=201,
+        summary="Claim an open seat",
+        responses=problems(400, 404, 409),
+    )
+    async def claim_seat(self, state: State, game_id: GameId, data: ClaimSeat) -> Claimed:
+        _check_id(game_id)
+        seat, token = await _service(state).claim(game_id, data.name, data.client_seed)
+        return Claimed(game_id, seat, data.name, token)
+
+    @get(
+        "/{game_id:str}/turn",
+        operation_id="getTurn",
+        security=SECURITY,
+        summary="What this seat must decide now",
+        responses=problems(400, 401, 403, 404),
+    )
+    async def get_turn(
+        self,
+        request: Request,
+        state: State,
+        game_id: GameId,
+        wait: Annotated[float, Parameter(ge=0, le=60, description="long-poll seconds")] = 0,
+    ) -> Turn:
+        _check_id(game_id)
+        turn = await _service(state).wait_turn(game_id, _bearer(request), wait)
+        return msgspec.convert(turn, Turn, from_attributes=True)
+
+    @post(
+        "/{game_id:str}/moves",
+        operation_id="submitMove",
+        status_code=200,
+        security=SECURITY,
+        summary="Submit a decision (any element of legal_moves, verbatim)",
+        responses=problems(400, 401, 403, 404, 409, 422),
+    )
+    async def submit_move(
+        self, request: Request, state: State, game_id: GameId, data: MoveSubmission
+    ) -> MoveAccepted:
+        _check_id(game_id)
+        if (data.move is None) == (data.moves is None):
+            raise ApiError(
+                400, "move-or-moves", "send exactly one of 'move' and 'moves'", field="move"
+            )
+        moves = [data.move] if data.move is not None else list(data.moves or [])
+        body_hash = hashlib.sha256(msgspec.json.encode(data)).hexdigest()
+        result = await _service(state).move(game_id, _bearer(request), data.seq, moves, body_hash)
+        return msgspec.convert(result, MoveAccepted)
+
+    @get(
+        "/{game_id:str}/events",
+        operation_id="streamEvents",
+        summary="Server-Sent Events of public events (resumable with Last-Event-ID)",
+        responses=problems(404),
+        media_type="text/event-stream",
+    )
+    async def events(self, request: Request, state: State, game_id: GameId) -> ServerSentEvent:
+        _check_id(game_id)
+        service = _service(state)
+        await service.fresh(game_id)  # 404 for an unknown game
+        last_id = request.headers.get("last-event-id") or "0"
+        if not re.fullmatch(r"\d+(-\d+)?", last_id):
+            last_id = "0"
+
+        async def stream() -> AsyncIterator[ServerSentEventMessage]:
+            cursor = last_id
+            while True:
+                entries = await service.store.events_after(game_id, cursor, 15_000)
+                if not entries:
+                    yield ServerSentEventMessage(comment="keep-alive")
+                    continue
+                for entry_id, fields in entries:
+                    cursor = entry_id.decode()
+                    data = fields[b"e"].decode()
+                    kind = msgspec.json.decode(data).get("type", "event")
+                    yield ServerSentEventMessage(data=data, event=kind, id=cursor)
+                    if kind == "game_over":
+                        return
+
+        return ServerSentEvent(stream())
+
+    @get(
+        "/{game_id:str}/record",
+        operation_id="getRecord",
+        summary="The complete record; the seed once the game is over",
+        responses=problems(404),
+    )
+    async def record(self, state: State, game_id: GameId) -> dict[str, Any]:
+        _check_id(game_id)
+        return await _service(state).record(game_id)
+
+
+def create_app(settings: Settings | None = None) -> Litestar:
+    """The ASGI app. Without a Redis URL it starts an embedded Valkey for itself."""
+    settings = settings or Settings.from_env()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        embedded = None
+        url = settings.redis_url
+        if url is None:
+            from ..embedded import start_embedded
+
+            embedded = start_embedded(settings.data_dir)
+            url = embedded.connection_url
+        redis = Redis.from_url(url, max_connections=256)
+        app.state.redis = redis
+        app.state.service = GameService(Store(redis), retention_s=settings.retention_s)
+        sweeper = asyncio.create_task(app.state.service.sweep_forever(settings.sweep_interval_s))
+        try:
+            yield
+        finally:
+            sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sweeper
+            await redis.aclose()
+            if embedded is not None:
+                embedded.stop()
+
+    return Litestar(
+        route_handlers=[SystemController, RulesetController, GameController],
+        lifespan=[lifespan],
+        exception_handlers={
+            ApiError: _api_error_handler,
+            ValidationException: _validation_handler,
+            HTTPException: _http_handler,
+            GameError: lambda r, e: problem_response(r, 422, e.code, e.message, e.field),
+            Exception: _internal_handler,
+        },
+        request_max_body_size=settings.max_body_bytes,
+        openapi_config=OpenAPIConfig(
+            title="referee",
+            version=__version__,
+            description="A REST/JSON referee for dice-game bot tournaments.",
+            path="/docs",
+            render_plugins=[ScalarRenderPlugin()],
+            components=Components(
+                security_schemes={
+                    "bearer": SecurityScheme(
+                        type="http", scheme="bearer", description="the seat's token"
+                    )
+                }
+            ),
+        ),
+        debug=False,
+    )

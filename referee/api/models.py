@@ -1,0 +1,152 @@
+"""Request and response bodies of the HTTP contract (msgspec Structs; inputs refuse unknowns)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import msgspec
+
+from ..games._common import Die
+from ..games.choice import FreeThrow, Mark
+from ..games.choice_specials import Fdh, Kur, Minus1, Minus2, Null, SuppenKasper
+from ..games.chopta import Place, Swap
+
+__all__ = [
+    "AnyMove",
+    "ClaimSeat",
+    "Claimed",
+    "CreateGame",
+    "GameCreated",
+    "MoveAccepted",
+    "MoveSubmission",
+    "Problem",
+    "RulesetInfo",
+    "ScoreRequest",
+    "SeatSpec",
+    "SeatToken",
+    "Turn",
+]
+
+#: Every move of every ruleset, told apart by ``type``.
+AnyMove = Mark | FreeThrow | Fdh | Null | Kur | Minus1 | Minus2 | SuppenKasper | Place | Swap
+
+Name = Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
+ClientSeed = Annotated[str, msgspec.Meta(min_length=1, max_length=128)]
+
+
+class SeatSpec(msgspec.Struct, forbid_unknown_fields=True):
+    """A seat: named (its token is returned now) or open (``name`` omitted; a bot claims it)."""
+
+    name: Name | None = None
+    client_seed: ClientSeed | None = None
+
+
+class CreateGame(msgspec.Struct, forbid_unknown_fields=True):
+    ruleset: Annotated[str, msgspec.Meta(examples=["choice"])]
+    seats: Annotated[list[SeatSpec], msgspec.Meta(min_length=1, max_length=64)]
+    options: dict[str, Any] = {}
+    deadline_s: Annotated[
+        float, msgspec.Meta(ge=0, le=3600, description="seconds per decision; 0 = none")
+    ] = 10.0
+
+
+class SeatToken(msgspec.Struct):
+    seat: int
+    name: str | None
+    token: str | None  # shown once; None for an open seat
+
+
+class GameCreated(msgspec.Struct):
+    id: str
+    ruleset: str
+    status: str
+    commitment: str
+    seats: list[SeatToken]
+
+
+class ClaimSeat(msgspec.Struct, forbid_unknown_fields=True):
+    name: Name
+    client_seed: ClientSeed | None = None
+
+
+class Claimed(msgspec.Struct):
+    game_id: str
+    seat: int
+    name: str
+    token: str
+
+
+class MoveSubmission(msgspec.Struct, forbid_unknown_fields=True):
+    """One decision (``move``) or a postal round's decisions (``moves``), for seat seq ``seq``."""
+
+    seq: Annotated[int, msgspec.Meta(ge=0)]
+    move: AnyMove | None = None
+    moves: Annotated[list[AnyMove], msgspec.Meta(min_length=1, max_length=64)] | None = None
+
+
+class MoveAccepted(msgspec.Struct):
+    accepted: bool
+    seat: int
+    seq: int
+    next_seq: int
+    moves: list[AnyMove]
+    game_status: str
+
+
+class Turn(msgspec.Struct):
+    """What a seat must decide now, and its private view of the game."""
+
+    status: str  # your_turn | waiting | finished
+    game_status: str
+    seat: int
+    seq: int
+    legal_moves: list[AnyMove]
+    deadline: float | None  # seconds since the epoch
+    view: dict[str, Any] | None
+
+
+class RulesetOption(msgspec.Struct):
+    name: str
+    default: Any
+    schema: dict[str, Any]
+
+
+class RulesetInfo(msgspec.Struct):
+    id: str
+    title: str
+    min_seats: int
+    max_seats: int
+    options: list[RulesetOption]
+    move_types: list[str]
+
+
+class ScoreOptions(msgspec.Struct, forbid_unknown_fields=True):
+    bonus: bool = False
+    face_value: bool = False
+
+
+class ScoreRequest(msgspec.Struct, forbid_unknown_fields=True):
+    """CHOICE: ``marks`` (sum -> marks). CHOPTA: ``area`` (dice) and ``options``."""
+
+    marks: (
+        dict[
+            Annotated[str, msgspec.Meta(pattern="^([2-9]|1[0-2])$")],
+            Annotated[int, msgspec.Meta(ge=0, le=1000)],
+        ]
+        | None
+    ) = None
+    area: Annotated[list[Die], msgspec.Meta(max_length=1000)] | None = None
+    options: ScoreOptions | None = None
+
+
+class Problem(msgspec.Struct, omit_defaults=True):
+    """RFC 9457 problem details; ``type`` ends in a stable code."""
+
+    type: str
+    title: str
+    status: int
+    detail: str
+    code: str
+    field: str | None = None
+    current_seq: int | None = None
+    instance: str | None = None

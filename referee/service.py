@@ -1,0 +1,505 @@
+"""The referee's game service: translates requests into rules-engine calls and Redis writes.
+
+Stateless: every call loads the game from Redis, lets the rules decide, and commits with a
+version check, retrying on a lost race. Expired deadlines are resolved by whoever touches the
+game first; the version check makes that happen exactly once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import secrets
+import time
+from typing import Any
+
+import msgspec
+
+from .games import GameError, RuleViolation, get_ruleset, new_seed
+from .games import commitment as seed_commitment
+from .games import dice_key as make_dice_key
+from .games._common import check_seats
+from .store import Store
+
+__all__ = ["ApiError", "GameDoc", "GameService", "SeatDoc"]
+
+MAX_RETRIES = 20
+CONFLICT_CODES = {"not-your-turn", "game-over"}
+
+
+class ApiError(Exception):
+    """An error the API turns into an RFC 9457 problem; nothing was changed."""
+
+    def __init__(
+        self, status: int, code: str, detail: str, *, field: str | None = None, **extra: Any
+    ) -> None:
+        super().__init__(detail)
+        self.status, self.code, self.detail, self.field, self.extra = (
+            status,
+            code,
+            detail,
+            field,
+            extra,
+        )
+
+
+class SeatDoc(msgspec.Struct, array_like=True):
+    name: str | None
+    token_hash: bytes | None = None
+    client_seed: str | None = None
+
+
+class Deadline(msgspec.Struct, array_like=True):
+    seq: int
+    at: float
+
+
+class GameDoc(msgspec.Struct, array_like=True):
+    """Everything about a game but its record; ``seed`` and token hashes never leave the store."""
+
+    id: str
+    ruleset: str
+    options: dict[str, Any]
+    deadline_s: float
+    seats: list[SeatDoc]
+    commitment: str
+    seed: bytes
+    status: str  # waiting | running | finished
+    created: float
+    state: bytes | None = None
+    deadlines: list[Deadline | None] = []
+    finished_at: float | None = None
+
+
+_doc_decoder = msgspec.msgpack.Decoder(GameDoc)
+_encoder = msgspec.msgpack.Encoder()
+_json = msgspec.json.Encoder()
+
+
+def token_hash(token: str) -> bytes:
+    return hashlib.sha256(token.encode()).digest()
+
+
+def token_tag(token: str) -> str:
+    """A short public handle of a token's hash, for idempotency records (not the token)."""
+    return hashlib.sha256(b"tag:" + token.encode()).hexdigest()[:24]
+
+
+class Change:
+    """What a mutation adds besides the new document: decisions, events, stored responses."""
+
+    def __init__(self) -> None:
+        self.decisions: list[bytes] = []
+        self.events: list[bytes] = []
+        self.idem: dict[str, bytes] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.decisions or self.events or self.idem)
+
+
+class Loaded:
+    """A game as loaded, with its engine state decoded, ready to change."""
+
+    def __init__(self, version: str, doc: GameDoc) -> None:
+        self.version = version
+        self.doc = doc
+        self.ruleset = get_ruleset(doc.ruleset)
+        self.state = (
+            msgspec.msgpack.decode(doc.state, type=self.ruleset.State) if doc.state else None
+        )
+        self.change = Change()
+        self.dirty = False
+
+
+class GameService:
+    def __init__(self, store: Store, *, retention_s: int = 7 * 24 * 3600) -> None:
+        self.store = store
+        self.retention_s = retention_s
+
+    # -- creating and joining --------------------------------------------------------------
+
+    async def create(
+        self,
+        ruleset_id: str,
+        options: dict[str, Any],
+        seats: list[dict[str, Any]],
+        deadline_s: float,
+    ) -> tuple[GameDoc, list[str | None]]:
+        try:
+            ruleset = get_ruleset(ruleset_id)
+            engine_options = ruleset.options(options)
+            check_seats(len(seats), ruleset.min_seats, ruleset.max_seats, ruleset.id)
+        except GameError as exc:
+            raise ApiError(422, exc.code, exc.message, field=exc.field) from None
+        seed = new_seed()
+        tokens: list[str | None] = []
+        seat_docs = []
+        for seat in seats:
+            if seat.get("name"):
+                token = secrets.token_urlsafe(32)
+                tokens.append(token)
+                seat_docs.append(SeatDoc(seat["name"], token_hash(token), seat.get("client_seed")))
+            else:
+                tokens.append(None)
+                seat_docs.append(SeatDoc(None))
+        doc = GameDoc(
+            secrets.token_hex(8),
+            ruleset.id,
+            msgspec.to_builtins(engine_options),
+            deadline_s,
+            seat_docs,
+            seed_commitment(seed),
+            seed,
+            "waiting",
+            time.time(),
+        )
+        game = Loaded("", doc)
+        self._emit(game, {"type": "game_created", "seats": len(seats)})
+        self._maybe_start(game)
+        await self._write(game)
+        return doc, tokens
+
+    async def claim(self, game_id: str, name: str, client_seed: str | None) -> tuple[int, str]:
+        for _ in range(MAX_RETRIES):
+            game = await self._load(game_id)
+            free = [i for i, s in enumerate(game.doc.seats) if s.name is None]
+            if not free:
+                raise ApiError(409, "no-open-seat", "every seat of this game is taken")
+            seat = free[0]
+            token = secrets.token_urlsafe(32)
+            game.doc.seats[seat] = SeatDoc(name, token_hash(token), client_seed)
+            self._emit(game, {"type": "seat_claimed", "seat": seat, "name": name})
+            self._maybe_start(game)
+            if await self._write(game):
+                return seat, token
+        raise ApiError(503, "busy", "the game changed too often; try again")
+
+    def _maybe_start(self, game: Loaded) -> None:
+        doc = game.doc
+        if doc.status != "waiting" or any(s.name is None for s in doc.seats):
+            return
+        client_seeds = [s.client_seed for s in doc.seats if s.client_seed]
+        key = make_dice_key(doc.seed, client_seeds)
+        game.state = game.ruleset.create(doc.options, len(doc.seats), key)
+        doc.status = "running"
+        self._emit(game, {"type": "game_started", "view": game.ruleset.view(game.state)})
+        self._refresh_deadlines(game, time.time())
+
+    # -- loading, deadlines, writing -------------------------------------------------------
+
+    async def _load(self, game_id: str, idem_field: str | None = None) -> Loaded:
+        loaded, _ = await self._load_with(game_id, idem_field)
+        return loaded
+
+    async def _load_with(self, game_id: str, idem_field: str | None) -> tuple[Loaded, Any]:
+        version, blob, stored = await self.store.load(game_id, idem_field)
+        if blob is None:
+            raise ApiError(404, "game-not-found", f"there is no game {game_id!r}")
+        game = Loaded(version, _doc_decoder.decode(blob))
+        self._resolve_expired(game, time.time())
+        return game, stored
+
+    async def fresh(self, game_id: str, idem_field: str | None = None) -> tuple[Loaded, Any]:
+        """Load a game with its expired deadlines resolved and written (exactly once)."""
+        for _ in range(MAX_RETRIES):
+            game, stored = await self._load_with(game_id, idem_field)
+            if not game.dirty or await self._write(game):
+                if game.dirty:
+                    game = Loaded(str(int(game.version or 0) + 1), game.doc)
+                return game, stored
+        raise ApiError(503, "busy", "the game changed too often; try again")
+
+    def _refresh_deadlines(self, game: Loaded, now: float) -> None:
+        doc, ruleset, state = game.doc, game.ruleset, game.state
+        deciding = set(ruleset.to_decide(state)) if state is not None else set()
+        deadlines: list[Deadline | None] = []
+        for seat in range(len(doc.seats)):
+            old = doc.deadlines[seat] if seat < len(doc.deadlines) else None
+            if seat not in deciding or doc.deadline_s <= 0:
+                deadlines.append(None)
+                continue
+            seq = ruleset.seq(state, seat)
+            deadlines.append(old if old and old.seq == seq else Deadline(seq, now + doc.deadline_s))
+        doc.deadlines = deadlines
+
+    def _resolve_expired(self, game: Loaded, now: float) -> None:
+        if game.state is None or game.doc.status != "running":
+            return
+        while not game.ruleset.finished(game.state):
+            expired = [
+                seat for seat, d in enumerate(game.doc.deadlines) if d is not None and d.at <= now
+            ]
+            if not expired:
+                return
+            for seat in expired:
+                if seat in game.ruleset.to_decide(game.state):
+                    self._apply(game, seat, None, now)
+            self._refresh_deadlines(game, now)
+
+    def _apply(self, game: Loaded, seat: int, moves: list[Any] | None, now: float) -> list[dict]:
+        """Apply a decision (or a timeout when ``moves`` is None) and record it."""
+        ruleset, state = game.ruleset, game.state
+        seq = ruleset.seq(state, seat)
+        if moves is None:
+            moves = ruleset.default_moves(state, seat)
+            events = ruleset.timeout(state, seat)
+            timed_out = True
+        else:
+            events = ruleset.decide(state, seat, moves)
+            timed_out = False
+        game.change.decisions.append(
+            _json.encode(
+                {
+                    "seat": seat,
+                    "seq": seq,
+                    "moves": moves,
+                    "timeout": timed_out,
+                    "at": round(now, 3),
+                }
+            )
+        )
+        self._emit(game, {"type": "decision", "seat": seat, "seq": seq, "timeout": timed_out})
+        for event in events:
+            if event.get("type") != "timeout":
+                self._emit(game, event)
+        if ruleset.finished(state):
+            game.doc.status = "finished"
+            game.doc.finished_at = now
+            self._emit(
+                game,
+                {
+                    "type": "game_over",
+                    "totals": ruleset.totals(state),
+                    "ranking": ruleset.ranking(state),
+                    "seed": game.doc.seed.hex(),
+                },
+            )
+        game.dirty = True
+        return events
+
+    def _emit(self, game: Loaded, event: dict) -> None:
+        game.change.events.append(_json.encode(event))
+        game.dirty = True
+
+    async def _write(self, game: Loaded) -> bool:
+        doc = game.doc
+        if game.state is not None:
+            doc.state = _encoder.encode(game.state)
+        pending = [d.at for d in doc.deadlines if d is not None]
+        new_version = str(int(game.version or 0) + 1)
+        ids = await self.store.commit(
+            doc.id,
+            game.version,
+            new_version,
+            _encoder.encode(doc),
+            decisions=game.change.decisions,
+            events=game.change.events,
+            idem=game.change.idem,
+            ttl=self.retention_s if doc.status == "finished" else 0,
+            deadline=min(pending) if pending else None,
+        )
+        return ids is not None
+
+    # -- what seats and spectators see -----------------------------------------------------
+
+    def authenticate(self, game: Loaded, token: str | None) -> int:
+        if not token:
+            raise ApiError(401, "unauthorized", "send the seat's token as 'Authorization: Bearer'")
+        digest = token_hash(token)
+        seat = -1
+        for index, s in enumerate(game.doc.seats):
+            if s.token_hash is not None and hmac.compare_digest(s.token_hash, digest):
+                seat = index
+        if seat < 0:
+            raise ApiError(403, "forbidden", "this token holds no seat in this game")
+        return seat
+
+    def public_view(self, game: Loaded) -> dict[str, Any]:
+        doc, ruleset, state = game.doc, game.ruleset, game.state
+        engine = ruleset.view(state) if state is not None else {}
+        seats = []
+        for index, seat in enumerate(doc.seats):
+            entry: dict[str, Any] = {
+                "seat": index,
+                "name": seat.name,
+                "claimed": seat.name is not None,
+            }
+            if engine:
+                entry.update(engine["seats"][index])
+            seats.append(entry)
+        view = {k: v for k, v in engine.items() if k not in ("seats", "ruleset", "finished")}
+        view.update(
+            id=doc.id,
+            ruleset=doc.ruleset,
+            options=doc.options,
+            status=doc.status,
+            commitment=doc.commitment,
+            deadline_s=doc.deadline_s,
+            seats=seats,
+            to_decide=ruleset.to_decide(state) if state is not None else [],
+        )
+        if doc.status == "finished":
+            view["seed"] = doc.seed.hex()
+        return view
+
+    def turn(self, game: Loaded, seat: int) -> dict[str, Any]:
+        doc, ruleset, state = game.doc, game.ruleset, game.state
+        if state is None:
+            return {
+                "status": "waiting",
+                "game_status": doc.status,
+                "seat": seat,
+                "seq": 0,
+                "legal_moves": [],
+                "deadline": None,
+                "view": None,
+            }
+        deciding = seat in ruleset.to_decide(state)
+        deadline = doc.deadlines[seat] if deciding and doc.deadlines else None
+        status = "finished" if ruleset.finished(state) else "your_turn" if deciding else "waiting"
+        return {
+            "status": status,
+            "game_status": doc.status,
+            "seat": seat,
+            "seq": ruleset.seq(state, seat),
+            "legal_moves": ruleset.legal_moves(state, seat) if deciding else [],
+            "deadline": deadline.at if deadline else None,
+            "view": ruleset.view(state, seat),
+        }
+
+    async def wait_turn(self, game_id: str, token: str | None, wait_s: float) -> dict[str, Any]:
+        stop = time.monotonic() + wait_s
+        last_id = await self.store.last_event_id(game_id)
+        while True:
+            game, _ = await self.fresh(game_id)
+            seat = self.authenticate(game, token)
+            turn = self.turn(game, seat)
+            remaining = stop - time.monotonic()
+            if turn["status"] != "waiting" or remaining <= 0:
+                return turn
+            next_deadline = min((d.at for d in game.doc.deadlines if d is not None), default=None)
+            block = remaining
+            if next_deadline is not None:
+                block = max(0.05, min(block, next_deadline - time.time() + 0.01))
+            events = await self.store.events_after(game_id, last_id, int(block * 1000))
+            if events:
+                last_id = events[-1][0].decode()
+
+    # -- deciding ----------------------------------------------------------------------------
+
+    async def move(
+        self, game_id: str, token: str | None, seq: int, moves: list[Any], body_hash: str
+    ) -> dict[str, Any]:
+        field = f"{token_tag(token)}:{seq}" if token else None
+        for _ in range(MAX_RETRIES):
+            game, stored = await self._load_with(game_id, field)
+            seat = self.authenticate(game, token)
+            state, ruleset = game.state, game.ruleset
+            if state is None:
+                raise ApiError(
+                    409, "game-not-started", "the game waits for its seats to be claimed"
+                )
+            current = ruleset.seq(state, seat)
+            if seq != current:
+                if game.dirty:  # resolve expired deadlines first, then answer
+                    await self._write(game)
+                    continue
+                if seq < current and stored is not None:
+                    record = msgspec.json.decode(stored)
+                    if record["hash"] == body_hash:
+                        return record["response"]
+                    raise ApiError(
+                        409,
+                        "seq-already-decided",
+                        f"seq {seq} was decided with a different decision; the current seq is "
+                        f"{current}",
+                        field="seq",
+                        current_seq=current,
+                    )
+                raise ApiError(
+                    409,
+                    "seq-mismatch",
+                    f"the current seq of this seat is {current}, not {seq}",
+                    field="seq",
+                    current_seq=current,
+                )
+            try:
+                moves = [ruleset.normalize(m) for m in moves]
+                self._check_move_types(ruleset, moves)
+                self._apply(game, seat, moves, time.time())
+            except GameError as exc:
+                if game.dirty:  # expired deadlines were resolved on load: keep that, not this
+                    await self._write(game)
+                status = 409 if exc.code in CONFLICT_CODES else 422
+                raise ApiError(
+                    status, exc.code, exc.message, field=exc.field, current_seq=current
+                ) from None
+            self._refresh_deadlines(game, time.time())
+            response = {
+                "accepted": True,
+                "seat": seat,
+                "seq": seq,
+                "next_seq": ruleset.seq(state, seat),
+                "moves": msgspec.to_builtins(moves),
+                "game_status": game.doc.status,
+            }
+            game.change.idem[field] = _json.encode({"hash": body_hash, "response": response})
+            if await self._write(game):
+                return response
+        raise ApiError(503, "busy", "the game changed too often; try again")
+
+    @staticmethod
+    def _check_move_types(ruleset: Any, moves: list[Any]) -> None:
+        allowed = getattr(ruleset.Move, "__args__", (ruleset.Move,))
+        for index, move in enumerate(moves):
+            if not isinstance(move, allowed):
+                raise RuleViolation(
+                    "unknown-move",
+                    f"moves of type {type(move).__name__} are not part of {ruleset.id}",
+                    field=f"moves[{index}].type" if len(moves) > 1 else "move.type",
+                )
+
+    # -- records, events, sweeping ----------------------------------------------------------
+
+    async def record(self, game_id: str) -> dict[str, Any]:
+        game, _ = await self.fresh(game_id)
+        doc, ruleset, state = game.doc, game.ruleset, game.state
+        decisions = [msgspec.json.decode(d) for d in await self.store.decisions(game_id)]
+        finished = doc.status == "finished"
+        return {
+            "ruleset": doc.ruleset,
+            "options": doc.options,
+            "seats": [s.name or "" for s in doc.seats],
+            "commitment": doc.commitment,
+            "client_seeds": [s.client_seed for s in doc.seats if s.client_seed],
+            "decisions": decisions,
+            "dice": ruleset.dice_log(state) if finished else [],
+            "totals": ruleset.totals(state) if finished else [],
+            "ranking": ruleset.ranking(state) if finished else [],
+            "finished": finished,
+            "seed": doc.seed.hex() if finished else None,
+        }
+
+    async def sweep(self) -> int:
+        """Resolve every game whose deadline passed; any replica may run this at any time."""
+        resolved = 0
+        for game_id in await self.store.due(time.time()):
+            try:
+                game, _ = await self.fresh(game_id)
+            except ApiError:
+                await self.store.redis.zrem("referee:deadlines", game_id)
+                continue
+            pending = [d.at for d in game.doc.deadlines if d is not None]
+            if not pending:
+                await self.store.redis.zrem("referee:deadlines", game_id)
+            resolved += 1
+        return resolved
+
+    async def sweep_forever(self, interval: float) -> None:
+        while True:
+            try:
+                await self.sweep()
+            except Exception:  # a sweeper must not die; the next request resolves the game
+                pass
+            await asyncio.sleep(interval)

@@ -1,0 +1,129 @@
+"""Redis key space of a game, and the one atomic write every change goes through.
+
+All keys of a game share the hash tag ``{game:<id>}`` so the game lives in one cluster slot:
+
+- ``{game:<id>}:doc``        hash: ``v`` (version) and ``blob`` (the game document, msgpack)
+- ``{game:<id>}:decisions``  list: the record's decisions, JSON, in order
+- ``{game:<id>}:events``     stream: public events, field ``e`` (JSON)
+- ``{game:<id>}:idem``       hash: ``<token tag>:<seq>`` -> the stored response of that decision
+
+The global sorted set ``referee:deadlines`` (game id by its earliest deadline) only tells the
+sweepers where to look; it is a hint outside the game's slot, never the truth.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from redis.asyncio import Redis
+
+__all__ = ["DEADLINES", "GameKeys", "Store"]
+
+DEADLINES = "referee:deadlines"
+
+# Check the version, then write document, decisions, events and idempotency records together.
+_COMMIT = """
+local v = redis.call('HGET', KEYS[1], 'v') or ''
+if v ~= ARGV[1] then return {0} end
+redis.call('HSET', KEYS[1], 'v', ARGV[2], 'blob', ARGV[3])
+local i = 8
+for _ = 1, tonumber(ARGV[5]) do redis.call('RPUSH', KEYS[2], ARGV[i]); i = i + 1 end
+local ids = {1}
+for _ = 1, tonumber(ARGV[6]) do
+  ids[#ids + 1] = redis.call('XADD', KEYS[3], '*', 'e', ARGV[i]); i = i + 1
+end
+for _ = 1, tonumber(ARGV[7]) do
+  redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1]); i = i + 2
+end
+local ttl = tonumber(ARGV[4])
+if ttl > 0 then
+  for k = 1, 4 do redis.call('EXPIRE', KEYS[k], ttl) end
+end
+return ids
+"""
+
+
+class GameKeys:
+    __slots__ = ("decisions", "doc", "events", "idem")
+
+    def __init__(self, game_id: str) -> None:
+        tag = f"{{game:{game_id}}}"
+        self.doc = f"{tag}:doc"
+        self.decisions = f"{tag}:decisions"
+        self.events = f"{tag}:events"
+        self.idem = f"{tag}:idem"
+
+    def all(self) -> list[str]:
+        return [self.doc, self.decisions, self.events, self.idem]
+
+
+class Store:
+    """Thin async access to a game's keys; the service decides what to write."""
+
+    def __init__(self, redis: Redis) -> None:
+        self.redis = redis
+        self._commit = redis.register_script(_COMMIT)
+
+    async def load(
+        self, game_id: str, idem_field: str | None = None
+    ) -> tuple[str, bytes | None, Any]:
+        """One round trip: the version, the document, and one stored response (or None)."""
+        keys = GameKeys(game_id)
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hmget(keys.doc, "v", "blob")
+            if idem_field is not None:
+                pipe.hget(keys.idem, idem_field)
+            replies = await pipe.execute()
+        version, blob = replies[0]
+        stored = replies[1] if idem_field is not None else None
+        return (version.decode() if version else ""), blob, stored
+
+    async def commit(
+        self,
+        game_id: str,
+        expected: str,
+        version: str,
+        blob: bytes,
+        *,
+        decisions: list[bytes] = (),  # type: ignore[assignment]
+        events: list[bytes] = (),  # type: ignore[assignment]
+        idem: dict[str, bytes] | None = None,
+        ttl: int = 0,
+        deadline: float | None = None,
+    ) -> list[str] | None:
+        """One round trip: the atomic write (None if the version moved) and the deadline hint."""
+        keys = GameKeys(game_id)
+        idem = idem or {}
+        args: list[Any] = [expected, version, blob, ttl, len(decisions), len(events), len(idem)]
+        args += decisions
+        args += events
+        for field, value in idem.items():
+            args += [field, value]
+        async with self.redis.pipeline(transaction=False) as pipe:
+            await self._commit(keys=keys.all(), args=args, client=pipe)
+            if deadline is None:
+                pipe.zrem(DEADLINES, game_id)
+            else:
+                pipe.zadd(DEADLINES, {game_id: deadline})
+            reply, _ = await pipe.execute()
+        if not reply or reply[0] == 0:
+            return None
+        return [i.decode() if isinstance(i, bytes) else str(i) for i in reply[1:]]
+
+    async def decisions(self, game_id: str) -> list[bytes]:
+        return await self.redis.lrange(GameKeys(game_id).decisions, 0, -1)
+
+    async def events_after(self, game_id: str, last_id: str, block_ms: int | None) -> list:
+        """Events after ``last_id`` ("0" for all), waiting up to ``block_ms`` if there are none."""
+        reply = await self.redis.xread(
+            {GameKeys(game_id).events: last_id}, count=500, block=block_ms
+        )
+        return reply[0][1] if reply else []
+
+    async def last_event_id(self, game_id: str) -> str:
+        reply = await self.redis.xrevrange(GameKeys(game_id).events, count=1)
+        return reply[0][0].decode() if reply else "0"
+
+    async def due(self, now: float, limit: int = 100) -> list[str]:
+        ids = await self.redis.zrangebyscore(DEADLINES, "-inf", now, start=0, num=limit)
+        return [i.decode() for i in ids]
