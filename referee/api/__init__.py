@@ -18,7 +18,7 @@ from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi import OpenAPIConfig, ResponseSpec
 from litestar.openapi.plugins import ScalarRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
-from litestar.params import Parameter
+from litestar.params import JSONBody, Parameter
 from litestar.response import ServerSentEvent
 from litestar.response.sse import ServerSentEventMessage
 from redis.asyncio import Redis
@@ -215,7 +215,7 @@ class RulesetController(Controller):
         responses=problems(400, 404, 422),
     )
     async def score(
-        self, ruleset_id: Annotated[str, Parameter(max_length=64)], data: ScoreRequest
+        self, ruleset_id: Annotated[str, Parameter(max_length=64)], data: JSONBody[ScoreRequest]
     ) -> dict[str, Any]:
         if ruleset_id not in RULESETS:
             raise ApiError(
@@ -249,7 +249,7 @@ class GameController(Controller):
         summary="Create a game",
         responses=problems(400, 422),
     )
-    async def create_game(self, state: State, data: CreateGame) -> GameCreated:
+    async def create_game(self, state: State, data: JSONBody[CreateGame]) -> GameCreated:
         doc, tokens = await _service(state).create(
             data.ruleset,
             data.options,
@@ -283,7 +283,7 @@ class GameController(Controller):
         summary="Claim an open seat",
         responses=problems(400, 404, 409),
     )
-    async def claim_seat(self, state: State, game_id: GameId, data: ClaimSeat) -> Claimed:
+    async def claim_seat(self, state: State, game_id: GameId, data: JSONBody[ClaimSeat]) -> Claimed:
         _check_id(game_id)
         seat, token = await _service(state).claim(game_id, data.name, data.client_seed)
         return Claimed(game_id, seat, data.name, token)
@@ -315,7 +315,7 @@ class GameController(Controller):
         responses=problems(400, 401, 403, 404, 409, 422),
     )
     async def submit_move(
-        self, request: Request, state: State, game_id: GameId, data: MoveSubmission
+        self, request: Request, state: State, game_id: GameId, data: JSONBody[MoveSubmission]
     ) -> MoveAccepted:
         _check_id(game_id)
         if (data.move is None) == (data.moves is None):

@@ -1,0 +1,128 @@
+"""HTTP tests run real servers (uvicorn) against a real embedded Valkey, never a mock."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+import redis
+import uvicorn
+
+from referee.api import create_app
+from referee.embedded import start_embedded
+from referee.settings import Settings
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def valkey(tmp_path_factory):
+    server = start_embedded(tmp_path_factory.mktemp("valkey"))
+    yield server.connection_url
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def redis_client(valkey):
+    client = redis.Redis.from_url(valkey)
+    yield client
+    client.close()
+
+
+class ThreadServer:
+    """The app served by uvicorn in a thread of the test process, on a real port."""
+
+    def __init__(self, redis_url: str) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        settings = Settings(redis_url=redis_url, sweep_interval_s=0.1)
+        config = uvicorn.Config(
+            create_app(settings), host="127.0.0.1", port=self.port, log_level="warning",
+            lifespan="on",
+        )
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> ThreadServer:
+        self.thread.start()
+        deadline = time.monotonic() + 20
+        while not self.server.started:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the referee did not start")
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def server(valkey):
+    with ThreadServer(valkey) as running:
+        yield running
+
+
+@pytest.fixture
+def http(server):
+    with httpx.Client(base_url=server.url, timeout=30) as client:
+        yield client
+
+
+class ProcessServer:
+    """The referee in a process of its own (to kill it, or to run several replicas)."""
+
+    def __init__(self, redis_url: str, port: int | None = None) -> None:
+        self.port = port or free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        env = {**os.environ, "REDIS_URL": redis_url, "REFEREE_SWEEP_INTERVAL_S": "0.05"}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "referee.api:create_app", "--factory",
+             "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning"],
+            env=env, cwd=Path(__file__).parents[2],
+        )
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(self.url + "/readyz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline or self.process.poll() is not None:
+                self.kill()
+                raise RuntimeError("the referee process did not start")
+            time.sleep(0.1)
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+        self.process.wait(timeout=10)
+
+
+@pytest.fixture
+def process_server(valkey):
+    started = []
+
+    def start(port=None):
+        started.append(ProcessServer(valkey, port))
+        return started[-1]
+
+    yield start
+    for proc in started:
+        proc.kill()

@@ -1,0 +1,38 @@
+"""Small bot helpers for the HTTP tests."""
+
+from __future__ import annotations
+
+import random
+
+import httpx
+
+
+def create(http: httpx.Client, ruleset: str, seats: int, options=None, deadline_s=0, **extra):
+    body = {"ruleset": ruleset, "seats": [{"name": f"bot{i}"} for i in range(seats)],
+            "options": options or {}, "deadline_s": deadline_s, **extra}
+    reply = http.post("/v1/games", json=body)
+    assert reply.status_code == 201, reply.text
+    return reply.json()
+
+
+def auth(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def play_out(http: httpx.Client, game: dict, rnd: random.Random | None = None, batch=False):
+    """Every seat plays legal moves (random or first) through HTTP until the game is over."""
+    rnd = rnd or random.Random(0)
+    tokens = [seat["token"] for seat in game["seats"]]
+    for _ in range(20_000):
+        public = http.get(f"/v1/games/{game['id']}").json()
+        if public["status"] == "finished":
+            return public
+        for seat in public["to_decide"]:
+            turn = http.get(f"/v1/games/{game['id']}/turn", headers=auth(tokens[seat])).json()
+            if turn["status"] != "your_turn":
+                continue
+            move = rnd.choice(turn["legal_moves"])
+            reply = http.post(f"/v1/games/{game['id']}/moves", headers=auth(tokens[seat]),
+                              json={"seq": turn["seq"], "move": move})
+            assert reply.status_code == 200, reply.text
+    raise AssertionError("the game did not finish")
