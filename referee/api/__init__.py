@@ -122,12 +122,10 @@ def _validation_handler(request: Request, exc: ValidationException) -> Response:
             if field is None:
                 at = _AT.search(message)
                 unknown = _UNKNOWN.search(message)
-                if at:
-                    field = ("body" if item.get("source") == "body" else "") + at.group("path")
-                    if unknown:
-                        field += "." + unknown.group("name")
-                elif item.get("key"):
-                    field = str(item["key"])
+                key = str(item.get("key") or "")
+                field = "body" if key == "data" or item.get("source") == "body" else key
+                field += at.group("path") if at else ""
+                field += "." + unknown.group("name") if unknown else ""
     detail = "; ".join(messages) or str(exc.detail)
     return problem_response(request, 400, "invalid-request", detail, field)
 

@@ -1,0 +1,86 @@
+"""Deadlines: defaults applied and flagged, retirement, exactly-once with replicas racing,
+and a game that survives its server being killed."""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+from helpers import auth, create, play_out
+
+from referee.games import verify
+
+
+def wait_until(check, seconds=15.0):
+    stop = time.monotonic() + seconds
+    while time.monotonic() < stop:
+        if check():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_an_expired_deadline_applies_the_default_and_flags_it(http):
+    game = create(http, "choice", 2, deadline_s=0.5)
+    url = f"/v1/games/{game['id']}"
+    t0 = game["seats"][0]["token"]
+    default = http.get(url + "/turn", headers=auth(t0)).json()["legal_moves"][0]
+    assert wait_until(lambda: http.get(url).json()["batch"] >= 1)
+    record = http.get(url + "/record").json()
+    first = [d for d in record["decisions"] if d["seq"] == 0]
+    assert len(first) == 2 and all(d["timeout"] for d in first)
+    assert [d["moves"] for d in first if d["seat"] == 0] == [[default]]
+
+
+def test_three_timeouts_retire_a_seat_and_the_game_finishes(http):
+    game = create(http, "chopta", 2, {"target": 10}, deadline_s=0.3)
+    url = f"/v1/games/{game['id']}"
+    assert wait_until(lambda: http.get(url).json()["status"] == "finished", 60)
+    public = http.get(url).json()
+    assert all(s["retired"] for s in public["seats"])
+    record = http.get(url + "/record")
+    assert verify(record.content).ok
+
+
+def test_a_deadline_is_resolved_exactly_once_with_two_replicas_racing(process_server):
+    replicas = [process_server(), process_server()]
+    with httpx.Client(base_url=replicas[0].url, timeout=30) as http:
+        game = create(http, "choice", 3, deadline_s=1.0)
+    url = f"/v1/games/{game['id']}"
+
+    def hammer(base):
+        with httpx.Client(base_url=base, timeout=30) as client:
+            stop = time.monotonic() + 2.5
+            while time.monotonic() < stop:
+                client.get(url)
+
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(hammer, [r.url for r in replicas] * 2))
+    with httpx.Client(base_url=replicas[1].url, timeout=30) as http:
+        record = http.get(url + "/record").json()
+    first_round = [(d["seat"], d["seq"]) for d in record["decisions"] if d["seq"] == 0]
+    assert sorted(first_round) == [(0, 0), (1, 0), (2, 0)]
+    keys = [(d["seat"], d["seq"]) for d in record["decisions"]]
+    assert len(keys) == len(set(keys))
+
+
+def test_a_killed_server_is_replaced_and_the_game_goes_on(process_server):
+    first = process_server()
+    with httpx.Client(base_url=first.url, timeout=30) as http:
+        game = create(http, "chopta", 2, {"target": 20})
+        url = f"/v1/games/{game['id']}"
+        for _ in range(5):
+            for seat in http.get(url).json()["to_decide"]:
+                token = game["seats"][seat]["token"]
+                turn = http.get(url + "/turn", headers=auth(token)).json()
+                http.post(url + "/moves", headers=auth(token),
+                          json={"seq": turn["seq"], "move": turn["legal_moves"][0]})
+        before = http.get(url).json()
+    first.kill()
+    second = process_server()
+    with httpx.Client(base_url=second.url, timeout=30) as http:
+        assert http.get(url).json() == before
+        final = play_out(http, game)
+        assert final["status"] == "finished"
+        assert verify(http.get(url + "/record").content).ok
