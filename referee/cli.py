@@ -21,6 +21,45 @@ def _verify(args: argparse.Namespace) -> int:
     return 1
 
 
+def _serve(args: argparse.Namespace) -> int:
+    import os
+
+    import uvicorn
+
+    from .settings import Settings
+
+    settings = Settings.from_env()
+    embedded = None
+    if settings.redis_url is None:
+        from .embedded import start_embedded
+
+        embedded = start_embedded(settings.data_dir)
+        os.environ["REDIS_URL"] = embedded.connection_url
+        print(f"embedded Valkey at {embedded.connection_url}, data in {settings.data_dir}/")
+    try:
+        # uvicorn stops on SIGTERM after the requests in flight; each decision is one atomic
+        # Redis script, so no game is ever half written.
+        uvicorn.run(
+            "referee.api:create_app", factory=True, host=args.host, port=args.port,
+            workers=args.workers, loop="auto", http="auto", log_level=args.log_level,
+        )
+    finally:
+        if embedded is not None:
+            embedded.stop()
+    return 0
+
+
+def _openapi(args: argparse.Namespace) -> int:
+    from .api import openapi_document
+
+    text = openapi_document()
+    if args.output == "-":
+        sys.stdout.write(text)
+    else:
+        Path(args.output).write_text(text)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="referee", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -28,6 +67,15 @@ def main(argv: list[str] | None = None) -> int:
     verify.add_argument("record", help="RECORD.json, as GET /v1/games/{id}/record returns it")
     verify.add_argument("--seed", help="the revealed seed (hex), if the record lacks it")
     verify.set_defaults(run=_verify)
+    serve = commands.add_parser("serve", help="serve the referee (embedded Valkey by default)")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--workers", type=int, default=1)
+    serve.add_argument("--log-level", default="info")
+    serve.set_defaults(run=_serve)
+    openapi = commands.add_parser("openapi", help="print the OpenAPI document")
+    openapi.add_argument("--output", "-o", default="-", help="file to write (default: stdout)")
+    openapi.set_defaults(run=_openapi)
     args = parser.parse_args(argv)
     return args.run(args)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import json
 import logging
 import re
 from collections.abc import AsyncIterator
@@ -17,7 +18,7 @@ from litestar.datastructures import State
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi import OpenAPIConfig, ResponseSpec
 from litestar.openapi.plugins import ScalarRenderPlugin
-from litestar.openapi.spec import Components, SecurityScheme
+from litestar.openapi.spec import Components, Link, SecurityScheme
 from litestar.params import JSONBody, Parameter
 from litestar.response import ServerSentEvent
 from litestar.response.sse import ServerSentEventMessage
@@ -43,7 +44,7 @@ from .models import (
     Turn,
 )
 
-__all__ = ["create_app"]
+__all__ = ["create_app", "openapi_document"]
 
 log = logging.getLogger("referee")
 PROBLEM = "application/problem+json"
@@ -395,7 +396,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             if embedded is not None:
                 embedded.stop()
 
-    return Litestar(
+    app = Litestar(
         route_handlers=[SystemController, RulesetController, GameController],
         lifespan=[lifespan],
         exception_handlers={
@@ -422,3 +423,27 @@ def create_app(settings: Settings | None = None) -> Litestar:
         ),
         debug=False,
     )
+    _add_links(app)
+    return app
+
+
+# Operations reachable from a created game, for clients and for stateful tests.
+_GAME_LINKS = {
+    "GetGame": "getGame", "GetTurn": "getTurn", "SubmitMove": "submitMove",
+    "GetRecord": "getRecord", "ClaimSeat": "claimSeat",
+}
+
+
+def _add_links(app: Litestar) -> None:
+    """Document how a created game's id feeds the game routes (OpenAPI links)."""
+    created = app.openapi_schema.paths["/v1/games"].post.responses["201"]  # type: ignore[index,union-attr]
+    created.links = {
+        name: Link(operation_id=operation, parameters={"game_id": "$response.body#/id"})
+        for name, operation in _GAME_LINKS.items()
+    }
+
+
+def openapi_document() -> str:
+    """The OpenAPI document of the app, as committed in openapi/openapi.json."""
+    schema = create_app(Settings(redis_url="redis://unused")).openapi_schema.to_schema()
+    return json.dumps(schema, indent=2, sort_keys=True) + "\n"
