@@ -40,8 +40,14 @@ def _serve(args: argparse.Namespace) -> int:
         # uvicorn stops on SIGTERM after the requests in flight; each decision is one atomic
         # Redis script, so no game is ever half written.
         uvicorn.run(
-            "referee.api:create_app", factory=True, host=args.host, port=args.port,
-            workers=args.workers, loop="auto", http="auto", log_level=args.log_level,
+            "referee.api:create_app",
+            factory=True,
+            host=args.host,
+            port=args.port,
+            workers=args.workers,
+            loop="auto",
+            http="auto",
+            log_level=args.log_level,
         )
     finally:
         if embedded is not None:

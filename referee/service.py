@@ -8,6 +8,7 @@ game first; the version check makes that happen exactly once.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import hmac
 import secrets
@@ -498,8 +499,7 @@ class GameService:
 
     async def sweep_forever(self, interval: float) -> None:
         while True:
-            try:
+            # a sweeper must not die; the next request to a game resolves it anyway
+            with contextlib.suppress(Exception):
                 await self.sweep()
-            except Exception:  # a sweeper must not die; the next request resolves the game
-                pass
             await asyncio.sleep(interval)

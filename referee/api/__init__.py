@@ -10,7 +10,7 @@ import json
 import logging
 import re
 from collections.abc import AsyncIterator
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 import msgspec
 from litestar import Controller, Litestar, Request, Response, get, post
@@ -18,14 +18,25 @@ from litestar.datastructures import State
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi import OpenAPIConfig, ResponseSpec
 from litestar.openapi.plugins import ScalarRenderPlugin
-from litestar.openapi.spec import Components, Link, SecurityScheme
+from litestar.openapi.spec import (
+    Components,
+    Discriminator,
+    Link,
+    OpenAPIType,
+    Reference,
+    Schema,
+    SecurityScheme,
+)
 from litestar.params import JSONBody, Parameter
 from litestar.response import ServerSentEvent
 from litestar.response.sse import ServerSentEventMessage
 from redis.asyncio import Redis
 
 from .. import __version__
-from ..games import RULESETS, GameError, get_ruleset, score_area, score_marks
+from ..games import RULESETS, GameError, score_area, score_marks
+from ..games.choice import FreeThrow, Mark
+from ..games.choice_specials import Fdh, Kur, Minus1, Minus2, Null, SuppenKasper
+from ..games.chopta import Place, Swap
 from ..service import ApiError, GameService
 from ..settings import Settings
 from ..store import Store
@@ -39,7 +50,9 @@ from .models import (
     Problem,
     RulesetInfo,
     RulesetOption,
+    ScoreOptions,
     ScoreRequest,
+    SeatSpec,
     SeatToken,
     Turn,
 )
@@ -86,6 +99,14 @@ def problems(*statuses: int) -> dict[int, ResponseSpec]:
         )
         for status in statuses
     }
+
+
+def _require_bearer(connection: Any, _: Any) -> None:
+    """Guard: the seat routes need a token, checked before the body is read."""
+    header = connection.headers.get("authorization", "")
+    scheme, _sep, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise ApiError(401, "unauthorized", "send the seat's token as 'Authorization: Bearer'")
 
 
 def problem_response(
@@ -137,7 +158,12 @@ def _api_error_handler(request: Request, exc: ApiError) -> Response:
 
 def _http_handler(request: Request, exc: HTTPException) -> Response:
     status = exc.status_code
-    return problem_response(request, status, CODES.get(status, f"http-{status}"), str(exc.detail))
+    response = problem_response(
+        request, status, CODES.get(status, f"http-{status}"), str(exc.detail)
+    )
+    for name, value in (exc.headers or {}).items():
+        response.headers[name] = value
+    return response
 
 
 def _internal_handler(request: Request, exc: Exception) -> Response:
@@ -165,7 +191,7 @@ GameId = Annotated[str, Parameter(description="the game's id", max_length=64)]
 
 
 class SystemController(Controller):
-    tags = ["system"]
+    tags: ClassVar[list[str]] = ["system"]
 
     @get("/healthz", operation_id="healthz", summary="The process is up")
     async def healthz(self) -> dict[str, str]:
@@ -182,7 +208,7 @@ class SystemController(Controller):
 
 class RulesetController(Controller):
     path = "/v1/rulesets"
-    tags = ["rulesets"]
+    tags: ClassVar[list[str]] = ["rulesets"]
 
     @get("/", operation_id="listRulesets", summary="Rulesets, their options and limits")
     async def list_rulesets(self) -> list[RulesetInfo]:
@@ -211,7 +237,7 @@ class RulesetController(Controller):
         operation_id="scoreCalculator",
         status_code=200,
         summary="Score CHOICE marks or a CHOPTA play area",
-        responses=problems(400, 404, 422),
+        responses=problems(400, 404, 413, 422),
     )
     async def score(
         self, ruleset_id: Annotated[str, Parameter(max_length=64)], data: JSONBody[ScoreRequest]
@@ -239,14 +265,14 @@ class RulesetController(Controller):
 
 class GameController(Controller):
     path = "/v1/games"
-    tags = ["games"]
+    tags: ClassVar[list[str]] = ["games"]
 
     @post(
         "/",
         operation_id="createGame",
         status_code=201,
         summary="Create a game",
-        responses=problems(400, 422),
+        responses=problems(400, 413, 422),
     )
     async def create_game(self, state: State, data: JSONBody[CreateGame]) -> GameCreated:
         doc, tokens = await _service(state).create(
@@ -267,7 +293,7 @@ class GameController(Controller):
         "/{game_id:str}",
         operation_id="getGame",
         summary="The public view of a game",
-        responses=problems(404),
+        responses=problems(400, 404),
     )
     async def get_game(self, state: State, game_id: GameId) -> dict[str, Any]:
         _check_id(game_id)
@@ -280,7 +306,7 @@ class GameController(Controller):
         operation_id="claimSeat",
         status_code=201,
         summary="Claim an open seat",
-        responses=problems(400, 404, 409),
+        responses=problems(400, 404, 409, 413),
     )
     async def claim_seat(self, state: State, game_id: GameId, data: JSONBody[ClaimSeat]) -> Claimed:
         _check_id(game_id)
@@ -311,7 +337,7 @@ class GameController(Controller):
         status_code=200,
         security=SECURITY,
         summary="Submit a decision (any element of legal_moves, verbatim)",
-        responses=problems(400, 401, 403, 404, 409, 422),
+        responses=problems(400, 401, 403, 404, 409, 413, 422),
     )
     async def submit_move(
         self, request: Request, state: State, game_id: GameId, data: JSONBody[MoveSubmission]
@@ -319,7 +345,7 @@ class GameController(Controller):
         _check_id(game_id)
         if (data.move is None) == (data.moves is None):
             raise ApiError(
-                400, "move-or-moves", "send exactly one of 'move' and 'moves'", field="move"
+                422, "move-or-moves", "send exactly one of 'move' and 'moves'", field="move"
             )
         moves = [data.move] if data.move is not None else list(data.moves or [])
         body_hash = hashlib.sha256(msgspec.json.encode(data)).hexdigest()
@@ -330,7 +356,7 @@ class GameController(Controller):
         "/{game_id:str}/events",
         operation_id="streamEvents",
         summary="Server-Sent Events of public events (resumable with Last-Event-ID)",
-        responses=problems(404),
+        responses=problems(400, 404),
         media_type="text/event-stream",
     )
     async def events(self, request: Request, state: State, game_id: GameId) -> ServerSentEvent:
@@ -362,7 +388,7 @@ class GameController(Controller):
         "/{game_id:str}/record",
         operation_id="getRecord",
         summary="The complete record; the seed once the game is over",
-        responses=problems(404),
+        responses=problems(400, 404),
     )
     async def record(self, state: State, game_id: GameId) -> dict[str, Any]:
         _check_id(game_id)
@@ -423,20 +449,99 @@ def create_app(settings: Settings | None = None) -> Litestar:
         ),
         debug=False,
     )
-    _add_links(app)
+    _finish_contract(app)
     return app
 
 
+_INPUTS = {
+    model.__name__: model
+    for model in (
+        CreateGame,
+        SeatSpec,
+        ClaimSeat,
+        MoveSubmission,
+        ScoreRequest,
+        ScoreOptions,
+        Mark,
+        FreeThrow,
+        Fdh,
+        Null,
+        Kur,
+        Minus1,
+        Minus2,
+        SuppenKasper,
+        Place,
+        Swap,
+    )
+}
+
 # Operations reachable from a created game, for clients and for stateful tests.
 _GAME_LINKS = {
-    "GetGame": "getGame", "GetTurn": "getTurn", "SubmitMove": "submitMove",
-    "GetRecord": "getRecord", "ClaimSeat": "claimSeat",
+    "GetGame": "getGame",
+    "GetTurn": "getTurn",
+    "SubmitMove": "submitMove",
+    "GetRecord": "getRecord",
+    "ClaimSeat": "claimSeat",
 }
 
 
-def _add_links(app: Litestar) -> None:
-    """Document how a created game's id feeds the game routes (OpenAPI links)."""
-    created = app.openapi_schema.paths["/v1/games"].post.responses["201"]  # type: ignore[index,union-attr]
+def _spec(value: Any) -> Any:
+    """A msgspec JSON Schema (dict) as Litestar's OpenAPI spec objects."""
+    if isinstance(value, list):
+        return [_spec(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if "$ref" in value:
+        return Reference(ref=value["$ref"])
+    fields: dict[str, Any] = {}
+    for key, item in value.items():
+        name = _SNAKE.sub(lambda m: "_" + m.group(0).lower(), key)
+        if key == "properties":
+            fields[name] = {k: _spec(v) for k, v in item.items()}
+        elif key == "discriminator":
+            fields[name] = Discriminator(
+                property_name=item["propertyName"], mapping=item.get("mapping")
+            )
+        elif key == "type" and isinstance(item, str):
+            fields[name] = OpenAPIType(item)
+        elif key == "required":
+            fields[name] = list(item)
+        else:
+            fields[name] = _spec(item)
+    return Schema(**fields)
+
+
+_SNAKE = re.compile(r"[A-Z]")
+_MODELS = (
+    CreateGame,
+    ClaimSeat,
+    MoveSubmission,
+    ScoreRequest,
+    GameCreated,
+    Claimed,
+    MoveAccepted,
+    Turn,
+    RulesetInfo,
+    Problem,
+)
+
+
+def _finish_contract(app: Litestar) -> None:
+    """Make the contract as exact as the validators: component schemas come from msgspec
+    (tuple lengths, dice ranges, patterns, closed objects), and a created game links to the
+    operations that take its id."""
+    _, definitions = msgspec.json.schema_components(
+        _MODELS, ref_template="#/components/schemas/{name}"
+    )
+    schema = app.openapi_schema
+    components = schema.components.schemas  # type: ignore[union-attr]
+    for name, definition in definitions.items():
+        converted = _spec(definition)
+        model = _INPUTS.get(name)
+        if model is not None and model.__struct_config__.forbid_unknown_fields:
+            converted.additional_properties = False
+        components[name] = converted  # type: ignore[index]
+    created = schema.paths["/v1/games"].post.responses["201"]  # type: ignore[index,union-attr]
     created.links = {
         name: Link(operation_id=operation, parameters={"game_id": "$response.body#/id"})
         for name, operation in _GAME_LINKS.items()

@@ -21,6 +21,7 @@ __all__ = [
     "MoveSubmission",
     "Problem",
     "RulesetInfo",
+    "ScoreOptions",
     "ScoreRequest",
     "SeatSpec",
     "SeatToken",

@@ -48,7 +48,10 @@ class ThreadServer:
         self.url = f"http://127.0.0.1:{self.port}"
         settings = Settings(redis_url=redis_url, sweep_interval_s=0.1)
         config = uvicorn.Config(
-            create_app(settings), host="127.0.0.1", port=self.port, log_level="warning",
+            create_app(settings),
+            host="127.0.0.1",
+            port=self.port,
+            log_level="warning",
             lifespan="on",
         )
         self.server = uvicorn.Server(config)
@@ -88,9 +91,21 @@ class ProcessServer:
         self.url = f"http://127.0.0.1:{self.port}"
         env = {**os.environ, "REDIS_URL": redis_url, "REFEREE_SWEEP_INTERVAL_S": "0.05"}
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "referee.api:create_app", "--factory",
-             "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning"],
-            env=env, cwd=Path(__file__).parents[2],
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "referee.api:create_app",
+                "--factory",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--log-level",
+                "warning",
+            ],
+            env=env,
+            cwd=Path(__file__).parents[2],
         )
         deadline = time.monotonic() + 30
         while True:

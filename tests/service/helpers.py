@@ -8,8 +8,13 @@ import httpx
 
 
 def create(http: httpx.Client, ruleset: str, seats: int, options=None, deadline_s=0, **extra):
-    body = {"ruleset": ruleset, "seats": [{"name": f"bot{i}"} for i in range(seats)],
-            "options": options or {}, "deadline_s": deadline_s, **extra}
+    body = {
+        "ruleset": ruleset,
+        "seats": [{"name": f"bot{i}"} for i in range(seats)],
+        "options": options or {},
+        "deadline_s": deadline_s,
+        **extra,
+    }
     reply = http.post("/v1/games", json=body)
     assert reply.status_code == 201, reply.text
     return reply.json()
@@ -32,7 +37,10 @@ def play_out(http: httpx.Client, game: dict, rnd: random.Random | None = None, b
             if turn["status"] != "your_turn":
                 continue
             move = rnd.choice(turn["legal_moves"])
-            reply = http.post(f"/v1/games/{game['id']}/moves", headers=auth(tokens[seat]),
-                              json={"seq": turn["seq"], "move": move})
+            reply = http.post(
+                f"/v1/games/{game['id']}/moves",
+                headers=auth(tokens[seat]),
+                json={"seq": turn["seq"], "move": move},
+            )
             assert reply.status_code == 200, reply.text
     raise AssertionError("the game did not finish")

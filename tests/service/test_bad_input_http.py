@@ -24,15 +24,35 @@ def problem(reply, status, code=None, field=None):
     [
         ({"ruleset": "poker", "seats": [{"name": "a"}]}, 422, "unknown-ruleset", "ruleset"),
         ({"ruleset": "chopta", "seats": [{"name": "a"}]}, 422, "invalid-seat-count", "seats"),
-        ({"ruleset": "choice", "seats": [{"name": "a"}], "options": {"schedule": [0]}}, 422,
-         "invalid-option", "options.schedule[0]"),
-        ({"ruleset": "chopta", "seats": [{"name": "a"}, {"name": "b"}],
-          "options": {"colour": 1}}, 422, "invalid-option", "options.colour"),
-        ({"ruleset": "choice", "seats": [{"name": "a"}], "extra": 1}, 400, "invalid-request",
-         "body.extra"),
+        (
+            {"ruleset": "choice", "seats": [{"name": "a"}], "options": {"schedule": [0]}},
+            422,
+            "invalid-option",
+            "options.schedule[0]",
+        ),
+        (
+            {
+                "ruleset": "chopta",
+                "seats": [{"name": "a"}, {"name": "b"}],
+                "options": {"colour": 1},
+            },
+            422,
+            "invalid-option",
+            "options.colour",
+        ),
+        (
+            {"ruleset": "choice", "seats": [{"name": "a"}], "extra": 1},
+            400,
+            "invalid-request",
+            "body.extra",
+        ),
         ({"ruleset": "choice", "seats": []}, 400, "invalid-request", None),
-        ({"ruleset": "choice", "seats": [{"name": "a"}], "deadline_s": -1}, 400,
-         "invalid-request", None),
+        (
+            {"ruleset": "choice", "seats": [{"name": "a"}], "deadline_s": -1},
+            400,
+            "invalid-request",
+            None,
+        ),
     ],
 )
 def test_bad_games_are_refused(http, body, status, code, field):
@@ -45,8 +65,9 @@ def test_malformed_json_is_a_400(http):
 
 
 def test_body_limit(http):
-    reply = http.post("/v1/games", content=b" " * 100_000,
-                      headers={"content-type": "application/json"})
+    reply = http.post(
+        "/v1/games", content=b" " * 100_000, headers={"content-type": "application/json"}
+    )
     problem(reply, 413, "body-too-large")
 
 
@@ -75,22 +96,40 @@ def test_illegal_moves_name_the_rule_and_change_nothing(http):
     if sorted(wrong) == sorted(roll):  # pragma: no cover - a roll of one of each value
         wrong = [1, 1, 1, 1, 1] if roll != [1, 1, 1, 1, 1] else [2, 2, 2, 2, 2]
     move = {"type": "mark", "fifth": wrong[0], "pairs": [wrong[1:3], wrong[3:5]]}
-    body = problem(http.post(moves_url(game), headers=auth(token), json={"seq": 0, "move": move}),
-                   422, "dice-not-in-roll")
+    body = problem(
+        http.post(moves_url(game), headers=auth(token), json={"seq": 0, "move": move}),
+        422,
+        "dice-not-in-roll",
+    )
     assert body["current_seq"] == 0
     free = {"type": "free_throw", "set_aside": roll[0], "pairs": [roll[1:3], roll[3:5]]}
-    problem(http.post(moves_url(game), headers=auth(token), json={"seq": 0, "move": free}),
-            422, "free-throw-not-allowed")
+    problem(
+        http.post(moves_url(game), headers=auth(token), json={"seq": 0, "move": free}),
+        422,
+        "free-throw-not-allowed",
+    )
     place = {"type": "place", "die": 3}
-    problem(http.post(moves_url(game), headers=auth(token), json={"seq": 0, "move": place}),
-            422, "unknown-move", "move.type")
-    problem(http.post(moves_url(game), headers=auth(token),
-                      json={"seq": 0, "move": {"type": "mark", "fifth": 9,
-                                               "pairs": [[1, 1], [1, 1]]}}), 400)
-    problem(http.post(moves_url(game), headers=auth(token),
-                      json={"seq": 0, "move": {"type": "teleport"}}), 400)
-    problem(http.post(moves_url(game), headers=auth(token), json={"seq": 0}), 400,
-            "move-or-moves")
+    problem(
+        http.post(moves_url(game), headers=auth(token), json={"seq": 0, "move": place}),
+        422,
+        "unknown-move",
+        "move.type",
+    )
+    problem(
+        http.post(
+            moves_url(game),
+            headers=auth(token),
+            json={"seq": 0, "move": {"type": "mark", "fifth": 9, "pairs": [[1, 1], [1, 1]]}},
+        ),
+        400,
+    )
+    problem(
+        http.post(
+            moves_url(game), headers=auth(token), json={"seq": 0, "move": {"type": "teleport"}}
+        ),
+        400,
+    )
+    problem(http.post(moves_url(game), headers=auth(token), json={"seq": 0}), 422, "move-or-moves")
     assert snapshot(http, game) == before
 
 
@@ -98,16 +137,28 @@ def test_stale_and_future_seq_are_conflicts_naming_the_current_seq(http):
     game = create(http, "chopta", 2)
     token = game["seats"][0]["token"]
     turn = http.get(f"/v1/games/{game['id']}/turn", headers=auth(token)).json()
-    body = problem(http.post(moves_url(game), headers=auth(token),
-                             json={"seq": 5, "move": turn["legal_moves"][0]}), 409, "seq-mismatch")
+    body = problem(
+        http.post(
+            moves_url(game), headers=auth(token), json={"seq": 5, "move": turn["legal_moves"][0]}
+        ),
+        409,
+        "seq-mismatch",
+    )
     assert body["current_seq"] == 0 and body["field"] == "seq"
 
 
 def test_not_your_turn_is_a_conflict(http):
     game = create(http, "chopta", 2)
     token = game["seats"][1]["token"]
-    problem(http.post(moves_url(game), headers=auth(token),
-                      json={"seq": 0, "move": {"type": "place", "die": 1}}), 409, "not-your-turn")
+    problem(
+        http.post(
+            moves_url(game),
+            headers=auth(token),
+            json={"seq": 0, "move": {"type": "place", "die": 1}},
+        ),
+        409,
+        "not-your-turn",
+    )
 
 
 def test_swap_rule_is_named(http):
@@ -116,9 +167,14 @@ def test_swap_rule_is_named(http):
     pool = http.get(f"/v1/games/{game['id']}/turn", headers=auth(token)).json()["view"]["you"]
     die = pool["pool"][0]
     take = die  # a die never takes its own value
-    body = problem(http.post(moves_url(game), headers=auth(token),
-                             json={"seq": 0, "move": {"type": "swap", "die": die, "opponent": 1,
-                                                      "take": take}}), 422)
+    body = problem(
+        http.post(
+            moves_url(game),
+            headers=auth(token),
+            json={"seq": 0, "move": {"type": "swap", "die": die, "opponent": 1, "take": take}},
+        ),
+        422,
+    )
     assert body["code"] in {"swap-not-allowed"}
 
 

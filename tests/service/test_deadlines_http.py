@@ -74,8 +74,11 @@ def test_a_killed_server_is_replaced_and_the_game_goes_on(process_server):
             for seat in http.get(url).json()["to_decide"]:
                 token = game["seats"][seat]["token"]
                 turn = http.get(url + "/turn", headers=auth(token)).json()
-                http.post(url + "/moves", headers=auth(token),
-                          json={"seq": turn["seq"], "move": turn["legal_moves"][0]})
+                http.post(
+                    url + "/moves",
+                    headers=auth(token),
+                    json={"seq": turn["seq"], "move": turn["legal_moves"][0]},
+                )
         before = http.get(url).json()
     first.kill()
     second = process_server()

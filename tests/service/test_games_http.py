@@ -49,8 +49,11 @@ def test_postal_batch_in_one_submission(http):
     second = {"type": "mark", "fifth": dice[0], "pairs": [dice[1:3], dice[3:5]]}
     if first["fifth"] not in dice and len({first["fifth"]}) == 3:  # pragma: no cover
         pytest.skip("unreachable with one fifth value")
-    reply = http.post(f"/v1/games/{game['id']}/moves", headers=auth(token),
-                      json={"seq": 0, "moves": [first, second]})
+    reply = http.post(
+        f"/v1/games/{game['id']}/moves",
+        headers=auth(token),
+        json={"seq": 0, "moves": [first, second]},
+    )
     assert reply.status_code == 200, reply.text
     assert reply.json()["next_seq"] == 1
     assert http.get(f"/v1/games/{game['id']}").json()["batch"] == 1
@@ -104,9 +107,11 @@ def test_tokens_act_only_for_their_seat_in_their_game(http):
     assert wrong.status_code == 403
     assert wrong.headers["content-type"].startswith("application/problem+json")
     assert wrong.json()["code"] == "forbidden"
-    reply = http.post(url + "/moves", headers=auth("nonsense"),
-                      json={"seq": 0, "move": {"type": "mark", "fifth": 1,
-                                               "pairs": [[1, 1], [1, 1]]}})
+    reply = http.post(
+        url + "/moves",
+        headers=auth("nonsense"),
+        json={"seq": 0, "move": {"type": "mark", "fifth": 1, "pairs": [[1, 1], [1, 1]]}},
+    )
     assert reply.status_code == 403
 
 
@@ -129,8 +134,10 @@ def test_no_one_sees_a_hidden_pool_or_an_undisclosed_decision(http):
     t0, t1 = (s["token"] for s in choice["seats"])
     turn = http.get(curl + "/turn", headers=auth(t0)).json()
     move = turn["legal_moves"][-1]
-    assert http.post(curl + "/moves", headers=auth(t0),
-                     json={"seq": 0, "move": move}).status_code == 200
+    assert (
+        http.post(curl + "/moves", headers=auth(t0), json={"seq": 0, "move": move}).status_code
+        == 200
+    )
     seen_by_other = http.get(curl + "/turn", headers=auth(t1)).json()
     spectator = http.get(curl).json()
     for view in (seen_by_other["view"], spectator):
@@ -160,14 +167,16 @@ def test_events_stream_is_resumable_and_keeps_secrets(http, server):
 
 
 def test_open_seats_are_claimed_and_the_game_starts_when_full(http):
-    reply = http.post("/v1/games", json={"ruleset": "chopta", "seats": [{"name": "host"}, {}],
-                                        "deadline_s": 0})
+    reply = http.post(
+        "/v1/games", json={"ruleset": "chopta", "seats": [{"name": "host"}, {}], "deadline_s": 0}
+    )
     game = reply.json()
     assert game["status"] == "waiting" and game["seats"][1]["token"] is None
     turn = http.get(f"/v1/games/{game['id']}/turn", headers=auth(game["seats"][0]["token"]))
     assert turn.json()["status"] == "waiting"
-    claim = http.post(f"/v1/games/{game['id']}/seats",
-                      json={"name": "guest", "client_seed": "guest-luck"})
+    claim = http.post(
+        f"/v1/games/{game['id']}/seats", json={"name": "guest", "client_seed": "guest-luck"}
+    )
     assert claim.status_code == 201 and claim.json()["seat"] == 1
     public = http.get(f"/v1/games/{game['id']}").json()
     assert public["status"] == "running" and public["seats"][1]["name"] == "guest"
@@ -180,17 +189,24 @@ def test_open_seats_are_claimed_and_the_game_starts_when_full(http):
 
 
 def test_score_calculator(http):
-    choice = http.post("/v1/rulesets/choice/score",
-                       json={"marks": {"2": 4, "4": 6, "5": 5, "6": 6, "8": 9, "9": 7, "10": 9}})
+    choice = http.post(
+        "/v1/rulesets/choice/score",
+        json={"marks": {"2": 4, "4": 6, "5": 5, "6": 6, "8": 9, "9": 7, "10": 9}},
+    )
     assert choice.status_code == 200 and choice.json()["total"] == 400
     assert choice.json()["plus"] == 600 and choice.json()["minus"] == 200
-    chopta = http.post("/v1/rulesets/chopta/score",
-                       json={"area": [1, 2, 3, 4], "options": {"bonus": False,
-                                                              "face_value": False}})
+    chopta = http.post(
+        "/v1/rulesets/chopta/score",
+        json={"area": [1, 2, 3, 4], "options": {"bonus": False, "face_value": False}},
+    )
     assert chopta.json()["total"] == 4
     assert chopta.json()["groups"] == [{"kind": "chain", "dice": [1, 2, 3, 4], "points": 4}]
-    assert http.post("/v1/rulesets/chopta/score",
-                     json={"area": [2] * 5, "options": {"bonus": True}}).json()["total"] == 7
+    assert (
+        http.post(
+            "/v1/rulesets/chopta/score", json={"area": [2] * 5, "options": {"bonus": True}}
+        ).json()["total"]
+        == 7
+    )
     assert http.post("/v1/rulesets/nope/score", json={"marks": {}}).status_code == 404
 
 
@@ -221,8 +237,11 @@ def test_long_poll_returns_when_the_turn_comes(server):
         with ThreadPoolExecutor(1) as pool:
             waiting = pool.submit(wait_for_turn)
             turn = http.get(url + "/turn", headers=auth(t0)).json()
-            http.post(url + "/moves", headers=auth(t0),
-                      json={"seq": turn["seq"], "move": turn["legal_moves"][0]})
+            http.post(
+                url + "/moves",
+                headers=auth(t0),
+                json={"seq": turn["seq"], "move": turn["legal_moves"][0]},
+            )
             result = waiting.result(timeout=25)
     assert result["status"] == "your_turn" and result["legal_moves"]
 
