@@ -13,9 +13,11 @@ sweepers where to look; it is a hint outside the game's slot, never the truth.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from redis.asyncio import Redis
+from redis.exceptions import NoScriptError
 
 __all__ = ["DEADLINES", "GameKeys", "Store"]
 
@@ -62,7 +64,7 @@ class Store:
 
     def __init__(self, redis: Redis) -> None:
         self.redis = redis
-        self._commit = redis.register_script(_COMMIT)
+        self._commit_sha = hashlib.sha1(_COMMIT.encode()).hexdigest()
 
     async def load(
         self, game_id: str, idem_field: str | None = None
@@ -99,13 +101,21 @@ class Store:
         args += events
         for field, value in idem.items():
             args += [field, value]
-        async with self.redis.pipeline(transaction=False) as pipe:
-            await self._commit(keys=keys.all(), args=args, client=pipe)
-            if deadline is None:
-                pipe.zrem(DEADLINES, game_id)
-            else:
-                pipe.zadd(DEADLINES, {game_id: deadline})
-            reply, _ = await pipe.execute()
+        for attempt in (1, 2):
+            try:
+                async with self.redis.pipeline(transaction=False) as pipe:
+                    # EVALSHA directly: a pipelined Script object would add a SCRIPT EXISTS trip
+                    pipe.evalsha(self._commit_sha, len(keys.all()), *keys.all(), *args)
+                    if deadline is None:
+                        pipe.zrem(DEADLINES, game_id)
+                    else:
+                        pipe.zadd(DEADLINES, {game_id: deadline})
+                    reply, _ = await pipe.execute()
+                break
+            except NoScriptError:  # a fresh or flushed server: load once, then go on
+                if attempt == 2:
+                    raise
+                await self.redis.script_load(_COMMIT)
         if not reply or reply[0] == 0:
             return None
         return [i.decode() if isinstance(i, bytes) else str(i) for i in reply[1:]]

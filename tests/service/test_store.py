@@ -1,0 +1,78 @@
+"""Storage promises: two Redis round trips per decision, retention, secrets kept back."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from redis.asyncio import Redis
+from redis.asyncio.connection import AbstractConnection
+
+from referee.service import GameService
+from referee.store import GameKeys, Store
+
+
+class Counter:
+    """Counts round trips: every time a connection sends a packed request to the server."""
+
+    def __init__(self, monkeypatch):
+        self.round_trips = 0
+        original = AbstractConnection.send_packed_command
+
+        async def send(connection, *args, **kwargs):
+            self.round_trips += 1
+            return await original(connection, *args, **kwargs)
+
+        monkeypatch.setattr(AbstractConnection, "send_packed_command", send)
+
+
+def test_a_decision_takes_two_round_trips(valkey, monkeypatch):
+    async def scenario():
+        redis = Redis.from_url(valkey)
+        service = GameService(Store(redis))
+        doc, tokens = await service.create("chopta", {}, [{"name": "a"}, {"name": "b"}], 0)
+        counter = Counter(monkeypatch)
+        game, _ = await service.fresh(doc.id)
+        before = counter.round_trips
+        move = game.ruleset.legal_moves(game.state, 0)[0]
+        await service.move(doc.id, tokens[0], 0, [move], "hash")
+        used = counter.round_trips - before
+        await redis.aclose()
+        return used
+
+    assert asyncio.run(scenario()) == 2
+
+
+def test_finished_games_expire_after_the_retention(valkey, redis_client):
+    async def scenario():
+        redis = Redis.from_url(valkey)
+        service = GameService(Store(redis), retention_s=3600)
+        doc, tokens = await service.create(
+            "chopta", {"target": 1}, [{"name": "a"}, {"name": "b"}], 0
+        )
+        running_ttl = await redis.ttl(GameKeys(doc.id).doc)
+        while True:
+            game, _ = await service.fresh(doc.id)
+            if game.doc.status == "finished":
+                break
+            seat = game.ruleset.to_decide(game.state)[0]
+            seq = game.ruleset.seq(game.state, seat)
+            move = game.ruleset.legal_moves(game.state, seat)[0]
+            await service.move(doc.id, tokens[seat], seq, [move], f"h{seat}{seq}")
+        ttls = [await redis.ttl(key) for key in GameKeys(doc.id).all()]
+        await redis.aclose()
+        return running_ttl, ttls
+
+    running_ttl, ttls = asyncio.run(scenario())
+    assert running_ttl == -1
+    assert all(3500 < ttl <= 3600 for ttl in ttls), ttls
+
+
+@pytest.mark.parametrize("ruleset", ["choice", "chopta"])
+def test_the_seed_is_kept_back_until_the_end(http, ruleset):
+    from helpers import create
+
+    game = create(http, ruleset, 2)
+    view = http.get(f"/v1/games/{game['id']}").json()
+    record = http.get(f"/v1/games/{game['id']}/record").json()
+    assert "seed" not in view and record["seed"] is None and record["dice"] == []
