@@ -20,8 +20,3 @@ def specials():
 @pytest.fixture
 def chopta():
     return get_ruleset("chopta")
-
-
-def force_rolls(state, *rolls):
-    """Replace the current batch's rolls (dice come from the seed; tests pick their own)."""
-    state.rolls = [tuple(sorted(r)) for r in rolls]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import msgspec
 import pytest
-from conftest import force_rolls
+from choice_helpers import force_rolls
 
 from referee.games import InvalidOption, RuleViolation, score_marks
 from referee.games.choice import FreeThrow, Mark, round_moves

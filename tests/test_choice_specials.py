@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import msgspec
 import pytest
-from conftest import force_rolls
+from choice_helpers import force_rolls
 
 from referee.games import RuleViolation
 from referee.games.choice import FreeThrow, Mark
