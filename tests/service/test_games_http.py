@@ -21,7 +21,7 @@ from referee.games import verify
         ("choice", 1, {"schedule": [4, 4, 4, 3, 3, 3, 2, 2, 2, 1]}),
         ("choice-specials", 3, {"schedule": [2]}),
         ("chopta", 3, {"dice_per_turn": 2, "bonus": True, "face_value": True, "target": 40}),
-        ("chopta", 2, {"target": 30}),
+        ("chopta", 2, {"target": 1000, "max_rounds": 2}),
     ],
 )
 def test_a_full_game_through_http_verifies(http, ruleset, seats, options):
