@@ -79,6 +79,18 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--workers", type=int, default=1)
     serve.add_argument("--log-level", default="info")
     serve.set_defaults(run=_serve)
+    bench = commands.add_parser("bench", help="measure throughput, latency and memory over HTTP")
+    bench.add_argument("--seconds", type=float, default=20.0, help="load time (default 20)")
+    bench.add_argument("--workers", type=int, default=1, help="referee processes (default 1)")
+    bench.add_argument("--bots", type=int, default=64, help="concurrent bots (default 64)")
+    bench.add_argument(
+        "--live-games",
+        type=int,
+        default=100,
+        help="idle running games beside the load (default 100)",
+    )
+    bench.add_argument("--json", action="store_true", help="print one JSON object")
+    bench.set_defaults(run=lambda args: __import__("referee.bench").bench.main(args))
     openapi = commands.add_parser("openapi", help="print the OpenAPI document")
     openapi.add_argument("--output", "-o", default="-", help="file to write (default: stdout)")
     openapi.set_defaults(run=_openapi)

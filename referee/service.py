@@ -16,6 +16,8 @@ import time
 from typing import Any
 
 import msgspec
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from .games import GameError, RuleViolation, get_ruleset, new_seed
 from .games import commitment as seed_commitment
@@ -78,6 +80,10 @@ _encoder = msgspec.msgpack.Encoder()
 _json = msgspec.json.Encoder()
 
 
+def _first_deadline(doc: GameDoc) -> float | None:
+    return min((d.at for d in doc.deadlines if d is not None), default=None)
+
+
 def token_hash(token: str) -> bytes:
     return hashlib.sha256(token.encode()).digest()
 
@@ -111,6 +117,8 @@ class Loaded:
         )
         self.change = Change()
         self.dirty = False
+        self.last_event_id = "0"
+        self.first_deadline: float | None = None  # as stored in the deadlines hint
 
 
 class GameService:
@@ -193,21 +201,31 @@ class GameService:
         loaded, _ = await self._load_with(game_id, idem_field)
         return loaded
 
-    async def _load_with(self, game_id: str, idem_field: str | None) -> tuple[Loaded, Any]:
-        version, blob, stored = await self.store.load(game_id, idem_field)
+    async def _load_with(
+        self, game_id: str, idem_field: str | None, *, last_event: bool = False
+    ) -> tuple[Loaded, Any]:
+        version, blob, stored, last_id = await self.store.load(
+            game_id, idem_field, last_event=last_event
+        )
         if blob is None:
             raise ApiError(404, "game-not-found", f"there is no game {game_id!r}")
         game = Loaded(version, _doc_decoder.decode(blob))
+        game.last_event_id = last_id
+        game.first_deadline = _first_deadline(game.doc)
         self._resolve_expired(game, time.time())
         return game, stored
 
-    async def fresh(self, game_id: str, idem_field: str | None = None) -> tuple[Loaded, Any]:
+    async def fresh(
+        self, game_id: str, idem_field: str | None = None, *, last_event: bool = False
+    ) -> tuple[Loaded, Any]:
         """Load a game with its expired deadlines resolved and written (exactly once)."""
         for _ in range(MAX_RETRIES):
-            game, stored = await self._load_with(game_id, idem_field)
+            game, stored = await self._load_with(game_id, idem_field, last_event=last_event)
             if not game.dirty or await self._write(game):
                 if game.dirty:
+                    last_id = game.last_event_id
                     game = Loaded(str(int(game.version or 0) + 1), game.doc)
+                    game.last_event_id = last_id
                 return game, stored
         raise ApiError(503, "busy", "the game changed too often; try again")
 
@@ -287,7 +305,8 @@ class GameService:
         doc = game.doc
         if game.state is not None:
             doc.state = _encoder.encode(game.state)
-        pending = [d.at for d in doc.deadlines if d is not None]
+        first = _first_deadline(doc)
+        hint: float | None | bool = False if first == game.first_deadline else first
         new_version = str(int(game.version or 0) + 1)
         ids = await self.store.commit(
             doc.id,
@@ -298,8 +317,10 @@ class GameService:
             events=game.change.events,
             idem=game.change.idem,
             ttl=self.retention_s if doc.status == "finished" else 0,
-            deadline=min(pending) if pending else None,
+            deadline=hint,
         )
+        if ids is not None:
+            game.first_deadline = first
         return ids is not None
 
     # -- what seats and spectators see -----------------------------------------------------
@@ -371,9 +392,11 @@ class GameService:
 
     async def wait_turn(self, game_id: str, token: str | None, wait_s: float) -> dict[str, Any]:
         stop = time.monotonic() + wait_s
-        last_id = await self.store.last_event_id(game_id)
+        last_id = None
         while True:
-            game, _ = await self.fresh(game_id)
+            game, _ = await self.fresh(game_id, last_event=last_id is None and wait_s > 0)
+            if last_id is None:
+                last_id = game.last_event_id  # read with the game: no event slips between
             seat = self.authenticate(game, token)
             turn = self.turn(game, seat)
             remaining = stop - time.monotonic()
@@ -383,7 +406,10 @@ class GameService:
             block = remaining
             if next_deadline is not None:
                 block = max(0.05, min(block, next_deadline - time.time() + 0.01))
-            events = await self.store.events_after(game_id, last_id, int(block * 1000))
+            try:
+                events = await self.store.events_after(game_id, last_id, int(block * 1000))
+            except (RedisTimeoutError, RedisConnectionError, asyncio.CancelledError):
+                return turn  # the wait was cut short (shutdown, lost connection): answer now
             if events:
                 last_id = events[-1][0].decode()
 
@@ -442,7 +468,7 @@ class GameService:
                 "seat": seat,
                 "seq": seq,
                 "next_seq": ruleset.seq(state, seat),
-                "moves": msgspec.to_builtins(moves),
+                "moves": moves,
                 "game_status": game.doc.status,
             }
             game.change.idem[field] = _json.encode({"hash": body_hash, "response": response})

@@ -2,10 +2,12 @@
 
 All keys of a game share the hash tag ``{game:<id>}`` so the game lives in one cluster slot:
 
-- ``{game:<id>}:doc``        hash: ``v`` (version) and ``blob`` (the game document, msgpack)
+- ``{game:<id>}:doc``        hash: ``v`` (version), ``blob`` (the game document, msgpack), and
+                             ``i:<token tag>:<seq>`` -> the stored response of that decision
 - ``{game:<id>}:decisions``  list: the record's decisions, JSON, in order
 - ``{game:<id>}:events``     stream: public events, field ``e`` (JSON)
-- ``{game:<id>}:idem``       hash: ``<token tag>:<seq>`` -> the stored response of that decision
+
+A request loads the game and the response it may replay with one HMGET.
 
 The global sorted set ``referee:deadlines`` (game id by its earliest deadline) only tells the
 sweepers where to look; it is a hint outside the game's slot, never the truth.
@@ -35,28 +37,27 @@ for _ = 1, tonumber(ARGV[6]) do
   ids[#ids + 1] = redis.call('XADD', KEYS[3], '*', 'e', ARGV[i]); i = i + 1
 end
 for _ = 1, tonumber(ARGV[7]) do
-  redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1]); i = i + 2
+  redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]); i = i + 2
 end
 local ttl = tonumber(ARGV[4])
 if ttl > 0 then
-  for k = 1, 4 do redis.call('EXPIRE', KEYS[k], ttl) end
+  for k = 1, 3 do redis.call('EXPIRE', KEYS[k], ttl) end
 end
 return ids
 """
 
 
 class GameKeys:
-    __slots__ = ("decisions", "doc", "events", "idem")
+    __slots__ = ("decisions", "doc", "events")
 
     def __init__(self, game_id: str) -> None:
         tag = f"{{game:{game_id}}}"
         self.doc = f"{tag}:doc"
         self.decisions = f"{tag}:decisions"
         self.events = f"{tag}:events"
-        self.idem = f"{tag}:idem"
 
     def all(self) -> list[str]:
-        return [self.doc, self.decisions, self.events, self.idem]
+        return [self.doc, self.decisions, self.events]
 
 
 class Store:
@@ -67,18 +68,23 @@ class Store:
         self._commit_sha = hashlib.sha1(_COMMIT.encode()).hexdigest()
 
     async def load(
-        self, game_id: str, idem_field: str | None = None
-    ) -> tuple[str, bytes | None, Any]:
-        """One round trip: the version, the document, and one stored response (or None)."""
+        self, game_id: str, idem_field: str | None = None, *, last_event: bool = False
+    ) -> tuple[str, bytes | None, Any, str]:
+        """One round trip: the version, the document, one stored response (or None), and the
+        id of the newest event ("0" if none, or not asked for)."""
         keys = GameKeys(game_id)
-        async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.hmget(keys.doc, "v", "blob")
-            if idem_field is not None:
-                pipe.hget(keys.idem, idem_field)
-            replies = await pipe.execute()
-        version, blob = replies[0]
-        stored = replies[1] if idem_field is not None else None
-        return (version.decode() if version else ""), blob, stored
+        fields = ["v", "blob"] if idem_field is None else ["v", "blob", "i:" + idem_field]
+        if last_event:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                pipe.hmget(keys.doc, fields)
+                pipe.xrevrange(keys.events, count=1)
+                replies, newest = await pipe.execute()
+        else:
+            replies, newest = await self.redis.hmget(keys.doc, fields), None
+        version, blob = replies[0], replies[1]
+        stored = replies[2] if idem_field is not None else None
+        last_id = newest[0][0].decode() if newest else "0"
+        return (version.decode() if version else ""), blob, stored, last_id
 
     async def commit(
         self,
@@ -91,26 +97,30 @@ class Store:
         events: list[bytes] = (),  # type: ignore[assignment]
         idem: dict[str, bytes] | None = None,
         ttl: int = 0,
-        deadline: float | None = None,
+        deadline: float | None | bool = None,
     ) -> list[str] | None:
-        """One round trip: the atomic write (None if the version moved) and the deadline hint."""
+        """One round trip: the atomic write (None if the version moved) and the deadline hint
+        (a time, None to drop it, False to leave it as it is)."""
         keys = GameKeys(game_id)
         idem = idem or {}
         args: list[Any] = [expected, version, blob, ttl, len(decisions), len(events), len(idem)]
         args += decisions
         args += events
         for field, value in idem.items():
-            args += [field, value]
+            args += ["i:" + field, value]
         for attempt in (1, 2):
             try:
-                async with self.redis.pipeline(transaction=False) as pipe:
-                    # EVALSHA directly: a pipelined Script object would add a SCRIPT EXISTS trip
-                    pipe.evalsha(self._commit_sha, len(keys.all()), *keys.all(), *args)
-                    if deadline is None:
-                        pipe.zrem(DEADLINES, game_id)
-                    else:
-                        pipe.zadd(DEADLINES, {game_id: deadline})
-                    reply, _ = await pipe.execute()
+                # EVALSHA directly: a pipelined Script object would add a SCRIPT EXISTS trip
+                if deadline is False:  # the deadline hint did not change: one command
+                    reply = await self.redis.evalsha(self._commit_sha, 3, *keys.all(), *args)
+                else:
+                    async with self.redis.pipeline(transaction=False) as pipe:
+                        pipe.evalsha(self._commit_sha, 3, *keys.all(), *args)
+                        if deadline is None:
+                            pipe.zrem(DEADLINES, game_id)
+                        else:
+                            pipe.zadd(DEADLINES, {game_id: deadline})
+                        reply, _ = await pipe.execute()
                 break
             except NoScriptError:  # a fresh or flushed server: load once, then go on
                 if attempt == 2:
@@ -129,10 +139,6 @@ class Store:
             {GameKeys(game_id).events: last_id}, count=500, block=block_ms
         )
         return reply[0][1] if reply else []
-
-    async def last_event_id(self, game_id: str) -> str:
-        reply = await self.redis.xrevrange(GameKeys(game_id).events, count=1)
-        return reply[0][0].decode() if reply else "0"
 
     async def due(self, now: float, limit: int = 100) -> list[str]:
         ids = await self.redis.zrangebyscore(DEADLINES, "-inf", now, start=0, num=limit)

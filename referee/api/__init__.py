@@ -329,7 +329,7 @@ class GameController(Controller):
     ) -> Turn:
         _check_id(game_id)
         turn = await _service(state).wait_turn(game_id, _bearer(request), wait)
-        return msgspec.convert(turn, Turn, from_attributes=True)
+        return Turn(**turn)
 
     @post(
         "/{game_id:str}/moves",
@@ -350,7 +350,7 @@ class GameController(Controller):
         moves = [data.move] if data.move is not None else list(data.moves or [])
         body_hash = hashlib.sha256(msgspec.json.encode(data)).hexdigest()
         result = await _service(state).move(game_id, _bearer(request), data.seq, moves, body_hash)
-        return msgspec.convert(result, MoveAccepted)
+        return MoveAccepted(**result)
 
     @get(
         "/{game_id:str}/events",

@@ -1,0 +1,305 @@
+"""``referee bench``: throughput, latency and memory over real HTTP, against the stack's ceiling.
+
+Starts an embedded Valkey and a referee (uvicorn, W workers) in processes of their own, then:
+
+1. the ceiling: load processes hammer ``GET /healthz`` at the bots' concurrency;
+2. the game load: the same processes play 2-seat CHOICE games like real bots
+   (``GET /turn``, ``POST /moves``), B bots at once;
+3. Redis command statistics per decision, and the memory of one finished game with its record.
+
+Every load generator is a separate process talking only HTTP.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import multiprocessing
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+import aiohttp
+import httpx
+import redis
+
+from .embedded import start_embedded
+from .store import GameKeys
+
+__all__ = ["run_bench"]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _start_referee(redis_url: str, workers: int) -> tuple[subprocess.Popen, str]:
+    port = _free_port()
+    env = {**os.environ, "REDIS_URL": redis_url}
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "referee.api:create_app",
+            "--factory",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--workers",
+            str(workers),
+            "--log-level",
+            "warning",
+            "--no-access-log",
+            "--loop",
+            "uvloop",
+            "--http",
+            "httptools",
+        ],
+        env=env,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url + "/readyz", timeout=1).status_code == 200:
+                return process, url
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    process.kill()
+    raise RuntimeError("the referee did not start")
+
+
+# --- load generators (each runs in a process of its own) ----------------------------------
+
+
+def _session(url: str, connections: int) -> aiohttp.ClientSession:
+    connector = aiohttp.TCPConnector(limit=connections, limit_per_host=connections)
+    return aiohttp.ClientSession(url, connector=connector, timeout=aiohttp.ClientTimeout(total=60))
+
+
+async def _ceiling(url: str, concurrency: int, seconds: float) -> dict[str, Any]:
+    stop = time.monotonic() + seconds
+    done = 0
+    async with _session(url, concurrency) as client:
+
+        async def worker() -> None:
+            nonlocal done
+            while time.monotonic() < stop:
+                async with client.get("/healthz") as reply:
+                    await reply.read()
+                    if reply.status == 200:
+                        done += 1
+
+        start = time.monotonic()
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        elapsed = time.monotonic() - start
+    return {"requests": done, "elapsed": elapsed}
+
+
+async def _games(url: str, bots: int, seconds: float) -> dict[str, Any]:
+    """``bots`` bots, two per CHOICE game, playing new games until time is up."""
+    stop = time.monotonic() + seconds
+    stats: dict[str, Any] = {
+        "turn": 0,
+        "moves": 0,
+        "decisions": 0,
+        "errors": 0,
+        "games": 0,
+        "latencies": [],
+    }
+    async with _session(url, bots + 4) as client:
+
+        async def bot(game_id: str, token: str) -> None:
+            headers = {"Authorization": f"Bearer {token}"}
+            while True:
+                async with client.get(
+                    f"/v1/games/{game_id}/turn", params={"wait": "5"}, headers=headers
+                ) as reply:
+                    body = await reply.json()
+                stats["turn"] += 1
+                if body.get("status") == "finished" or time.monotonic() > stop:
+                    return
+                if body.get("status") != "your_turn":
+                    continue
+                began = time.perf_counter()
+                async with client.post(
+                    f"/v1/games/{game_id}/moves",
+                    headers=headers,
+                    json={"seq": body["seq"], "move": body["legal_moves"][0]},
+                ) as reply:
+                    await reply.read()
+                    ok = reply.status == 200
+                stats["latencies"].append((time.perf_counter() - began) * 1000)
+                stats["moves"] += 1
+                stats["decisions" if ok else "errors"] += 1
+
+        async def table() -> None:
+            while time.monotonic() < stop:
+                async with client.post(
+                    "/v1/games",
+                    json={
+                        "ruleset": "choice",
+                        "seats": [{"name": "a"}, {"name": "b"}],
+                        "deadline_s": 0,
+                    },
+                ) as reply:
+                    game = await reply.json()
+                await asyncio.gather(*(bot(game["id"], s["token"]) for s in game["seats"]))
+                stats["games"] += 1
+
+        start = time.monotonic()
+        await asyncio.gather(*(table() for _ in range(max(1, bots // 2))))
+        stats["elapsed"] = time.monotonic() - start
+    return stats
+
+
+def _load_process(kind: str, url: str, concurrency: int, seconds: float, queue: Any) -> None:
+    try:
+        import uvloop
+
+        uvloop.install()
+    except ImportError:  # pragma: no cover
+        pass
+    runner = _ceiling if kind == "ceiling" else _games
+    queue.put(asyncio.run(runner(url, concurrency, seconds)))
+
+
+def _run_load(kind: str, url: str, total: int, processes: int, seconds: float) -> list[dict]:
+    context = multiprocessing.get_context("spawn")
+    queue = context.Queue()
+    shares = [total // processes + (1 if i < total % processes else 0) for i in range(processes)]
+    workers = [
+        context.Process(target=_load_process, args=(kind, url, share, seconds, queue))
+        for share in shares
+        if share
+    ]
+    for worker in workers:
+        worker.start()
+    results = [queue.get(timeout=seconds + 120) for _ in workers]
+    for worker in workers:
+        worker.join(timeout=30)
+    return results
+
+
+# --- Redis figures -------------------------------------------------------------------------
+
+
+def _command_calls(client: redis.Redis) -> int:
+    stats = client.info("commandstats")
+    return sum(v["calls"] for k, v in stats.items() if not k.endswith(("info", "config")))
+
+
+def _bytes_per_game(client: redis.Redis, url: str) -> int:
+    """Memory of one finished 2-seat CHOICE game with its record (all its keys)."""
+    with httpx.Client(base_url=url, timeout=30) as http:
+        game = http.post(
+            "/v1/games",
+            json={
+                "ruleset": "choice",
+                "seats": [{"name": "a"}, {"name": "b"}],
+                "deadline_s": 0,
+            },
+        ).json()
+        tokens = [s["token"] for s in game["seats"]]
+        while True:
+            public = http.get(f"/v1/games/{game['id']}").json()
+            if public["status"] == "finished":
+                break
+            for seat in public["to_decide"]:
+                headers = {"Authorization": f"Bearer {tokens[seat]}"}
+                turn = http.get(f"/v1/games/{game['id']}/turn", headers=headers).json()
+                http.post(
+                    f"/v1/games/{game['id']}/moves",
+                    headers=headers,
+                    json={"seq": turn["seq"], "move": turn["legal_moves"][0]},
+                )
+    return sum(client.memory_usage(key) or 0 for key in GameKeys(game["id"]).all())
+
+
+def _live_games(url: str, count: int) -> None:
+    """Idle running games that no bot touches: latency must not grow with them."""
+    with httpx.Client(base_url=url, timeout=30) as http:
+        for _ in range(count):
+            http.post(
+                "/v1/games",
+                json={
+                    "ruleset": "choice",
+                    "seats": [{"name": "a"}, {"name": "b"}],
+                    "deadline_s": 0,
+                },
+            )
+
+
+def _percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    return statistics.quantiles(values, n=1000, method="inclusive")[int(q * 1000) - 1]
+
+
+def run_bench(
+    seconds: float = 20.0,
+    workers: int = 1,
+    bots: int = 64,
+    live_games: int = 100,
+    processes: int = 2,
+) -> dict[str, Any]:
+    started = time.monotonic()
+    data_dir = tempfile.mkdtemp(prefix="referee-bench-")
+    valkey = start_embedded(data_dir, persist=False)
+    referee = None
+    try:
+        referee, url = _start_referee(valkey.connection_url, workers)
+        client = redis.Redis.from_url(valkey.connection_url)
+        _live_games(url, live_games)
+        ceiling = _run_load("ceiling", url, bots, processes, seconds * 0.3)
+        ceiling_rps = sum(r["requests"] for r in ceiling) / max(r["elapsed"] for r in ceiling)
+        calls_before = _command_calls(client)
+        games = _run_load("games", url, bots, processes, seconds * 0.7)
+        calls = _command_calls(client) - calls_before
+        elapsed = max(r["elapsed"] for r in games)
+        decisions = sum(r["decisions"] for r in games)
+        requests = sum(r["turn"] + r["moves"] for r in games)
+        latencies = [x for r in games for x in r["latencies"]]
+        figures = {
+            "ceiling_rps": round(ceiling_rps, 1),
+            "decisions_per_s": round(decisions / elapsed, 1),
+            "game_requests_per_s": round(requests / elapsed, 1),
+            "ratio": round(requests / elapsed / ceiling_rps, 3),
+            "p50_ms": round(_percentile(latencies, 0.5), 2),
+            "p99_ms": round(_percentile(latencies, 0.99), 2),
+            "redis_calls_per_decision": round(calls / max(decisions, 1), 2),
+            "redis_bytes_per_game": _bytes_per_game(client, url),
+            "games_finished": sum(r["games"] for r in games),
+            "errors": sum(r["errors"] for r in games),
+            "workers": workers,
+            "bots": bots,
+            "live_games": live_games,
+            "seconds": round(time.monotonic() - started, 1),
+        }
+        client.close()
+        return figures
+    finally:
+        if referee is not None:
+            referee.terminate()
+            referee.wait(timeout=15)
+        valkey.stop()
+
+
+def main(args: Any) -> int:
+    figures = run_bench(args.seconds, args.workers, args.bots, args.live_games)
+    if args.json:
+        print(json.dumps(figures))
+    else:
+        for name, value in figures.items():
+            print(f"{name:28} {value}")
+    return 0

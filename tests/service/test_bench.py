@@ -1,0 +1,44 @@
+"""`referee bench` runs end to end and reports every figure (speed is not asserted here)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+
+def test_bench_reports_every_figure():
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "referee.cli",
+            "bench",
+            "--seconds",
+            "3",
+            "--bots",
+            "4",
+            "--live-games",
+            "5",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        cwd=Path(__file__).parents[2],
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    figures = json.loads(result.stdout.strip().splitlines()[-1])
+    for name in (
+        "ceiling_rps",
+        "decisions_per_s",
+        "ratio",
+        "p50_ms",
+        "p99_ms",
+        "redis_calls_per_decision",
+        "redis_bytes_per_game",
+    ):
+        assert isinstance(figures[name], (int, float)), name
+    assert figures["decisions_per_s"] > 0 and figures["errors"] == 0
+    assert figures["redis_bytes_per_game"] > 1000
