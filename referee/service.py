@@ -306,7 +306,7 @@ class GameService:
         if game.state is not None:
             doc.state = _encoder.encode(game.state)
         first = _first_deadline(doc)
-        hint: float | None | bool = False if first == game.first_deadline else first
+        hint: float | bool | None = False if first == game.first_deadline else first
         new_version = str(int(game.version or 0) + 1)
         ids = await self.store.commit(
             doc.id,

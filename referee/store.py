@@ -97,7 +97,7 @@ class Store:
         events: list[bytes] = (),  # type: ignore[assignment]
         idem: dict[str, bytes] | None = None,
         ttl: int = 0,
-        deadline: float | None | bool = None,
+        deadline: float | bool | None = None,
     ) -> list[str] | None:
         """One round trip: the atomic write (None if the version moved) and the deadline hint
         (a time, None to drop it, False to leave it as it is)."""
