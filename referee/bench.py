@@ -31,7 +31,7 @@ import redis
 from .embedded import start_embedded
 from .store import GameKeys
 
-__all__ = ["run_bench"]
+__all__ = ["run_bench", "start_referee"]
 
 
 def _free_port() -> int:
@@ -40,9 +40,11 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _start_referee(redis_url: str, workers: int) -> tuple[subprocess.Popen, str]:
+def start_referee(
+    redis_url: str, workers: int = 1, *, env: dict[str, str] | None = None
+) -> tuple[subprocess.Popen, str]:
+    """A referee in a process of its own on a free port, once it answers ``/readyz``."""
     port = _free_port()
-    env = {**os.environ, "REDIS_URL": redis_url}
     process = subprocess.Popen(
         [
             sys.executable,
@@ -59,16 +61,12 @@ def _start_referee(redis_url: str, workers: int) -> tuple[subprocess.Popen, str]
             "--log-level",
             "warning",
             "--no-access-log",
-            "--loop",
-            "uvloop",
-            "--http",
-            "httptools",
         ],
-        env=env,
+        env={**os.environ, **(env or {}), "REDIS_URL": redis_url},
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and process.poll() is None:
         try:
             if httpx.get(url + "/readyz", timeout=1).status_code == 200:
                 return process, url
@@ -258,7 +256,7 @@ def run_bench(
     valkey = start_embedded(data_dir, persist=False)
     referee = None
     try:
-        referee, url = _start_referee(valkey.connection_url, workers)
+        referee, url = start_referee(valkey.connection_url, workers)
         client = redis.Redis.from_url(valkey.connection_url)
         _live_games(url, live_games)
         ceiling = _run_load("ceiling", url, bots, processes, seconds * 0.3)

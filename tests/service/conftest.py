@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import os
 import socket
-import subprocess
-import sys
 import threading
 import time
-from pathlib import Path
 
 import httpx
 import pytest
@@ -16,6 +12,7 @@ import redis
 import uvicorn
 
 from referee.api import create_app
+from referee.bench import start_referee
 from referee.embedded import start_embedded
 from referee.settings import Settings
 
@@ -86,38 +83,8 @@ def http(server):
 class ProcessServer:
     """The referee in a process of its own (to kill it, or to run several replicas)."""
 
-    def __init__(self, redis_url: str, port: int | None = None) -> None:
-        self.port = port or free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        env = {**os.environ, "REDIS_URL": redis_url, "REFEREE_SWEEP_INTERVAL_S": "0.05"}
-        self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "uvicorn",
-                "referee.api:create_app",
-                "--factory",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(self.port),
-                "--log-level",
-                "warning",
-            ],
-            env=env,
-            cwd=Path(__file__).parents[2],
-        )
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(self.url + "/readyz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline or self.process.poll() is not None:
-                self.kill()
-                raise RuntimeError("the referee process did not start")
-            time.sleep(0.1)
+    def __init__(self, redis_url: str) -> None:
+        self.process, self.url = start_referee(redis_url, env={"REFEREE_SWEEP_INTERVAL_S": "0.05"})
 
     def kill(self) -> None:
         if self.process.poll() is None:
@@ -134,8 +101,8 @@ class ProcessServer:
 def process_server(valkey):
     started = []
 
-    def start(port=None):
-        started.append(ProcessServer(valkey, port))
+    def start():
+        started.append(ProcessServer(valkey))
         return started[-1]
 
     yield start
