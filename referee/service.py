@@ -84,6 +84,11 @@ def _first_deadline(doc: GameDoc) -> float | None:
     return min((d.at for d in doc.deadlines if d is not None), default=None)
 
 
+def new_token(game_id: str) -> str:
+    """A seat's bearer secret; it starts with the game's id, so a token alone finds its game."""
+    return f"{game_id}.{secrets.token_urlsafe(32)}"
+
+
 def token_hash(token: str) -> bytes:
     return hashlib.sha256(token.encode()).digest()
 
@@ -142,18 +147,19 @@ class GameService:
         except GameError as exc:
             raise ApiError(422, exc.code, exc.message, field=exc.field) from None
         seed = new_seed()
+        game_id = secrets.token_hex(8)
         tokens: list[str | None] = []
         seat_docs = []
         for seat in seats:
             if seat.get("name"):
-                token = secrets.token_urlsafe(32)
+                token = new_token(game_id)
                 tokens.append(token)
                 seat_docs.append(SeatDoc(seat["name"], token_hash(token), seat.get("client_seed")))
             else:
                 tokens.append(None)
                 seat_docs.append(SeatDoc(None))
         doc = GameDoc(
-            secrets.token_hex(8),
+            game_id,
             ruleset.id,
             msgspec.to_builtins(engine_options),
             deadline_s,
@@ -176,7 +182,7 @@ class GameService:
             if not free:
                 raise ApiError(409, "no-open-seat", "every seat of this game is taken")
             seat = free[0]
-            token = secrets.token_urlsafe(32)
+            token = new_token(game_id)
             game.doc.seats[seat] = SeatDoc(name, token_hash(token), client_seed)
             self._emit(game, {"type": "seat_claimed", "seat": seat, "name": name})
             self._maybe_start(game)
@@ -350,7 +356,9 @@ class GameService:
             if engine:
                 entry.update(engine["seats"][index])
             seats.append(entry)
-        view = {k: v for k, v in engine.items() if k not in ("seats", "ruleset", "finished")}
+        view = {
+            k: v for k, v in engine.items() if k not in ("seats", "ruleset", "finished", "options")
+        }
         view.update(
             id=doc.id,
             ruleset=doc.ruleset,

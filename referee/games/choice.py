@@ -616,6 +616,7 @@ class ChoiceRuleset:
             seats.append(entry)
         view: dict[str, Any] = {
             "ruleset": state.ruleset,
+            "options": msgspec.to_builtins(state.options),
             "finished": state.finished,
             "batch": state.batch,
             "first_roll": state.first_roll,

@@ -427,7 +427,7 @@ class ChoptaRuleset:
             {
                 "total": state.totals[s],
                 "rounds": [scores[s] for scores in state.history],
-                "area": msgspec.to_builtins(
+                "arrangement": msgspec.to_builtins(
                     score_area(_dice_of(area), bonus=options.bonus, face_value=options.face_value)
                 ),
             }
@@ -439,6 +439,7 @@ class ChoptaRuleset:
         scores = self.scores(state)
         view: dict[str, Any] = {
             "ruleset": state.ruleset,
+            "options": msgspec.to_builtins(state.options),
             "finished": state.finished,
             "round": state.round,
             "first_seat": state.round % len(state.totals),

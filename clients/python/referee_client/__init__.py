@@ -1,0 +1,20 @@
+"""A thin client for the referee: every operation of ``openapi/openapi.json``, sync and async,
+and ``run_bot``, so that a bot is one function ``choose(turn) -> move``."""
+
+from ._client import AsyncClient, Client, RefereeError
+from ._models import Claimed, GameCreated, MoveAccepted, Problem, SeatToken, Turn
+from ._run import run_bot, run_bot_async
+
+__all__ = [
+    "AsyncClient",
+    "Claimed",
+    "Client",
+    "GameCreated",
+    "MoveAccepted",
+    "Problem",
+    "RefereeError",
+    "SeatToken",
+    "Turn",
+    "run_bot",
+    "run_bot_async",
+]

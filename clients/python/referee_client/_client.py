@@ -1,0 +1,179 @@
+"""Sync and async clients over httpx; errors come back as RefereeError with the problem."""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import httpx
+import msgspec
+
+from ._models import Claimed, GameCreated, MoveAccepted, Problem, Turn
+
+T = TypeVar("T")
+
+
+class RefereeError(Exception):
+    """The referee refused a request; ``problem`` says which rule or field, and why."""
+
+    def __init__(self, problem: Problem) -> None:
+        super().__init__(f"{problem.status} {problem.code}: {problem.detail}")
+        self.problem = problem
+
+    @property
+    def code(self) -> str:
+        return self.problem.code
+
+    @property
+    def status(self) -> int:
+        return self.problem.status
+
+
+def _decode(reply: httpx.Response, type_: type[T]) -> T:
+    if reply.status_code >= 400:
+        try:
+            problem = msgspec.json.decode(reply.content, type=Problem)
+        except msgspec.DecodeError:
+            problem = Problem(
+                "about:blank",
+                reply.reason_phrase,
+                reply.status_code,
+                reply.text[:500],
+                f"http-{reply.status_code}",
+            )
+        raise RefereeError(problem)
+    return msgspec.json.decode(reply.content, type=type_)
+
+
+def _auth(token: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
+def _create_body(
+    ruleset: str, seats: list[dict[str, Any]] | int, options: dict | None, deadline_s: float | None
+) -> dict[str, Any]:
+    if isinstance(seats, int):
+        seats = [{"name": f"seat{i}"} for i in range(seats)]
+    body: dict[str, Any] = {"ruleset": ruleset, "seats": seats, "options": options or {}}
+    if deadline_s is not None:
+        body["deadline_s"] = deadline_s
+    return body
+
+
+def _move_body(seq: int, move: Any) -> dict[str, Any]:
+    if isinstance(move, list):
+        return {"seq": seq, "moves": move}
+    return {"seq": seq, "move": move}
+
+
+class Client:
+    """``Client("http://127.0.0.1:8000")``: one method per operation of the contract."""
+
+    def __init__(
+        self, base_url: str, *, timeout: float = 75.0, http: httpx.Client | None = None
+    ) -> None:
+        self.http = http or httpx.Client(base_url=base_url, timeout=timeout)
+
+    def close(self) -> None:
+        self.http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def rulesets(self) -> list[dict[str, Any]]:
+        return _decode(self.http.get("/v1/rulesets"), list[dict[str, Any]])
+
+    def score(self, ruleset: str, body: dict[str, Any]) -> dict[str, Any]:
+        return _decode(self.http.post(f"/v1/rulesets/{ruleset}/score", json=body), dict[str, Any])
+
+    def create_game(
+        self,
+        ruleset: str,
+        seats: list[dict[str, Any]] | int,
+        options: dict | None = None,
+        deadline_s: float | None = None,
+    ) -> GameCreated:
+        body = _create_body(ruleset, seats, options, deadline_s)
+        return _decode(self.http.post("/v1/games", json=body), GameCreated)
+
+    def claim_seat(self, game_id: str, name: str, client_seed: str | None = None) -> Claimed:
+        body = {"name": name, **({"client_seed": client_seed} if client_seed else {})}
+        return _decode(self.http.post(f"/v1/games/{game_id}/seats", json=body), Claimed)
+
+    def game(self, game_id: str) -> dict[str, Any]:
+        return _decode(self.http.get(f"/v1/games/{game_id}"), dict[str, Any])
+
+    def turn(self, game_id: str, token: str, wait: float = 0) -> Turn:
+        reply = self.http.get(
+            f"/v1/games/{game_id}/turn", params={"wait": wait}, headers=_auth(token)
+        )
+        return _decode(reply, Turn)
+
+    def move(self, game_id: str, token: str, seq: int, move: Any) -> MoveAccepted:
+        """Submit one move, or a list of moves for a postal round."""
+        reply = self.http.post(
+            f"/v1/games/{game_id}/moves", json=_move_body(seq, move), headers=_auth(token)
+        )
+        return _decode(reply, MoveAccepted)
+
+    def record(self, game_id: str) -> dict[str, Any]:
+        return _decode(self.http.get(f"/v1/games/{game_id}/record"), dict[str, Any])
+
+
+class AsyncClient:
+    """The same operations, awaitable."""
+
+    def __init__(
+        self, base_url: str, *, timeout: float = 75.0, http: httpx.AsyncClient | None = None
+    ) -> None:
+        self.http = http or httpx.AsyncClient(base_url=base_url, timeout=timeout)
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def rulesets(self) -> list[dict[str, Any]]:
+        return _decode(await self.http.get("/v1/rulesets"), list[dict[str, Any]])
+
+    async def score(self, ruleset: str, body: dict[str, Any]) -> dict[str, Any]:
+        reply = await self.http.post(f"/v1/rulesets/{ruleset}/score", json=body)
+        return _decode(reply, dict[str, Any])
+
+    async def create_game(
+        self,
+        ruleset: str,
+        seats: list[dict[str, Any]] | int,
+        options: dict | None = None,
+        deadline_s: float | None = None,
+    ) -> GameCreated:
+        body = _create_body(ruleset, seats, options, deadline_s)
+        return _decode(await self.http.post("/v1/games", json=body), GameCreated)
+
+    async def claim_seat(self, game_id: str, name: str, client_seed: str | None = None) -> Claimed:
+        body = {"name": name, **({"client_seed": client_seed} if client_seed else {})}
+        return _decode(await self.http.post(f"/v1/games/{game_id}/seats", json=body), Claimed)
+
+    async def game(self, game_id: str) -> dict[str, Any]:
+        return _decode(await self.http.get(f"/v1/games/{game_id}"), dict[str, Any])
+
+    async def turn(self, game_id: str, token: str, wait: float = 0) -> Turn:
+        reply = await self.http.get(
+            f"/v1/games/{game_id}/turn", params={"wait": wait}, headers=_auth(token)
+        )
+        return _decode(reply, Turn)
+
+    async def move(self, game_id: str, token: str, seq: int, move: Any) -> MoveAccepted:
+        reply = await self.http.post(
+            f"/v1/games/{game_id}/moves", json=_move_body(seq, move), headers=_auth(token)
+        )
+        return _decode(reply, MoveAccepted)
+
+    async def record(self, game_id: str) -> dict[str, Any]:
+        return _decode(await self.http.get(f"/v1/games/{game_id}/record"), dict[str, Any])

@@ -1,0 +1,91 @@
+"""The Python client and its bot loop against a real referee over HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from pathlib import Path
+
+import pytest
+
+# The client is its own distribution (clients/python); use it in place, as an editable
+# install of clients/python would.
+sys.path.insert(0, str(Path(__file__).parents[2] / "clients" / "python"))
+
+from referee_client import (
+    AsyncClient,
+    Client,
+    RefereeError,
+    run_bot,
+    run_bot_async,
+)
+
+from referee.bots import get_bot
+from referee.games import verify
+
+
+@pytest.fixture
+def referee_url(server):
+    return server.url
+
+
+def test_a_bot_is_one_function(referee_url):
+    with Client(referee_url) as client:
+        game = client.create_game("choice", [{"name": "me"}], deadline_s=0)
+        bot = get_bot("choice", "greedy")
+        final = run_bot(
+            referee_url,
+            game.seats[0].token,
+            lambda turn: bot({"legal_moves": turn.legal_moves, "view": turn.view}),
+        )
+        assert final.status == "finished"
+        record = client.record(game.id)
+    assert record["finished"] and verify(record).ok
+
+
+def test_async_bots_play_a_chopta_game(referee_url):
+    async def scenario():
+        async with AsyncClient(referee_url) as client:
+            game = await client.create_game("chopta", 2, {"target": 15}, deadline_s=0)
+            bots = [get_bot("chopta", "strong"), get_bot("chopta", "random", 1)]
+
+            async def play(seat):
+                async def choose(turn):
+                    return bots[seat]({"legal_moves": turn.legal_moves, "view": turn.view})
+
+                return await run_bot_async(referee_url, game.seats[seat].token, choose)
+
+            finals = await asyncio.gather(play(0), play(1))
+            return finals, await client.game(game.id)
+
+    finals, public = asyncio.run(scenario())
+    assert all(f.status == "finished" for f in finals)
+    assert public["status"] == "finished" and public["ranking"]
+
+
+def test_refusals_raise_with_the_rule(referee_url):
+    with Client(referee_url) as client:
+        with pytest.raises(RefereeError) as refused:
+            client.create_game("choice", [{"name": "a"}], {"schedule": [0]})
+        assert refused.value.code == "invalid-option"
+        assert refused.value.problem.field == "options.schedule[0]"
+        game = client.create_game("choice", 1)
+        token = game.seats[0].token
+        turn = client.turn(game.id, token)
+        with pytest.raises(RefereeError) as stale:
+            client.move(game.id, token, turn.seq + 3, turn.legal_moves[0])
+        assert stale.value.status == 409 and stale.value.problem.current_seq == turn.seq
+
+
+def test_run_bot_logs_a_refused_move_and_plays_on(referee_url, caplog):
+    with Client(referee_url) as client:
+        game = client.create_game("choice", 1, deadline_s=0)
+
+    def stubborn(turn):
+        return {"type": "mark", "fifth": 6, "pairs": [[6, 6], [6, 6]]}  # rarely legal
+
+    with caplog.at_level(logging.ERROR, logger="referee_client"):
+        final = run_bot(referee_url, game.seats[0].token, stubborn)
+    assert final.status == "finished"
+    assert any("refused" in r.message and "dice-not-in-roll" in r.message for r in caplog.records)
