@@ -541,11 +541,39 @@ def _finish_contract(app: Litestar) -> None:
         if model is not None and model.__struct_config__.forbid_unknown_fields:
             converted.additional_properties = False
         components[name] = converted  # type: ignore[index]
+    _open_free_form_objects(schema)
     created = schema.paths["/v1/games"].post.responses["201"]  # type: ignore[index,union-attr]
     created.links = {
         name: Link(operation_id=operation, parameters={"game_id": "$response.body#/id"})
         for name, operation in _GAME_LINKS.items()
     }
+
+
+def _open_free_form_objects(node: Any, seen: set[int] | None = None) -> None:
+    """``dict[str, Any]`` renders as a bare object; say that any property is welcome, so
+    generated clients type it as a map of anything rather than an empty object."""
+    seen = set() if seen is None else seen
+    if id(node) in seen or node is None or isinstance(node, (str, int, float, bool)):
+        return
+    seen.add(id(node))
+    if isinstance(node, Schema):
+        kind = node.type
+        if (
+            (kind == OpenAPIType.OBJECT or kind == "object")
+            and not node.properties
+            and node.additional_properties is None
+        ):
+            node.additional_properties = True
+    if isinstance(node, dict):
+        children = list(node.values())
+    elif isinstance(node, (list, tuple)):
+        children = list(node)
+    elif hasattr(node, "__dataclass_fields__"):
+        children = [getattr(node, name) for name in node.__dataclass_fields__]
+    else:
+        return
+    for child in children:
+        _open_free_form_objects(child, seen)
 
 
 def openapi_document() -> str:

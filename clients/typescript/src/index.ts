@@ -1,0 +1,97 @@
+/**
+ * A thin client for the referee. Types come from openapi/openapi.json (generated into
+ * src/schema.d.ts by `npm ci`), requests from openapi-fetch. A bot is one function:
+ * choose(turn) => move; runBot does the long-poll, posts, retries and stops at the end.
+ */
+import createClient from "openapi-fetch";
+import type { components, paths } from "./schema.js";
+
+export type Turn = components["schemas"]["Turn"];
+export type Move = Turn["legal_moves"][number];
+export type Problem = components["schemas"]["Problem"];
+export type Choose = (turn: Turn) => Move | Move[] | Promise<Move | Move[]>;
+
+export class RefereeError extends Error {
+  constructor(public readonly problem: Problem) {
+    super(`${problem.status} ${problem.code}: ${problem.detail}`);
+  }
+  get code(): string {
+    return this.problem.code;
+  }
+}
+
+/** Refusals that mean the game moved on: fetch the turn again instead of retrying. */
+const STALE = new Set(["seq-already-decided", "seq-mismatch", "not-your-turn", "game-over"]);
+
+export function referee(baseUrl: string) {
+  return createClient<paths>({ baseUrl });
+}
+
+export type Referee = ReturnType<typeof referee>;
+
+function unwrap<T>(result: { data?: T; error?: unknown }): T {
+  if (result.error !== undefined) throw new RefereeError(result.error as Problem);
+  return result.data as T;
+}
+
+/** A seat token starts with its game's id. */
+export function gameOf(token: string): string {
+  return token.split(".", 1)[0];
+}
+
+export async function createGame(
+  client: Referee,
+  body: components["schemas"]["CreateGame"],
+): Promise<components["schemas"]["GameCreated"]> {
+  return unwrap(await client.POST("/v1/games", { body }));
+}
+
+export async function getGame(client: Referee, gameId: string): Promise<Record<string, unknown>> {
+  return unwrap(await client.GET("/v1/games/{game_id}", { params: { path: { game_id: gameId } } }));
+}
+
+export async function getTurn(client: Referee, token: string, wait = 0): Promise<Turn> {
+  const result = await client.GET("/v1/games/{game_id}/turn", {
+    params: { path: { game_id: gameOf(token) }, query: { wait } },
+    headers: { Authorization: `Bearer ${token}` },
+  });
+  // openapi-fetch widens the contract's fixed-length tuples to arrays; the body is a Turn
+  return unwrap(result) as Turn;
+}
+
+export async function submitMove(client: Referee, token: string, seq: number, move: Move | Move[]) {
+  const body = Array.isArray(move) ? { seq, moves: move } : { seq, move };
+  return unwrap(
+    await client.POST("/v1/games/{game_id}/moves", {
+      params: { path: { game_id: gameOf(token) } },
+      headers: { Authorization: `Bearer ${token}` },
+      body,
+    }),
+  );
+}
+
+/** Play a seat until its game is over; returns the final turn. */
+export async function runBot(baseUrl: string, token: string, choose: Choose, wait = 30): Promise<Turn> {
+  const client = referee(baseUrl);
+  for (;;) {
+    const turn = await getTurn(client, token, wait);
+    if (turn.status === "finished") return turn;
+    if (turn.status !== "your_turn") continue;
+    let move: Move | Move[] | null = await choose(turn);
+    for (let attempt = 0; attempt < 5 && move !== null; attempt++) {
+      try {
+        await submitMove(client, token, turn.seq, move);
+        break;
+      } catch (error) {
+        if (error instanceof RefereeError) {
+          if (STALE.has(error.code)) break;
+          console.error(`the referee refused seat ${turn.seat}'s move at seq ${turn.seq}: ${error.message}`);
+          move = move === turn.legal_moves[0] ? null : turn.legal_moves[0];
+        } else {
+          // a transport failure: the same seq again is safe, the referee dedupes it
+          await new Promise((resolve) => setTimeout(resolve, Math.min(2000, 100 * 2 ** attempt)));
+        }
+      }
+    }
+  }
+}

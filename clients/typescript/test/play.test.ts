@@ -1,0 +1,46 @@
+// Plays full games against a running referee at REFEREE_URL (the Python suite starts one).
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { RefereeError, createGame, getGame, getTurn, referee, runBot, submitMove } from "../src/index.js";
+
+const url = process.env.REFEREE_URL;
+
+test("two bots play a CHOICE game to the end", { skip: !url && "REFEREE_URL is not set" }, async () => {
+  const client = referee(url!);
+  const game = await createGame(client, {
+    ruleset: "choice",
+    seats: [{ name: "ts-a" }, { name: "ts-b" }],
+    deadline_s: 0,
+  });
+  const finals = await Promise.all(
+    game.seats.map((seat) => runBot(url!, seat.token!, (turn) => turn.legal_moves[0])),
+  );
+  assert.ok(finals.every((turn) => turn.status === "finished"));
+  const view = await getGame(client, game.id);
+  assert.equal(view.status, "finished");
+  assert.ok(Array.isArray(view.ranking));
+});
+
+test("a CHOPTA game with swaps plays out", { skip: !url && "REFEREE_URL is not set" }, async () => {
+  const game = await createGame(referee(url!), {
+    ruleset: "chopta",
+    seats: [{ name: "ts-a" }, { name: "ts-b" }],
+    options: { target: 10 },
+    deadline_s: 0,
+  });
+  const finals = await Promise.all(
+    game.seats.map((seat) => runBot(url!, seat.token!, (turn) => turn.legal_moves[turn.legal_moves.length - 1])),
+  );
+  assert.ok(finals.every((turn) => turn.status === "finished"));
+});
+
+test("a refusal names the rule", { skip: !url && "REFEREE_URL is not set" }, async () => {
+  const client = referee(url!);
+  const game = await createGame(client, { ruleset: "chopta", seats: [{ name: "a" }, { name: "b" }] });
+  const token = game.seats[1].token!;
+  const turn = await getTurn(client, token);
+  await assert.rejects(
+    submitMove(client, token, turn.seq, { type: "place", die: 1 }),
+    (error: unknown) => error instanceof RefereeError && error.code === "not-your-turn",
+  );
+});

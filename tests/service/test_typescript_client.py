@@ -1,0 +1,40 @@
+"""The TypeScript client plays full games against a real referee (its own node test)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+CLIENT = Path(__file__).parents[2] / "clients" / "typescript"
+NODE = shutil.which("node")
+NPM = shutil.which("npm")
+
+
+def _npm(*args: str, env: dict | None = None, timeout: int = 600) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [NPM, *args],
+        cwd=CLIENT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )
+
+
+@pytest.mark.skipif(NODE is None or NPM is None, reason="node and npm are not installed here")
+def test_typescript_client_plays_full_games(server):
+    if not (CLIENT / "node_modules").is_dir() or not (CLIENT / "src" / "schema.d.ts").is_file():
+        installed = _npm("ci", "--no-audit", "--no-fund")
+        assert installed.returncode == 0, installed.stdout[-3000:] + installed.stderr[-3000:]
+    else:  # types follow the committed contract, whatever was generated before
+        generated = _npm("run", "prepare")
+        assert generated.returncode == 0, generated.stderr[-3000:]
+    typecheck = _npm("run", "typecheck")
+    assert typecheck.returncode == 0, typecheck.stdout[-3000:] + typecheck.stderr[-3000:]
+    result = _npm("test", env={"REFEREE_URL": server.url}, timeout=300)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    assert "# pass 3" in result.stdout and "# fail 0" in result.stdout
