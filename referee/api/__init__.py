@@ -496,6 +496,8 @@ def _spec(value: Any) -> Any:
     fields: dict[str, Any] = {}
     for key, item in value.items():
         name = _SNAKE.sub(lambda m: "_" + m.group(0).lower(), key)
+        if key == "items" and item is False:
+            continue  # a tuple: prefixItems with minItems == maxItems already fix its length
         if key == "properties":
             fields[name] = {k: _spec(v) for k, v in item.items()}
         elif key == "discriminator":
