@@ -43,6 +43,8 @@ def dice_key(seed: bytes, client_seeds: Sequence[str] = ()) -> bytes:
 
 
 _PADS: dict[bytes, tuple[Any, Any]] = {}
+_IPAD = bytes(b ^ 0x36 for b in range(256))  # byte -> byte XOR ipad, for bytes.translate
+_OPAD = bytes(b ^ 0x5C for b in range(256))
 
 
 def _pads(key: bytes) -> tuple[Any, Any]:
@@ -50,10 +52,7 @@ def _pads(key: bytes) -> tuple[Any, Any]:
     pads = _PADS.get(key)
     if pads is None:
         block = (hashlib.sha256(key).digest() if len(key) > 64 else key).ljust(64, b"\0")
-        pads = (
-            hashlib.sha256(bytes(b ^ 0x36 for b in block)),
-            hashlib.sha256(bytes(b ^ 0x5C for b in block)),
-        )
+        pads = (hashlib.sha256(block.translate(_IPAD)), hashlib.sha256(block.translate(_OPAD)))
         if len(_PADS) >= 4096:
             _PADS.clear()
         _PADS[key] = pads
