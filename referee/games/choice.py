@@ -503,21 +503,20 @@ class ChoiceRuleset:
 
     def _resolve(self, state: ChoiceState) -> list[dict]:
         """Every active seat decided the batch: reveal all decisions, roll the next batch."""
+        sheets, pending = state.sheets, state.pending
+        decisions: dict[str, list] = {}  # moves stay Structs: events are encoded as sent
         events: list[dict] = [
             {
                 "type": "rolls_decided",
                 "batch": state.batch,
                 "first_roll": state.first_roll,
                 "rolls": state.rolls,
-                # moves stay Structs: events are encoded to JSON as they are sent
-                "decisions": {
-                    str(seat): moves for seat, moves in enumerate(state.pending) if moves
-                },
+                "decisions": decisions,
             }
         ]
-        sheets = state.sheets
         for seat, draft in enumerate(state.drafts):
             if draft is not None:
+                decisions[str(seat)] = pending[seat]
                 if draft.done:
                     events.append({"type": "seat_done", "seat": seat, "retired": draft.retired})
                 sheets[seat] = draft
@@ -527,7 +526,7 @@ class ChoiceRuleset:
         state.drafts = [None] * seats
         state.progress = [0] * seats
         state.pending = [[] for _ in range(seats)]
-        if all(sheet.done for sheet in sheets):
+        if [sheet.done for sheet in sheets].count(False) == 0:
             state.finished = True
             state.rolls = []
             events.append({"type": "game_over", "totals": self.totals(state)})
@@ -538,7 +537,7 @@ class ChoiceRuleset:
                     "type": "rolls",
                     "batch": state.batch,
                     "first_roll": state.first_roll,
-                    "rolls": [list(r) for r in state.rolls],
+                    "rolls": state.rolls,
                 }
             )
         return events
