@@ -63,8 +63,11 @@ class GameKeys:
 class Store:
     """Thin async access to a game's keys; the service decides what to write."""
 
-    def __init__(self, redis: Redis) -> None:
+    def __init__(self, redis: Redis, blocking: Redis | None = None) -> None:
         self.redis = redis
+        # long-polls and event streams wait in XREAD BLOCK on a pool of their own, so
+        # waiting clients never take the connections that decisions need
+        self.blocking = blocking or redis
         self._commit_sha = hashlib.sha1(_COMMIT.encode()).hexdigest()
 
     async def load(
@@ -135,7 +138,7 @@ class Store:
 
     async def events_after(self, game_id: str, last_id: str, block_ms: int | None) -> list:
         """Events after ``last_id`` ("0" for all), waiting up to ``block_ms`` if there are none."""
-        reply = await self.redis.xread(
+        reply = await self.blocking.xread(
             {GameKeys(game_id).events: last_id}, count=500, block=block_ms
         )
         return reply[0][1] if reply else []

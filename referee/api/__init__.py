@@ -409,8 +409,9 @@ def create_app(settings: Settings | None = None) -> Litestar:
             embedded = start_embedded(settings.data_dir)
             url = embedded.connection_url
         redis = Redis.from_url(url, max_connections=256)
+        blocking = Redis.from_url(url, max_connections=4096)
         app.state.redis = redis
-        app.state.service = GameService(Store(redis), retention_s=settings.retention_s)
+        app.state.service = GameService(Store(redis, blocking), retention_s=settings.retention_s)
         sweeper = asyncio.create_task(app.state.service.sweep_forever(settings.sweep_interval_s))
         try:
             yield
@@ -419,6 +420,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             with contextlib.suppress(asyncio.CancelledError):
                 await sweeper
             await redis.aclose()
+            await blocking.aclose()
             if embedded is not None:
                 embedded.stop()
 
