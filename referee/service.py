@@ -23,7 +23,7 @@ from .games import GameError, RuleViolation, get_ruleset, new_seed
 from .games import commitment as seed_commitment
 from .games import dice_key as make_dice_key
 from .games._common import check_seats
-from .store import Store
+from .store import DEADLINES, Store
 
 __all__ = ["ApiError", "GameDoc", "GameService", "SeatDoc"]
 
@@ -106,9 +106,6 @@ class Change:
         self.events: list[bytes] = []
         self.idem: dict[str, bytes] = {}
 
-    def __bool__(self) -> bool:
-        return bool(self.decisions or self.events or self.idem)
-
 
 class Loaded:
     """A game as loaded, with its engine state decoded, ready to change."""
@@ -177,7 +174,7 @@ class GameService:
 
     async def claim(self, game_id: str, name: str, client_seed: str | None) -> tuple[int, str]:
         for _ in range(MAX_RETRIES):
-            game = await self._load(game_id)
+            game, _ = await self._load_with(game_id, None)
             free = [i for i, s in enumerate(game.doc.seats) if s.name is None]
             if not free:
                 raise ApiError(409, "no-open-seat", "every seat of this game is taken")
@@ -202,10 +199,6 @@ class GameService:
         self._refresh_deadlines(game, time.time())
 
     # -- loading, deadlines, writing -------------------------------------------------------
-
-    async def _load(self, game_id: str, idem_field: str | None = None) -> Loaded:
-        loaded, _ = await self._load_with(game_id, idem_field)
-        return loaded
 
     async def _load_with(
         self, game_id: str, idem_field: str | None, *, last_event: bool = False
@@ -523,11 +516,11 @@ class GameService:
             try:
                 game, _ = await self.fresh(game_id)
             except ApiError:
-                await self.store.redis.zrem("referee:deadlines", game_id)
+                await self.store.redis.zrem(DEADLINES, game_id)
                 continue
             pending = [d.at for d in game.doc.deadlines if d is not None]
             if not pending:
-                await self.store.redis.zrem("referee:deadlines", game_id)
+                await self.store.redis.zrem(DEADLINES, game_id)
             resolved += 1
         return resolved
 
