@@ -136,6 +136,7 @@ class GameService:
         options: dict[str, Any],
         seats: list[dict[str, Any]],
         deadline_s: float,
+        seed: bytes | None = None,
     ) -> tuple[GameDoc, list[str | None]]:
         try:
             ruleset = get_ruleset(ruleset_id)
@@ -143,7 +144,7 @@ class GameService:
             check_seats(len(seats), ruleset.min_seats, ruleset.max_seats, ruleset.id)
         except GameError as exc:
             raise ApiError(422, exc.code, exc.message, field=exc.field) from None
-        seed = new_seed()
+        seed = seed or new_seed()
         game_id = secrets.token_hex(8)
         tokens: list[str | None] = []
         seat_docs = []

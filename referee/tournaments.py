@@ -21,6 +21,7 @@ __all__ = [
     "Standing",
     "TournamentSpec",
     "next_round",
+    "spec_problem",
     "standings",
     "total_rounds",
 ]
@@ -39,12 +40,16 @@ class TournamentSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     rounds: Annotated[int, msgspec.Meta(ge=1, le=64)] | None = None  # swiss only
     options: dict = {}
     deadline_s: Annotated[float, msgspec.Meta(ge=0, le=3600)] = 10.0
-
-    def __post_init__(self) -> None:
-        if self.table_size > self.entrants:
-            raise ValueError(f"a table of {self.table_size} needs at least as many entrants")
-        if self.format == "swiss" and self.table_size != 2:
-            raise ValueError("swiss pairs entrants: table_size must be 2")
+    seed: (
+        Annotated[
+            str,
+            msgspec.Meta(
+                pattern="^([0-9a-f]{2}){1,64}$",
+                description="hex; fixes every round's dice (replays)",
+            ),
+        ]
+        | None
+    ) = None
 
 
 class GameResult(msgspec.Struct, frozen=True):
@@ -64,6 +69,15 @@ class Standing(msgspec.Struct, frozen=True):
     mu: float
     sigma: float
     rating: float  # mu - 3 sigma: a rating the entrant has earned with high confidence
+
+
+def spec_problem(spec: TournamentSpec) -> tuple[str, str] | None:
+    """(field, sentence) for a spec whose fields fit the schema but not each other."""
+    if spec.table_size > spec.entrants:
+        return "table_size", f"a table of {spec.table_size} needs as many entrants at least"
+    if spec.format == "swiss" and spec.table_size != 2:
+        return "table_size", "swiss pairs entrants: table_size must be 2"
+    return None
 
 
 def total_rounds(spec: TournamentSpec) -> int:

@@ -40,6 +40,8 @@ from ..games.chopta import Place, Swap
 from ..service import ApiError, GameService
 from ..settings import Settings
 from ..store import Store
+from ..tournament_service import TournamentService
+from ..tournaments import TournamentSpec
 from .models import (
     Claimed,
     ClaimSeat,
@@ -47,13 +49,17 @@ from .models import (
     GameCreated,
     MoveAccepted,
     MoveSubmission,
+    NextDecision,
     Problem,
+    Register,
+    Registered,
     RulesetInfo,
     RulesetOption,
     ScoreOptions,
     ScoreRequest,
     SeatSpec,
     SeatToken,
+    TournamentCreated,
     Turn,
 )
 
@@ -175,9 +181,9 @@ def _service(state: State) -> GameService:
     return state.service
 
 
-def _check_id(game_id: str) -> None:
+def _check_id(game_id: str, code: str = "game-not-found") -> None:
     if not GAME_ID.match(game_id):
-        raise ApiError(404, "game-not-found", f"there is no game {game_id!r}")
+        raise ApiError(404, code, f"there is no such id: {game_id!r}")
 
 
 def _bearer(request: Request) -> str | None:
@@ -395,6 +401,74 @@ class GameController(Controller):
         return await _service(state).record(game_id)
 
 
+TournamentId = Annotated[str, Parameter(description="the tournament's id", max_length=64)]
+
+
+class TournamentController(Controller):
+    path = "/v1/tournaments"
+    tags: ClassVar[list[str]] = ["tournaments"]
+
+    @post(
+        "/",
+        operation_id="createTournament",
+        status_code=201,
+        summary="Create a tournament; it starts when its entrants have registered",
+        responses=problems(400, 413, 422),
+    )
+    async def create_tournament(
+        self, state: State, data: JSONBody[TournamentSpec]
+    ) -> TournamentCreated:
+        doc = await state.tournaments.create(data)
+        return TournamentCreated(doc.id, doc.status)
+
+    @post(
+        "/{tournament_id:str}/entrants",
+        operation_id="registerEntrant",
+        status_code=201,
+        summary="Register an entrant; its token is shown once",
+        responses=problems(400, 404, 409, 413),
+    )
+    async def register(
+        self, state: State, tournament_id: TournamentId, data: JSONBody[Register]
+    ) -> Registered:
+        _check_id(tournament_id, "tournament-not-found")
+        entrant, token = await state.tournaments.register(tournament_id, data.name)
+        return Registered(tournament_id, entrant, data.name, token)
+
+    @get(
+        "/{tournament_id:str}",
+        operation_id="getTournament",
+        summary="Rounds, tables and standings with ratings",
+        responses=problems(400, 404),
+    )
+    async def get_tournament(self, state: State, tournament_id: TournamentId) -> dict[str, Any]:
+        _check_id(tournament_id, "tournament-not-found")
+        return await state.tournaments.get(tournament_id)
+
+
+class MeController(Controller):
+    path = "/v1/me"
+    tags: ClassVar[list[str]] = ["tournaments"]
+
+    @get(
+        "/next",
+        operation_id="nextDecision",
+        security=SECURITY,
+        guards=[_require_bearer],
+        summary="An entrant's next decision across all of its games",
+        responses=problems(400, 401, 403, 404),
+    )
+    async def next_decision(
+        self,
+        request: Request,
+        state: State,
+        wait: Annotated[float, Parameter(ge=0, le=60, description="long-poll seconds")] = 0,
+    ) -> NextDecision:
+        result = await state.tournaments.next_decision(_bearer(request), wait)
+        turn = result.pop("turn", None)
+        return NextDecision(**result, turn=Turn(**turn) if turn else None)
+
+
 def create_app(settings: Settings | None = None) -> Litestar:
     """The ASGI app. Without a Redis URL it starts an embedded Valkey for itself."""
     settings = settings or Settings.from_env()
@@ -412,6 +486,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         blocking = Redis.from_url(url, max_connections=4096)
         app.state.redis = redis
         app.state.service = GameService(Store(redis, blocking), retention_s=settings.retention_s)
+        app.state.tournaments = TournamentService(app.state.service)
         sweeper = asyncio.create_task(app.state.service.sweep_forever(settings.sweep_interval_s))
         try:
             yield
@@ -425,7 +500,13 @@ def create_app(settings: Settings | None = None) -> Litestar:
                 embedded.stop()
 
     app = Litestar(
-        route_handlers=[SystemController, RulesetController, GameController],
+        route_handlers=[
+            SystemController,
+            RulesetController,
+            GameController,
+            TournamentController,
+            MeController,
+        ],
         lifespan=[lifespan],
         exception_handlers={
             ApiError: _api_error_handler,
@@ -474,6 +555,8 @@ _INPUTS = {
         SuppenKasper,
         Place,
         Swap,
+        TournamentSpec,
+        Register,
     )
 }
 
@@ -527,6 +610,11 @@ _MODELS = (
     Turn,
     RulesetInfo,
     Problem,
+    TournamentSpec,
+    Register,
+    Registered,
+    TournamentCreated,
+    NextDecision,
 )
 
 

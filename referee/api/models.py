@@ -19,12 +19,16 @@ __all__ = [
     "GameCreated",
     "MoveAccepted",
     "MoveSubmission",
+    "NextDecision",
     "Problem",
+    "Register",
+    "Registered",
     "RulesetInfo",
     "ScoreOptions",
     "ScoreRequest",
     "SeatSpec",
     "SeatToken",
+    "TournamentCreated",
     "Turn",
 ]
 
@@ -151,3 +155,30 @@ class Problem(msgspec.Struct, omit_defaults=True):
     field: str | None = None
     current_seq: int | None = None
     instance: str | None = None
+
+
+class TournamentCreated(msgspec.Struct):
+    id: str
+    status: str
+
+
+class Register(msgspec.Struct, forbid_unknown_fields=True):
+    name: Name
+
+
+class Registered(msgspec.Struct):
+    tournament_id: str
+    entrant: int
+    name: str
+    token: str
+
+
+class NextDecision(msgspec.Struct):
+    """An entrant's next decision across its games: post ``turn``'s move to ``game_id`` with
+    ``seat_token``."""
+
+    status: str  # your_turn | waiting | finished
+    tournament_id: str
+    game_id: str | None = None
+    seat_token: str | None = None
+    turn: Turn | None = None

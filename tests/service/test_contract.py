@@ -37,6 +37,10 @@ def test_contract_has_stable_operation_ids_and_problem_errors():
         "submitMove",
         "streamEvents",
         "getRecord",
+        "createTournament",
+        "registerEntrant",
+        "getTournament",
+        "nextDecision",
     }
     for operation_id, operation in operations.items():
         for status, response in operation["responses"].items():

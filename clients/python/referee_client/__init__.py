@@ -2,8 +2,17 @@
 and ``run_bot``, so that a bot is one function ``choose(turn) -> move``."""
 
 from ._client import AsyncClient, Client, RefereeError
-from ._models import Claimed, GameCreated, MoveAccepted, Problem, SeatToken, Turn
-from ._run import run_bot, run_bot_async
+from ._models import (
+    Claimed,
+    GameCreated,
+    MoveAccepted,
+    NextDecision,
+    Problem,
+    Registered,
+    SeatToken,
+    Turn,
+)
+from ._run import run_bot, run_bot_async, run_entrant
 
 __all__ = [
     "AsyncClient",
@@ -11,10 +20,13 @@ __all__ = [
     "Client",
     "GameCreated",
     "MoveAccepted",
+    "NextDecision",
     "Problem",
     "RefereeError",
+    "Registered",
     "SeatToken",
     "Turn",
     "run_bot",
     "run_bot_async",
+    "run_entrant",
 ]

@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 import httpx
 import msgspec
 
-from ._models import Claimed, GameCreated, MoveAccepted, Problem, Turn
+from ._models import Claimed, GameCreated, MoveAccepted, NextDecision, Problem, Registered, Turn
 
 T = TypeVar("T")
 
@@ -120,6 +120,20 @@ class Client:
 
     def record(self, game_id: str) -> dict[str, Any]:
         return _decode(self.http.get(f"/v1/games/{game_id}/record"), dict[str, Any])
+
+    def create_tournament(self, spec: dict[str, Any]) -> dict[str, Any]:
+        return _decode(self.http.post("/v1/tournaments", json=spec), dict[str, Any])
+
+    def register(self, tournament_id: str, name: str) -> Registered:
+        reply = self.http.post(f"/v1/tournaments/{tournament_id}/entrants", json={"name": name})
+        return _decode(reply, Registered)
+
+    def tournament(self, tournament_id: str) -> dict[str, Any]:
+        return _decode(self.http.get(f"/v1/tournaments/{tournament_id}"), dict[str, Any])
+
+    def next_decision(self, entrant_token: str, wait: float = 0) -> NextDecision:
+        reply = self.http.get("/v1/me/next", params={"wait": wait}, headers=_auth(entrant_token))
+        return _decode(reply, NextDecision)
 
 
 class AsyncClient:

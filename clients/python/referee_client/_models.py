@@ -57,3 +57,18 @@ class Problem(msgspec.Struct):
     field: str | None = None
     current_seq: int | None = None
     instance: str | None = None
+
+
+class Registered(msgspec.Struct):
+    tournament_id: str
+    entrant: int
+    name: str
+    token: str
+
+
+class NextDecision(msgspec.Struct):
+    status: str  # your_turn | waiting | finished
+    tournament_id: str
+    game_id: str | None = None
+    seat_token: str | None = None
+    turn: Turn | None = None

@@ -43,6 +43,36 @@ def _refused(error: RefereeError, turn: Turn, move: Any) -> Any:
     return None
 
 
+def run_entrant(
+    url: str,
+    entrant_token: str,
+    choose: Callable[[Turn], Any],
+    *,
+    wait: float = 30,
+    client: Client | None = None,
+) -> None:
+    """Play every decision of a tournament entrant, across all its games, until it is over."""
+    own = client is None
+    client = client or Client(url)
+    try:
+        while True:
+            step = client.next_decision(entrant_token, wait=wait)
+            if step.status == "finished":
+                return
+            if step.status != "your_turn" or step.turn is None:
+                continue
+            move = choose(step.turn)
+            try:
+                client.move(step.game_id, step.seat_token, step.turn.seq, move)
+            except RefereeError as error:
+                _refused(error, step.turn, move)  # the next step asks again
+            except httpx.TransportError as error:
+                log.warning("posting seq %s failed (%s); asking again", step.turn.seq, error)
+    finally:
+        if own:
+            client.close()
+
+
 def run_bot(
     url: str,
     token: str,

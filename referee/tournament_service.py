@@ -1,0 +1,247 @@
+"""Tournaments on the referee: entrants register, the referee creates each round's games when
+the round before is over, and ``next_decision`` hands an entrant its next decision across all
+of its games. No process owns a tournament: whoever touches it advances it, under a version
+check, and only the holder of a short lock creates a round's games.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import secrets
+import time
+from typing import Any
+
+import msgspec
+
+from .games import GameError, get_ruleset
+from .games._common import check_seats
+from .service import ApiError, GameService, token_hash
+from .tournaments import (
+    GameResult,
+    TournamentSpec,
+    next_round,
+    spec_problem,
+    standings,
+    total_rounds,
+)
+
+__all__ = ["TournamentService"]
+
+MAX_RETRIES = 20
+
+# Set the document if its version is the one read (creation: the empty version).
+_SAVE = """
+local v = redis.call('HGET', KEYS[1], 'v') or ''
+if v ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'v', ARGV[2], 'blob', ARGV[3])
+return 1
+"""
+
+
+class EntrantDoc(msgspec.Struct, array_like=True):
+    name: str
+    token_hash: bytes
+
+
+class TableDoc(msgspec.Struct, array_like=True):
+    game_id: str
+    entrants: list[int]
+    seat_tokens: list[str]  # secret: handed only to the seat's own entrant
+    result: GameResult | None = None
+
+
+class TournamentDoc(msgspec.Struct, array_like=True):
+    id: str
+    spec: TournamentSpec
+    seed: bytes
+    entrants: list[EntrantDoc] = []
+    status: str = "registering"  # registering | running | finished
+    rounds: list[list[TableDoc]] = []
+    created: float = 0.0
+
+
+_decoder = msgspec.msgpack.Decoder(TournamentDoc)
+_encoder = msgspec.msgpack.Encoder()
+
+
+def _key(tournament_id: str) -> str:
+    return f"{{tournament:{tournament_id}}}:doc"
+
+
+class TournamentService:
+    def __init__(self, games: GameService) -> None:
+        self.games = games
+        self.redis = games.store.redis
+        self._save = self.redis.register_script(_SAVE)
+
+    # -- storage -------------------------------------------------------------------------------
+
+    async def _load(self, tournament_id: str) -> tuple[str, TournamentDoc]:
+        version, blob = await self.redis.hmget(_key(tournament_id), ["v", "blob"])
+        if blob is None:
+            raise ApiError(404, "tournament-not-found", f"there is no tournament {tournament_id!r}")
+        return version.decode(), _decoder.decode(blob)
+
+    async def _store(self, version: str, doc: TournamentDoc) -> bool:
+        saved = await self._save(
+            keys=[_key(doc.id)], args=[version, str(int(version or 0) + 1), _encoder.encode(doc)]
+        )
+        return bool(saved)
+
+    # -- creating and registering ----------------------------------------------------------
+
+    async def create(self, spec: TournamentSpec) -> TournamentDoc:
+        problem = spec_problem(spec)
+        if problem is not None:
+            raise ApiError(422, "invalid-tournament", problem[1], field=problem[0])
+        try:
+            ruleset = get_ruleset(spec.ruleset)
+            ruleset.options(spec.options)
+            check_seats(spec.table_size, ruleset.min_seats, ruleset.max_seats, ruleset.id)
+        except GameError as exc:
+            raise ApiError(422, exc.code, exc.message, field=exc.field) from None
+        seed = bytes.fromhex(spec.seed) if spec.seed else secrets.token_bytes(32)
+        doc = TournamentDoc(secrets.token_hex(8), spec, seed, created=time.time())
+        await self._store("", doc)
+        return doc
+
+    async def register(self, tournament_id: str, name: str) -> tuple[int, str]:
+        for _ in range(MAX_RETRIES):
+            version, doc = await self._load(tournament_id)
+            if doc.status != "registering":
+                raise ApiError(409, "registration-closed", "the tournament has started")
+            token = f"{doc.id}.{secrets.token_urlsafe(32)}"
+            doc.entrants.append(EntrantDoc(name, token_hash(token)))
+            if len(doc.entrants) == doc.spec.entrants:
+                doc.status = "running"
+            if await self._store(version, doc):
+                if doc.status == "running":
+                    await self.advance(doc.id)
+                return len(doc.entrants) - 1, token
+        raise ApiError(503, "busy", "the tournament changed too often; try again")
+
+    # -- advancing -------------------------------------------------------------------------
+
+    async def advance(self, tournament_id: str) -> TournamentDoc:
+        """Record finished games; once a round is over, create the next one (exactly once)."""
+        for _ in range(MAX_RETRIES):
+            version, doc = await self._load(tournament_id)
+            if doc.status != "running":
+                return doc
+            changed = False
+            current = doc.rounds[-1] if doc.rounds else []
+            for table in current:
+                if table.result is None:
+                    game, _ = await self.games.fresh(table.game_id)
+                    if game.doc.status == "finished":
+                        table.result = GameResult(
+                            len(doc.rounds) - 1,
+                            table.entrants,
+                            game.ruleset.totals(game.state),
+                            game.ruleset.ranking(game.state),
+                        )
+                        changed = True
+            if all(table.result is not None for table in current):
+                round_ = len(doc.rounds)
+                results = [t.result for r in doc.rounds for t in r if t.result is not None]
+                tables = next_round(doc.spec, results, round_)
+                if not tables or round_ >= total_rounds(doc.spec):
+                    doc.status = "finished"
+                    changed = True
+                else:
+                    lock = f"{{tournament:{doc.id}}}:round:{round_}"
+                    if not await self.redis.set(lock, version, nx=True, ex=30):
+                        await asyncio.sleep(0.05)  # another replica is creating this round
+                        continue
+                    doc.rounds.append(await self._create_round(doc, round_, tables))
+                    changed = True
+            if not changed or await self._store(version, doc):
+                return doc
+        raise ApiError(503, "busy", "the tournament changed too often; try again")
+
+    async def _create_round(
+        self, doc: TournamentDoc, round_: int, tables: list[list[int]]
+    ) -> list[TableDoc]:
+        """Every table of a round plays with the same dice: one seed per round."""
+        seed = hmac.digest(doc.seed, f"round/{round_}".encode(), "sha256")
+        created = []
+        for entrants in tables:
+            game, tokens = await self.games.create(
+                doc.spec.ruleset,
+                doc.spec.options,
+                [{"name": doc.entrants[e].name} for e in entrants],
+                doc.spec.deadline_s,
+                seed,
+            )
+            created.append(TableDoc(game.id, entrants, [t or "" for t in tokens]))
+        return created
+
+    # -- views -----------------------------------------------------------------------------
+
+    def view(self, doc: TournamentDoc) -> dict[str, Any]:
+        results = [t.result for r in doc.rounds for t in r if t.result is not None]
+        return {
+            "id": doc.id,
+            "status": doc.status,
+            "spec": {k: v for k, v in msgspec.to_builtins(doc.spec).items() if k != "seed"},
+            "entrants": [e.name for e in doc.entrants],
+            "round": len(doc.rounds) - 1,
+            "rounds": [
+                [
+                    {
+                        "game_id": t.game_id,
+                        "entrants": t.entrants,
+                        "result": msgspec.to_builtins(t.result) if t.result else None,
+                    }
+                    for t in r
+                ]
+                for r in doc.rounds
+            ],
+            "standings": [
+                {**msgspec.to_builtins(s), "name": doc.entrants[s.entrant].name}
+                for s in standings(len(doc.entrants), results)
+            ],
+        }
+
+    async def get(self, tournament_id: str) -> dict[str, Any]:
+        return self.view(await self.advance(tournament_id))
+
+    def _entrant(self, doc: TournamentDoc, token: str) -> int:
+        digest = token_hash(token)
+        found = -1
+        for index, entrant in enumerate(doc.entrants):
+            if hmac.compare_digest(entrant.token_hash, digest):
+                found = index
+        if found < 0:
+            raise ApiError(403, "forbidden", "this token holds no entry in this tournament")
+        return found
+
+    async def next_decision(self, token: str | None, wait_s: float) -> dict[str, Any]:
+        """The entrant's next decision across all of its games (long-polled)."""
+        if not token or "." not in token:
+            raise ApiError(403, "forbidden", "send an entrant token as 'Authorization: Bearer'")
+        tournament_id = token.split(".", 1)[0]
+        stop = time.monotonic() + wait_s
+        while True:
+            doc = await self.advance(tournament_id)
+            entrant = self._entrant(doc, token)
+            if doc.status == "finished":
+                return {"status": "finished", "tournament_id": doc.id}
+            for table in doc.rounds[-1] if doc.rounds else []:
+                if table.result is not None or entrant not in table.entrants:
+                    continue
+                seat = table.entrants.index(entrant)
+                game, _ = await self.games.fresh(table.game_id)
+                turn = self.games.turn(game, seat)
+                if turn["status"] == "your_turn":
+                    return {
+                        "status": "your_turn",
+                        "tournament_id": doc.id,
+                        "game_id": table.game_id,
+                        "seat_token": table.seat_tokens[seat],
+                        "turn": turn,
+                    }
+            if time.monotonic() >= stop:
+                return {"status": "waiting", "tournament_id": doc.id}
+            await asyncio.sleep(0.05)

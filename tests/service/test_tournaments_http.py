@@ -1,0 +1,133 @@
+"""Tournaments through real HTTP: every format, a bot that stops answering, ratings."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from pathlib import Path
+
+import httpx
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parents[2] / "clients" / "python"))
+from referee_client import Client, run_entrant
+
+from referee.bots import get_bot
+
+
+def as_choose(bot):
+    return lambda turn: bot({"legal_moves": turn.legal_moves, "view": turn.view})
+
+
+def run_tournament(url, spec, bots):
+    """Register every entrant, then play each (a None bot never answers) in a thread."""
+    with Client(url) as client:
+        tournament = client.create_tournament(spec)
+        entrants = [client.register(tournament["id"], name) for name, _ in bots]
+    threads = [
+        threading.Thread(target=run_entrant, args=(url, e.token, as_choose(bot)), daemon=True)
+        for e, (_, bot) in zip(entrants, bots, strict=True)
+        if bot is not None
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=240)
+        assert not thread.is_alive(), "an entrant did not finish"
+    with Client(url) as client:
+        return client.tournament(tournament["id"])
+
+
+@pytest.mark.parametrize(
+    ("spec", "games"),
+    [
+        ({"ruleset": "choice", "format": "round-robin", "entrants": 4, "deadline_s": 0}, 6),
+        ({"ruleset": "choice-specials", "format": "gauntlet", "entrants": 4, "deadline_s": 0}, 3),
+        (
+            {
+                "ruleset": "chopta",
+                "format": "swiss",
+                "entrants": 4,
+                "rounds": 2,
+                "deadline_s": 0,
+                "options": {"target": 15},
+            },
+            4,
+        ),
+    ],
+)
+def test_a_full_tournament_of_each_format(server, spec, games):
+    ruleset = spec["ruleset"]
+    bots = [
+        (f"{name}-{i}", get_bot(ruleset, name, i))
+        for i, name in enumerate(["random", "greedy", "strong", "random"])
+    ]
+    final = run_tournament(server.url, spec, bots)
+    assert final["status"] == "finished"
+    played = [t for r in final["rounds"] for t in r]
+    assert len(played) == games and all(t["result"] for t in played)
+    standings = final["standings"]
+    assert sorted(s["name"] for s in standings) == sorted(name for name, _ in bots)
+    assert sum(s["games"] for s in standings) == games * 2
+    # duplicate format: every table of a round plays the same dice
+    with httpx.Client(base_url=server.url) as http:
+        for tables in final["rounds"]:
+            commitments = {
+                http.get(f"/v1/games/{t['game_id']}").json()["commitment"] for t in tables
+            }
+            assert len(commitments) == 1
+
+
+def test_a_bot_that_stops_answering_is_timed_out_and_the_tournament_finishes(server):
+    spec = {
+        "ruleset": "chopta",
+        "format": "round-robin",
+        "entrants": 3,
+        "deadline_s": 0.2,
+        "options": {"target": 8},
+    }
+    bots = [
+        ("steady", get_bot("chopta", "greedy")),
+        ("silent", None),
+        ("steady-too", get_bot("chopta", "random", 3)),
+    ]
+    final = run_tournament(server.url, spec, bots)
+    assert final["status"] == "finished"
+    with httpx.Client(base_url=server.url) as http:
+        silent_games = [t for r in final["rounds"] for t in r if 1 in t["entrants"]]
+        for table in silent_games:
+            view = http.get(f"/v1/games/{table['game_id']}").json()
+            assert view["seats"][table["entrants"].index(1)]["retired"]
+
+
+def test_ratings_order_random_greedy_strong_after_enough_choice_games(server):
+    spec = {
+        "ruleset": "choice",
+        "format": "round-robin",
+        "entrants": 3,
+        "table_size": 3,
+        "games_per_pairing": 10,
+        "deadline_s": 0,
+        "seed": "5eed" * 8,
+    }
+    bots = [
+        ("random", get_bot("choice", "random", 1)),
+        ("greedy", get_bot("choice", "greedy")),
+        ("strong", get_bot("choice", "strong")),
+    ]
+    final = run_tournament(server.url, spec, bots)
+    order = [s["name"] for s in final["standings"]]
+    assert order == ["strong", "greedy", "random"], final["standings"]
+    assert all(s["sigma"] < 8.333 for s in final["standings"])
+
+
+def test_tournament_bad_input(http):
+    reply = http.post(
+        "/v1/tournaments", json={"ruleset": "chopta", "format": "swiss", "table_size": 3}
+    )
+    assert reply.status_code == 422 and reply.json()["code"] == "invalid-tournament"
+    assert reply.json()["field"] == "table_size"
+    reply = http.post("/v1/tournaments", json={"ruleset": "poker"})
+    assert reply.status_code == 422 and reply.json()["code"] == "unknown-ruleset"
+    assert http.get("/v1/tournaments/0123456789abcdef").status_code == 404
+    assert http.get("/v1/me/next", headers={"Authorization": "Bearer nope"}).status_code == 403
