@@ -91,6 +91,34 @@ def main(argv: list[str] | None = None) -> int:
     )
     bench.add_argument("--json", action="store_true", help="print one JSON object")
     bench.set_defaults(run=lambda args: __import__("referee.bench").bench.main(args))
+    tournament = commands.add_parser(
+        "tournament", help="a local tournament between bots, each in its own process, over HTTP"
+    )
+    tournament.add_argument(
+        "--ruleset", default="choice", choices=["choice", "choice-specials", "chopta"]
+    )
+    tournament.add_argument(
+        "--format", default="round-robin", choices=["round-robin", "swiss", "gauntlet"]
+    )
+    tournament.add_argument(
+        "--bots",
+        nargs="*",
+        choices=["random", "greedy", "strong"],
+        help="reference bots, one entrant each (default: all three)",
+    )
+    tournament.add_argument("--table-size", type=int, default=2)
+    tournament.add_argument("--games-per-pairing", type=int, default=2)
+    tournament.add_argument("--rounds", type=int, help="swiss rounds")
+    tournament.add_argument("--deadline", type=float, default=10.0, help="seconds per decision")
+    tournament.add_argument("--options", help="ruleset options as JSON")
+    tournament.add_argument("--seed", help="hex: fixes every round's dice")
+    tournament.add_argument("--url", help="a running referee (default: an embedded one)")
+    tournament.add_argument("--json", action="store_true", help="print the standings as JSON")
+    tournament.set_defaults(
+        run=lambda args: __import__(
+            "referee.local_tournament"
+        ).local_tournament.run_local_tournament(args)
+    )
     openapi = commands.add_parser("openapi", help="print the OpenAPI document")
     openapi.add_argument("--output", "-o", default="-", help="file to write (default: stdout)")
     openapi.set_defaults(run=_openapi)

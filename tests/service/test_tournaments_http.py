@@ -131,3 +131,36 @@ def test_tournament_bad_input(http):
     assert reply.status_code == 422 and reply.json()["code"] == "unknown-ruleset"
     assert http.get("/v1/tournaments/0123456789abcdef").status_code == 404
     assert http.get("/v1/me/next", headers={"Authorization": "Bearer nope"}).status_code == 403
+
+
+def test_referee_tournament_command_prints_standings_as_json():
+    import json
+    import subprocess
+
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "referee.cli",
+            "tournament",
+            "--ruleset",
+            "chopta",
+            "--format",
+            "gauntlet",
+            "--games-per-pairing",
+            "1",
+            "--options",
+            '{"target": 10}',
+            "--deadline",
+            "0",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        cwd=Path(__file__).parents[2],
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    standings = json.loads(result.stdout.strip().splitlines()[-1])["standings"]
+    assert sorted(s["name"] for s in standings) == ["0-random", "1-greedy", "2-strong"]
+    assert sum(s["games"] for s in standings) == 4  # entrant 0 meets the two others

@@ -1,0 +1,153 @@
+"""``referee tournament``: a local tournament between bots, over real HTTP.
+
+Each bot runs in a process of its own and talks to the referee only over HTTP (long-polling
+``/v1/me/next``, posting moves with the seat token it is handed). The referee is embedded (a
+Valkey and a referee process) unless ``--url`` names one.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import tempfile
+import time
+from math import comb
+from typing import Any
+
+import httpx
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from .bench import start_referee
+from .bots import get_bot
+from .embedded import start_embedded
+
+__all__ = ["run_local_tournament"]
+
+
+def _entrant_process(
+    url: str, token: str, ruleset: str, bot_name: str, seed: int, decisions: Any
+) -> None:
+    """One bot: ask for the next decision across its games, answer it, until the end."""
+    choose = get_bot(ruleset, bot_name, seed)
+    headers = {"Authorization": f"Bearer {token}"}
+    with httpx.Client(base_url=url, timeout=90) as http:
+        while True:
+            step = http.get("/v1/me/next", params={"wait": 30}, headers=headers).json()
+            if step.get("status") == "finished":
+                return
+            if step.get("status") != "your_turn":
+                continue
+            turn = step["turn"]
+            move = choose({"legal_moves": turn["legal_moves"], "view": turn["view"]})
+            reply = http.post(
+                f"/v1/games/{step['game_id']}/moves",
+                headers={"Authorization": f"Bearer {step['seat_token']}"},
+                json={"seq": turn["seq"], "move": move},
+            )
+            if reply.status_code == 200:
+                with decisions.get_lock():
+                    decisions.value += 1
+
+
+def _expected_games(spec: dict[str, Any]) -> int:
+    entrants, table = spec["entrants"], spec.get("table_size", 2)
+    rounds = spec.get("games_per_pairing", 1)
+    if spec["format"] == "round-robin":
+        return comb(entrants, table) * rounds
+    if spec["format"] == "gauntlet":
+        return comb(entrants - 1, table - 1) * rounds
+    return (spec.get("rounds") or entrants - 1) * (entrants // 2)
+
+
+def run_local_tournament(args: Any) -> int:
+    bots = args.bots or ["random", "greedy", "strong"]
+    spec = {
+        "ruleset": args.ruleset,
+        "format": args.format,
+        "entrants": len(bots),
+        "table_size": args.table_size,
+        "games_per_pairing": args.games_per_pairing,
+        "deadline_s": args.deadline,
+        "options": json.loads(args.options or "{}"),
+    }
+    if args.rounds:
+        spec["rounds"] = args.rounds
+    if args.seed:
+        spec["seed"] = args.seed
+    console = Console(stderr=True)
+    valkey = referee = None
+    url = args.url
+    if url is None:
+        valkey = start_embedded(tempfile.mkdtemp(prefix="referee-tournament-"), persist=False)
+        referee, url = start_referee(valkey.connection_url)
+    context = multiprocessing.get_context("spawn")
+    decisions = context.Value("i", 0)
+    processes = []
+    try:
+        with httpx.Client(base_url=url, timeout=30) as http:
+            created = http.post("/v1/tournaments", json=spec)
+            if created.status_code != 201:
+                console.print(f"[red]the referee refused the tournament:[/red] {created.text}")
+                return 2
+            tournament = created.json()["id"]
+            for index, name in enumerate(bots):
+                entrant = http.post(
+                    f"/v1/tournaments/{tournament}/entrants", json={"name": f"{index}-{name}"}
+                ).json()
+                process = context.Process(
+                    target=_entrant_process,
+                    args=(url, entrant["token"], args.ruleset, name, index, decisions),
+                    daemon=True,
+                )
+                process.start()
+                processes.append(process)
+            total = _expected_games(spec)
+            started = time.monotonic()
+            columns = (
+                TextColumn("games"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[rate]:.0f} decisions/s"),
+                TimeElapsedColumn(),
+            )
+            with Progress(*columns, console=console, disable=args.json) as progress:
+                task = progress.add_task("games", total=total, rate=0.0)
+                while True:
+                    view = http.get(f"/v1/tournaments/{tournament}").json()
+                    done = sum(1 for r in view["rounds"] for t in r if t["result"])
+                    rate = decisions.value / max(1e-9, time.monotonic() - started)
+                    progress.update(task, completed=done, rate=rate)
+                    if view["status"] == "finished":
+                        break
+                    time.sleep(0.5)
+        if args.json:
+            print(json.dumps({"tournament": tournament, "standings": view["standings"]}))
+        else:
+            table = Table(title=f"{args.ruleset} {args.format}: standings")
+            for column in ("place", "entrant", "games", "wins", "points", "rating", "mu", "sigma"):
+                table.add_column(column, justify="right" if column != "entrant" else "left")
+            for place, row in enumerate(view["standings"], 1):
+                table.add_row(
+                    str(place),
+                    row["name"],
+                    str(row["games"]),
+                    str(row["wins"]),
+                    str(row["points"]),
+                    f"{row['rating']:.2f}",
+                    f"{row['mu']:.2f}",
+                    f"{row['sigma']:.2f}",
+                )
+            Console().print(table)
+        return 0
+    finally:
+        for process in processes:
+            process.join(timeout=5)
+            if process.is_alive():
+                process.kill()
+        if referee is not None:
+            referee.terminate()
+            referee.wait(timeout=15)
+        if valkey is not None:
+            valkey.stop()
