@@ -22,7 +22,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from .games import GameError, RuleViolation, get_ruleset, new_seed
 from .games import commitment as seed_commitment
 from .games import dice_key as make_dice_key
-from .games._common import check_seats
+from .games._common import check_seats, plain
 from .store import DEADLINES, Store
 
 __all__ = ["ApiError", "GameDoc", "GameService", "SeatDoc"]
@@ -80,6 +80,17 @@ _encoder = msgspec.msgpack.Encoder()
 _json = msgspec.json.Encoder()
 
 
+def _accepted(seat: int, seq: int, moves: list[Any], status: str) -> dict[str, Any]:
+    return {
+        "accepted": True,
+        "seat": seat,
+        "seq": seq,
+        "next_seq": seq + 1,
+        "moves": moves,
+        "game_status": status,
+    }
+
+
 def _first_deadline(doc: GameDoc) -> float | None:
     return min((d.at for d in doc.deadlines if d is not None), default=None)
 
@@ -93,18 +104,12 @@ def token_hash(token: str) -> bytes:
     return hashlib.sha256(token.encode()).digest()
 
 
-def token_tag(token: str) -> str:
-    """A short public handle of a token's hash, for idempotency records (not the token)."""
-    return hashlib.sha256(b"tag:" + token.encode()).hexdigest()[:24]
-
-
 class Change:
-    """What a mutation adds besides the new document: decisions, events, stored responses."""
+    """What a mutation adds besides the new document: decisions and events."""
 
     def __init__(self) -> None:
         self.decisions: list[bytes] = []
         self.events: list[bytes] = []
-        self.idem: dict[str, bytes] = {}
 
 
 class Loaded:
@@ -175,7 +180,7 @@ class GameService:
 
     async def claim(self, game_id: str, name: str, client_seed: str | None) -> tuple[int, str]:
         for _ in range(MAX_RETRIES):
-            game, _ = await self._load_with(game_id, None)
+            game = await self._load_with(game_id)
             free = [i for i, s in enumerate(game.doc.seats) if s.name is None]
             if not free:
                 raise ApiError(409, "no-open-seat", "every seat of this game is taken")
@@ -201,32 +206,26 @@ class GameService:
 
     # -- loading, deadlines, writing -------------------------------------------------------
 
-    async def _load_with(
-        self, game_id: str, idem_field: str | None, *, last_event: bool = False
-    ) -> tuple[Loaded, Any]:
-        version, blob, stored, last_id = await self.store.load(
-            game_id, idem_field, last_event=last_event
-        )
+    async def _load_with(self, game_id: str, *, last_event: bool = False) -> Loaded:
+        version, blob, last_id = await self.store.load(game_id, last_event=last_event)
         if blob is None:
             raise ApiError(404, "game-not-found", f"there is no game {game_id!r}")
         game = Loaded(version, _doc_decoder.decode(blob))
         game.last_event_id = last_id
         game.first_deadline = _first_deadline(game.doc)
         self._resolve_expired(game, time.time())
-        return game, stored
+        return game
 
-    async def fresh(
-        self, game_id: str, idem_field: str | None = None, *, last_event: bool = False
-    ) -> tuple[Loaded, Any]:
+    async def fresh(self, game_id: str, *, last_event: bool = False) -> Loaded:
         """Load a game with its expired deadlines resolved and written (exactly once)."""
         for _ in range(MAX_RETRIES):
-            game, stored = await self._load_with(game_id, idem_field, last_event=last_event)
+            game = await self._load_with(game_id, last_event=last_event)
             if not game.dirty or await self._write(game):
                 if game.dirty:
                     last_id = game.last_event_id
                     game = Loaded(str(int(game.version or 0) + 1), game.doc)
                     game.last_event_id = last_id
-                return game, stored
+                return game
         raise ApiError(503, "busy", "the game changed too often; try again")
 
     def _refresh_deadlines(self, game: Loaded, now: float) -> None:
@@ -315,7 +314,6 @@ class GameService:
             _encoder.encode(doc),
             decisions=game.change.decisions,
             events=game.change.events,
-            idem=game.change.idem,
             ttl=self.retention_s if doc.status == "finished" else 0,
             deadline=hint,
         )
@@ -396,7 +394,7 @@ class GameService:
         stop = time.monotonic() + wait_s
         last_id = None
         while True:
-            game, _ = await self.fresh(game_id, last_event=last_id is None and wait_s > 0)
+            game = await self.fresh(game_id, last_event=last_id is None and wait_s > 0)
             if last_id is None:
                 last_id = game.last_event_id  # read with the game: no event slips between
             seat = self.authenticate(game, token)
@@ -418,11 +416,10 @@ class GameService:
     # -- deciding ----------------------------------------------------------------------------
 
     async def move(
-        self, game_id: str, token: str | None, seq: int, moves: list[Any], body_hash: str
+        self, game_id: str, token: str | None, seq: int, moves: list[Any]
     ) -> dict[str, Any]:
-        field = f"{token_tag(token)}:{seq}" if token else None
         for _ in range(MAX_RETRIES):
-            game, stored = await self._load_with(game_id, field)
+            game = await self._load_with(game_id)
             seat = self.authenticate(game, token)
             state, ruleset = game.state, game.ruleset
             if state is None:
@@ -434,10 +431,10 @@ class GameService:
                 if game.dirty:  # resolve expired deadlines first, then answer
                     await self._write(game)
                     continue
-                if seq < current and stored is not None:
-                    record = msgspec.json.decode(stored)
-                    if record["hash"] == body_hash:
-                        return record["response"]
+                if seq < current:
+                    replayed = await self._replay(game, seat, seq, moves)
+                    if replayed is not None:
+                        return replayed
                     raise ApiError(
                         409,
                         "seq-already-decided",
@@ -465,18 +462,29 @@ class GameService:
                     status, exc.code, exc.message, field=exc.field, current_seq=current
                 ) from None
             self._refresh_deadlines(game, time.time())
-            response = {
-                "accepted": True,
-                "seat": seat,
-                "seq": seq,
-                "next_seq": ruleset.seq(state, seat),
-                "moves": moves,
-                "game_status": game.doc.status,
-            }
-            game.change.idem[field] = _json.encode({"hash": body_hash, "response": response})
             if await self._write(game):
-                return response
+                return _accepted(seat, seq, moves, game.doc.status)
         raise ApiError(503, "busy", "the game changed too often; try again")
+
+    async def _replay(
+        self, game: Loaded, seat: int, seq: int, moves: list[Any]
+    ) -> dict[str, Any] | None:
+        """A retry: the same decision for a seq already decided gets the same answer, read
+        from the game's record (so no response is stored twice); anything else gets None."""
+        try:
+            submitted = plain([game.ruleset.normalize(m) for m in moves])
+        except GameError:
+            return None
+        decisions = await self.store.decisions(game.doc.id)
+        for index, raw in enumerate(decisions):
+            decision = msgspec.json.decode(raw)
+            if decision["seat"] == seat and decision["seq"] == seq:
+                if decision["timeout"] or decision["moves"] != submitted:
+                    return None
+                last = index == len(decisions) - 1
+                status = "finished" if last and game.doc.status == "finished" else "running"
+                return _accepted(seat, seq, decision["moves"], status)
+        return None
 
     @staticmethod
     def _check_move_types(ruleset: Any, moves: list[Any]) -> None:
@@ -492,7 +500,7 @@ class GameService:
     # -- records, events, sweeping ----------------------------------------------------------
 
     async def record(self, game_id: str) -> dict[str, Any]:
-        game, _ = await self.fresh(game_id)
+        game = await self.fresh(game_id)
         doc, ruleset, state = game.doc, game.ruleset, game.state
         decisions = [msgspec.json.decode(d) for d in await self.store.decisions(game_id)]
         finished = doc.status == "finished"
@@ -515,7 +523,7 @@ class GameService:
         resolved = 0
         for game_id in await self.store.due(time.time()):
             try:
-                game, _ = await self.fresh(game_id)
+                game = await self.fresh(game_id)
             except ApiError:
                 await self.store.redis.zrem(DEADLINES, game_id)
                 continue

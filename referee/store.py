@@ -2,12 +2,11 @@
 
 All keys of a game share the hash tag ``{game:<id>}`` so the game lives in one cluster slot:
 
-- ``{game:<id>}:doc``        hash: ``v`` (version), ``blob`` (the game document, msgpack), and
-                             ``i:<token tag>:<seq>`` -> the stored response of that decision
+- ``{game:<id>}:doc``        hash: ``v`` (version) and ``blob`` (the game document, msgpack)
 - ``{game:<id>}:decisions``  list: the record's decisions, JSON, in order
 - ``{game:<id>}:events``     stream: public events, field ``e`` (JSON)
 
-A request loads the game and the response it may replay with one HMGET.
+A request loads the game with one HMGET. A retried decision is answered from the record.
 
 The global sorted set ``referee:deadlines`` (game id by its earliest deadline) only tells the
 sweepers where to look; it is a hint outside the game's slot, never the truth.
@@ -25,19 +24,16 @@ __all__ = ["DEADLINES", "GameKeys", "Store"]
 
 DEADLINES = "referee:deadlines"
 
-# Check the version, then write document, decisions, events and idempotency records together.
+# Check the version, then write document, decisions and events together.
 _COMMIT = """
 local v = redis.call('HGET', KEYS[1], 'v') or ''
 if v ~= ARGV[1] then return {0} end
 redis.call('HSET', KEYS[1], 'v', ARGV[2], 'blob', ARGV[3])
-local i = 8
+local i = 7
 for _ = 1, tonumber(ARGV[5]) do redis.call('RPUSH', KEYS[2], ARGV[i]); i = i + 1 end
 local ids = {1}
 for _ = 1, tonumber(ARGV[6]) do
   ids[#ids + 1] = redis.call('XADD', KEYS[3], '*', 'e', ARGV[i]); i = i + 1
-end
-for _ = 1, tonumber(ARGV[7]) do
-  redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]); i = i + 2
 end
 local ttl = tonumber(ARGV[4])
 if ttl > 0 then
@@ -71,23 +67,20 @@ class Store:
         self._commit_sha = hashlib.sha1(_COMMIT.encode()).hexdigest()
 
     async def load(
-        self, game_id: str, idem_field: str | None = None, *, last_event: bool = False
-    ) -> tuple[str, bytes | None, Any, str]:
-        """One round trip: the version, the document, one stored response (or None), and the
-        id of the newest event ("0" if none, or not asked for)."""
+        self, game_id: str, *, last_event: bool = False
+    ) -> tuple[str, bytes | None, str]:
+        """One round trip: the version, the document, and the id of the newest event ("0" if
+        none, or not asked for)."""
         keys = GameKeys(game_id)
-        fields = ["v", "blob"] if idem_field is None else ["v", "blob", "i:" + idem_field]
         if last_event:
             async with self.redis.pipeline(transaction=False) as pipe:
-                pipe.hmget(keys.doc, fields)
+                pipe.hmget(keys.doc, ["v", "blob"])
                 pipe.xrevrange(keys.events, count=1)
-                replies, newest = await pipe.execute()
+                (version, blob), newest = await pipe.execute()
         else:
-            replies, newest = await self.redis.hmget(keys.doc, fields), None
-        version, blob = replies[0], replies[1]
-        stored = replies[2] if idem_field is not None else None
+            (version, blob), newest = await self.redis.hmget(keys.doc, ["v", "blob"]), None
         last_id = newest[0][0].decode() if newest else "0"
-        return (version.decode() if version else ""), blob, stored, last_id
+        return (version.decode() if version else ""), blob, last_id
 
     async def commit(
         self,
@@ -98,19 +91,15 @@ class Store:
         *,
         decisions: list[bytes] = (),  # type: ignore[assignment]
         events: list[bytes] = (),  # type: ignore[assignment]
-        idem: dict[str, bytes] | None = None,
         ttl: int = 0,
         deadline: float | bool | None = None,
     ) -> list[str] | None:
         """One round trip: the atomic write (None if the version moved) and the deadline hint
         (a time, None to drop it, False to leave it as it is)."""
         keys = GameKeys(game_id)
-        idem = idem or {}
-        args: list[Any] = [expected, version, blob, ttl, len(decisions), len(events), len(idem)]
+        args: list[Any] = [expected, version, blob, ttl, len(decisions), len(events)]
         args += decisions
         args += events
-        for field, value in idem.items():
-            args += ["i:" + field, value]
         for attempt in (1, 2):
             try:
                 # EVALSHA directly: a pipelined Script object would add a SCRIPT EXISTS trip

@@ -133,7 +133,7 @@ class TournamentService:
             current = doc.rounds[-1] if doc.rounds else []
             for table in current:
                 if table.result is None:
-                    game, _ = await self.games.fresh(table.game_id)
+                    game = await self.games.fresh(table.game_id)
                     if game.doc.status == "finished":
                         table.result = GameResult(
                             len(doc.rounds) - 1,
@@ -232,7 +232,7 @@ class TournamentService:
                 if table.result is not None or entrant not in table.entrants:
                     continue
                 seat = table.entrants.index(entrant)
-                game, _ = await self.games.fresh(table.game_id)
+                game = await self.games.fresh(table.game_id)
                 turn = self.games.turn(game, seat)
                 if turn["status"] == "your_turn":
                     return {

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import json
 import logging
 import re
@@ -304,7 +303,7 @@ class GameController(Controller):
     async def get_game(self, state: State, game_id: GameId) -> dict[str, Any]:
         _check_id(game_id)
         service = _service(state)
-        game, _ = await service.fresh(game_id)
+        game = await service.fresh(game_id)
         return service.public_view(game)
 
     @post(
@@ -354,8 +353,7 @@ class GameController(Controller):
                 422, "move-or-moves", "send exactly one of 'move' and 'moves'", field="move"
             )
         moves = [data.move] if data.move is not None else list(data.moves or [])
-        body_hash = hashlib.sha256(msgspec.json.encode(data)).hexdigest()
-        result = await _service(state).move(game_id, _bearer(request), data.seq, moves, body_hash)
+        result = await _service(state).move(game_id, _bearer(request), data.seq, moves)
         return MoveAccepted(**result)
 
     @get(

@@ -32,10 +32,10 @@ def test_a_decision_takes_two_round_trips(valkey, monkeypatch):
         service = GameService(Store(redis))
         doc, tokens = await service.create("chopta", {}, [{"name": "a"}, {"name": "b"}], 0)
         counter = Counter(monkeypatch)
-        game, _ = await service.fresh(doc.id)
+        game = await service.fresh(doc.id)
         before = counter.round_trips
         move = game.ruleset.legal_moves(game.state, 0)[0]
-        await service.move(doc.id, tokens[0], 0, [move], "hash")
+        await service.move(doc.id, tokens[0], 0, [move])
         used = counter.round_trips - before
         await redis.aclose()
         return used
@@ -52,13 +52,13 @@ def test_finished_games_expire_after_the_retention(valkey, redis_client):
         )
         running_ttl = await redis.ttl(GameKeys(doc.id).doc)
         while True:
-            game, _ = await service.fresh(doc.id)
+            game = await service.fresh(doc.id)
             if game.doc.status == "finished":
                 break
             seat = game.ruleset.to_decide(game.state)[0]
             seq = game.ruleset.seq(game.state, seat)
             move = game.ruleset.legal_moves(game.state, seat)[0]
-            await service.move(doc.id, tokens[seat], seq, [move], f"h{seat}{seq}")
+            await service.move(doc.id, tokens[seat], seq, [move])
         ttls = [await redis.ttl(key) for key in GameKeys(doc.id).all()]
         await redis.aclose()
         return running_ttl, ttls
