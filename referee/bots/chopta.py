@@ -20,9 +20,12 @@ def random_bot(seed: int | None = None):
     return choose
 
 
-def _areas(turn: dict[str, Any]) -> tuple[int, list[list[int]], dict[str, Any]]:
+def _table(turn: dict[str, Any]) -> tuple[int, list[list[int]], bool, bool]:
+    """The bot's seat, every play area, and the scoring options (bonus, face value)."""
     view = turn["view"]
-    return view["you"]["seat"], [list(s["area"]) for s in view["seats"]], view
+    options = view.get("options", {})
+    areas = [list(s["area"]) for s in view["seats"]]
+    return view["you"]["seat"], areas, bool(options.get("bonus")), bool(options.get("face_value"))
 
 
 def _after(areas: list[list[int]], seat: int, move: dict[str, Any]) -> list[list[int]]:
@@ -39,9 +42,7 @@ def _after(areas: list[list[int]], seat: int, move: dict[str, Any]) -> list[list
 
 def greedy_bot(seed: int | None = None):
     def choose(turn: dict[str, Any]) -> Any:
-        seat, areas, view = _areas(turn)
-        options = view.get("options", {})
-        bonus, face = bool(options.get("bonus")), bool(options.get("face_value"))
+        seat, areas, bonus, face = _table(turn)
 
         def gain(move: dict[str, Any]) -> int:
             return score_area(_after(areas, seat, move)[seat], bonus=bonus, face_value=face).points
@@ -63,9 +64,7 @@ def _potential(area: list[int]) -> float:
 
 def strong_bot(seed: int | None = None):
     def choose(turn: dict[str, Any]) -> Any:
-        seat, areas, view = _areas(turn)
-        options = view.get("options", {})
-        bonus, face = bool(options.get("bonus")), bool(options.get("face_value"))
+        seat, areas, bonus, face = _table(turn)
 
         def value(move: dict[str, Any]) -> float:
             after = _after(areas, seat, move)
