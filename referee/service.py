@@ -104,6 +104,16 @@ def token_hash(token: str) -> bytes:
     return hashlib.sha256(token.encode()).digest()
 
 
+def holder_of(hashes: list[bytes | None], token: str) -> int:
+    """The index whose token hash matches, or -1; every hash is compared in constant time."""
+    digest = token_hash(token)
+    found = -1
+    for index, stored in enumerate(hashes):
+        if stored is not None and hmac.compare_digest(stored, digest):
+            found = index
+    return found
+
+
 class Change:
     """What a mutation adds besides the new document: decisions and events."""
 
@@ -326,11 +336,7 @@ class GameService:
     def authenticate(self, game: Loaded, token: str | None) -> int:
         if not token:
             raise ApiError(401, "unauthorized", "send the seat's token as 'Authorization: Bearer'")
-        digest = token_hash(token)
-        seat = -1
-        for index, s in enumerate(game.doc.seats):
-            if s.token_hash is not None and hmac.compare_digest(s.token_hash, digest):
-                seat = index
+        seat = holder_of([s.token_hash for s in game.doc.seats], token)
         if seat < 0:
             raise ApiError(403, "forbidden", "this token holds no seat in this game")
         return seat

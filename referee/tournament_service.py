@@ -16,7 +16,7 @@ import msgspec
 
 from .games import GameError, get_ruleset
 from .games._common import check_seats
-from .service import ApiError, GameService, token_hash
+from .service import ApiError, GameService, holder_of, token_hash
 from .tournaments import (
     GameResult,
     TournamentSpec,
@@ -208,11 +208,7 @@ class TournamentService:
         return self.view(await self.advance(tournament_id))
 
     def _entrant(self, doc: TournamentDoc, token: str) -> int:
-        digest = token_hash(token)
-        found = -1
-        for index, entrant in enumerate(doc.entrants):
-            if hmac.compare_digest(entrant.token_hash, digest):
-                found = index
+        found = holder_of([e.token_hash for e in doc.entrants], token)
         if found < 0:
             raise ApiError(403, "forbidden", "this token holds no entry in this tournament")
         return found

@@ -108,9 +108,7 @@ def problems(*statuses: int) -> dict[int, ResponseSpec]:
 
 def _require_bearer(connection: Any, _: Any) -> None:
     """Guard: the seat routes need a token, checked before the body is read."""
-    header = connection.headers.get("authorization", "")
-    scheme, _sep, token = header.partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
+    if _bearer(connection) is None:
         raise ApiError(401, "unauthorized", "send the seat's token as 'Authorization: Bearer'")
 
 
@@ -185,7 +183,8 @@ def _check_id(game_id: str, code: str = "game-not-found") -> None:
         raise ApiError(404, code, f"there is no such id: {game_id!r}")
 
 
-def _bearer(request: Request) -> str | None:
+def _bearer(request: Any) -> str | None:
+    """The bearer token of a request (or any connection), or None."""
     header = request.headers.get("authorization", "")
     scheme, _, token = header.partition(" ")
     return token.strip() if scheme.lower() == "bearer" and token.strip() else None
