@@ -311,9 +311,12 @@ def test_postal_round_accepts_one_roll_at_a_time(choice):
     state = new(choice, schedule=[2])
     force_rolls(state, (1, 2, 3, 4, 5), (2, 2, 3, 3, 6))
     choice.decide(state, 0, [Mark(1, ((2, 3), (4, 5)))])
+    assert sum(choice.view(state)["seats"][0]["marks"].values()) == 0, "revealed too early"
+    assert choice.view(state, 0)["you"]["sheet"]["marks"]["5"] == 1
     assert choice.legal_moves(state, 0)[0] == Mark(2, ((2, 3), (3, 6)))
     choice.decide(state, 0, [Mark(6, ((2, 2), (3, 3)))])
     assert state.batch == 1
+    assert sum(choice.view(state)["seats"][0]["marks"].values()) == 4
 
 
 def test_batch_is_all_or_nothing_and_names_the_bad_move(choice):
@@ -430,3 +433,14 @@ def test_state_round_trips_through_bytes(choice):
     data = msgspec.msgpack.encode(state)
     again = msgspec.msgpack.decode(data, type=choice.State)
     assert again == state and msgspec.msgpack.encode(again) == data
+
+
+def test_the_last_seat_to_decide_reveals_every_sheet_once(choice):
+    state = new(choice, seats=2)
+    force_rolls(state, (1, 3, 4, 4, 6))
+    choice.decide(state, 1, [Mark(4, ((1, 3), (4, 6)))])
+    assert sum(state.sheets[1].marks) == 0 and state.drafts[1] is not None
+    choice.decide(state, 0, [Mark(1, ((3, 4), (4, 6)))])
+    assert [sum(sheet.marks) for sheet in state.sheets] == [2, 2]
+    assert state.drafts == [None, None] and state.pending == [[], []]
+    assert state.sheets[0].fifth_values == [1] and state.sheets[1].fifth_values == [4]

@@ -49,3 +49,13 @@ def test_dice_match_a_plain_hmac_reference_implementation():
     for i in range(300):
         key = bytes(range(i % 90 + 1))
         assert roll(key, f"roll/{i}", i % 40 + 1) == reference(key, f"roll/{i}", i % 40 + 1)
+
+
+def test_choice_rolls_are_six_to_a_dice_position():
+    """RULES.md "Dice": CHOICE roll n is dice 5*(n % 6) .. +4 of position rolls/<n // 6>."""
+    from referee.games.choice import roll_dice
+
+    key = b"choice-positions"
+    for n in range(40):
+        start = 5 * (n % 6)
+        assert tuple(roll_dice(key, n)) == roll(key, f"rolls/{n // 6}", 30)[start : start + 5]

@@ -11,7 +11,7 @@ seat has completed the batch, then all are revealed together and the next batch 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import cache
+from functools import cache, lru_cache
 from typing import Annotated, Any, ClassVar, Generic, TypeVar
 
 import msgspec
@@ -37,6 +37,9 @@ __all__ = [
 #: Points per mark past the fifth, per sum (RULES.md CHOICE §5).
 POINTS = {2: 100, 3: 70, 4: 60, 5: 50, 6: 40, 7: 30, 8: 40, 9: 50, 10: 60, 11: 70, 12: 100}
 
+#: CHOICE rolls drawn from one dice position (RULES.md "Dice").
+ROLLS_PER_POSITION = 6
+
 Pair = tuple[Die, Die]
 
 
@@ -55,6 +58,8 @@ class FreeThrow(msgspec.Struct, frozen=True, tag="free_throw", forbid_unknown_fi
 
 
 ChoiceMove = Mark | FreeThrow
+_NORMAL_MOVES = frozenset((Mark, FreeThrow))
+_SEAT_KEYS = tuple(str(seat) for seat in range(64))  # seat numbers as event keys
 
 M = TypeVar("M")
 
@@ -156,6 +161,22 @@ def score_marks(marks: dict[int, int] | Sequence[int]) -> ChoiceScore:
     plus = sum(x.points for x in sums if x.points > 0)
     minus = -sum(x.points for x in sums if x.points < 0)
     return ChoiceScore(plus - minus, plus, minus, sums)
+
+
+def roll_dice(key: bytes, n: int) -> bytes:
+    """The five dice of game-wide roll ``n``, in the order drawn.
+
+    Six rolls share a dice position (``rolls/<n // 6>``, 30 dice): one HMAC block serves six
+    decisions of solitaire play.
+    """
+    start = 5 * (n % ROLLS_PER_POSITION)
+    return _roll_position(key, n // ROLLS_PER_POSITION)[start : start + 5]
+
+
+@lru_cache(maxsize=4096)
+def _roll_position(key: bytes, position: int) -> bytes:
+    """The 30 dice of a roll position, remembered: each is read by six rolls."""
+    return _dice.faces(key, f"rolls/{position}", 5 * ROLLS_PER_POSITION)
 
 
 # --- enumeration of one round
@@ -280,8 +301,10 @@ def mark_fifth(sheet: Sheet, value: int) -> None:
 
 def apply_round(sheet: Sheet, move: ChoiceMove) -> None:
     """Write a legal normal move on the sheet."""
-    mark_sum(sheet, move.pairs[0])
-    mark_sum(sheet, move.pairs[1])
+    (a, b), (c, d) = move.pairs
+    marks = sheet.marks
+    marks[a + b - 2] += 1
+    marks[c + d - 2] += 1
     if isinstance(move, Mark):
         mark_fifth(sheet, move.fifth)
     else:
@@ -343,14 +366,14 @@ class ChoiceRuleset:
 
     def batch_size(self, state: ChoiceState) -> int:
         schedule = state.options.schedule
-        return schedule[min(state.batch, len(schedule) - 1)]
+        return schedule[state.batch] if state.batch < len(schedule) else schedule[-1]
 
     def _roll_batch(self, state: ChoiceState) -> list[tuple[int, ...]]:
-        first, key, roll = state.first_roll, state.key, _dice.roll
-        return [
-            tuple(sorted(roll(key, f"roll/{n}", 5)))
-            for n in range(first, first + self.batch_size(state))
-        ]
+        first, key = state.first_roll, state.key
+        size = self.batch_size(state)
+        if size == 1:  # the common schedule
+            return [tuple(sorted(roll_dice(key, first)))]
+        return [tuple(sorted(roll_dice(key, n))) for n in range(first, first + size)]
 
     # -- whose turn ----------------------------------------------------------------------------
 
@@ -377,10 +400,12 @@ class ChoiceRuleset:
     def legal_moves(self, state: ChoiceState, seat: int) -> list[Any]:
         """Every legal decision on the seat's next roll, canonical order (first = default)."""
         self._check_seat(state, seat)
-        if state.finished or self._complete(state, seat):
+        draft = state.drafts[seat]
+        sheet = draft if draft is not None else state.sheets[seat]
+        progress = state.progress[seat]
+        if state.finished or sheet.done or progress >= len(state.rolls):
             return []
-        sheet = self._current(state, seat)
-        dice = state.rolls[state.progress[seat]]
+        dice = state.rolls[progress]
         moves: list[Any] = list(round_moves(dice, sheet.slots()))
         if sheet.cards:
             moves.extend(self._card_moves(sheet, dice))
@@ -397,7 +422,25 @@ class ChoiceRuleset:
 
     def decide(self, state: ChoiceState, seat: int, moves: Sequence[Any]) -> list[dict]:
         """Apply a seat's decisions (one, or several of a postal round) all or nothing."""
-        return self._decide(state, seat, moves, timed_out=False)
+        self._check_seat(state, seat)
+        sheet = self._check_turn(state, seat)
+        if len(moves) != 1 or type(moves[0]) not in _NORMAL_MOVES:
+            return self._decide_many(state, seat, sheet, moves)
+        # the common case, one normal move: validated before the sheet is copied
+        progress = state.progress[seat]
+        move = normalize(moves[0])
+        dice = state.rolls[progress]
+        values = sheet.fifth_values
+        slots = tuple(sorted(values)) if len(values) == 3 else None
+        if move not in _round_move_set(dice, slots):
+            self._validate(sheet, move, dice)  # raises the rule the move breaks
+        reveals = progress + 1 == len(state.rolls) and self._others_complete(state, seat)
+        if state.drafts[seat] is None and not reveals:
+            sheet = sheet.clone()  # the committed sheet stays as it is until the reveal
+        apply_round(sheet, move)
+        if max(sheet.fifth_counts) >= self.end_marks:
+            sheet.done = True
+        return self._commit(state, seat, sheet, progress + 1, [move], 0, reveals or None)
 
     def timeout(self, state: ChoiceState, seat: int) -> list[dict]:
         """The deadline passed: the seat's remaining rolls of the batch get the default move.
@@ -416,8 +459,7 @@ class ChoiceRuleset:
 
     def _defaults(self, state: ChoiceState, seat: int) -> tuple[Sheet, int, list[Any]]:
         self._check_seat(state, seat)
-        self._check_turn(state, seat)
-        sheet = self._current(state, seat).clone()
+        sheet = self._check_turn(state, seat).clone()
         progress = state.progress[seat]
         defaults: list[Any] = []
         while not sheet.done and progress < len(state.rolls):
@@ -427,35 +469,29 @@ class ChoiceRuleset:
             progress += 1
         return sheet, progress, defaults
 
-    def _check_turn(self, state: ChoiceState, seat: int) -> None:
+    def _check_turn(self, state: ChoiceState, seat: int) -> Sheet:
+        """The seat's current sheet, if the seat has a roll to decide."""
         if state.finished:
             raise RuleViolation("game-over", "the game is over")
-        if self._current(state, seat).done:
+        sheet = self._current(state, seat)
+        if sheet.done:
             raise RuleViolation("not-your-turn", f"seat {seat} has finished its game")
-        if self._complete(state, seat):
-            raise RuleViolation(
-                "not-your-turn",
-                f"seat {seat} has decided every roll of this postal round; "
-                "waiting for the other seats",
-            )
+        if state.progress[seat] < len(state.rolls):
+            return sheet
+        raise RuleViolation(
+            "not-your-turn",
+            f"seat {seat} has decided every roll of this postal round; waiting for the other seats",
+        )
 
-    def _decide(
-        self, state: ChoiceState, seat: int, moves: Sequence[Any], *, timed_out: bool
+    def _decide_many(
+        self, state: ChoiceState, seat: int, sheet: Sheet, moves: Sequence[Any]
     ) -> list[dict]:
-        self._check_seat(state, seat)
-        self._check_turn(state, seat)
+        """Cards, extra rounds and postal batches: applied one by one to a copy of the sheet."""
         if not moves:
             raise RuleViolation("no-moves", "submit at least one move", field="moves")
-        sheet = self._current(state, seat).clone()
         progress = state.progress[seat]
+        sheet = sheet.clone()
         applied: list[Any] = []
-        if len(moves) == 1 and isinstance(moves[0], (Mark, FreeThrow)):  # the common case
-            move = normalize(moves[0])
-            dice = state.rolls[progress]
-            self._validate(sheet, move, dice)
-            apply_round(sheet, move)
-            self._check_end(sheet)
-            return self._commit(state, seat, sheet, progress + 1, [move], 0)
         for index, raw in enumerate(moves):
             try:
                 if sheet.done:
@@ -486,21 +522,40 @@ class ChoiceRuleset:
             applied.append(move)
         return self._commit(state, seat, sheet, progress, applied, 0)
 
+    def _others_complete(self, state: ChoiceState, seat: int) -> bool:
+        """Whether every seat but ``seat`` has decided the batch or finished its game."""
+        batch = len(state.rolls)
+        for other, draft in enumerate(state.drafts):
+            sheet = draft if draft is not None else state.sheets[other]
+            if other != seat and state.progress[other] < batch and not sheet.done:
+                return False
+        return True
+
     def _commit(
-        self, state: ChoiceState, seat: int, sheet: Sheet, progress: int, moves: list, streak: int
+        self,
+        state: ChoiceState,
+        seat: int,
+        sheet: Sheet,
+        progress: int,
+        moves: list,
+        streak: int,
+        reveals: bool | None = None,
     ) -> list[dict]:
+        """Keep the seat's decisions hidden; ``reveals``: whether they complete the batch."""
         state.drafts[seat] = sheet
         state.progress[seat] = progress
-        state.pending[seat].extend(moves)
+        state.pending[seat] += moves
         state.seqs[seat] += 1
         state.timeouts[seat] = streak
-        for other in range(len(state.sheets)):
-            if not self._complete(state, other):
-                return []
-        return self._resolve(state)
+        if reveals is None:
+            reveals = self._complete(state, seat) and self._others_complete(state, seat)
+        return self._resolve(state) if reveals else []
 
     def _resolve(self, state: ChoiceState) -> list[dict]:
-        """Every active seat decided the batch: reveal all decisions, roll the next batch."""
+        """Every active seat decided the batch: reveal all decisions, roll the next batch.
+
+        The game's end is not an event here: the service announces it with the ranking.
+        """
         sheets, pending = state.sheets, state.pending
         decisions: dict[str, list] = {}  # moves stay Structs: events are encoded as sent
         events: list[dict] = [
@@ -512,32 +567,33 @@ class ChoiceRuleset:
                 "decisions": decisions,
             }
         ]
+        playing = False
         for seat, draft in enumerate(state.drafts):
             if draft is not None:
-                decisions[str(seat)] = pending[seat]
+                decisions[_SEAT_KEYS[seat]] = pending[seat]
+                pending[seat] = []  # the list now belongs to the event
                 if draft.done:
                     events.append({"type": "seat_done", "seat": seat, "retired": draft.retired})
                 sheets[seat] = draft
+            playing = playing or not sheets[seat].done
         seats = len(sheets)
         state.first_roll += len(state.rolls)
         state.batch += 1
         state.drafts = [None] * seats
         state.progress = [0] * seats
-        state.pending = [[] for _ in range(seats)]
-        if [sheet.done for sheet in sheets].count(False) == 0:
+        if not playing:
             state.finished = True
             state.rolls = []
-            events.append({"type": "game_over", "totals": self.totals(state)})
-        else:
-            state.rolls = self._roll_batch(state)
-            events.append(
-                {
-                    "type": "rolls",
-                    "batch": state.batch,
-                    "first_roll": state.first_roll,
-                    "rolls": state.rolls,
-                }
-            )
+            return events
+        state.rolls = self._roll_batch(state)
+        events.append(
+            {
+                "type": "rolls",
+                "batch": state.batch,
+                "first_roll": state.first_roll,
+                "rolls": state.rolls,
+            }
+        )
         return events
 
     # -- hooks the specials ruleset extends ------------------------------------------------
@@ -636,6 +692,4 @@ class ChoiceRuleset:
     def dice_log(self, state: ChoiceState) -> list[dict]:
         """Every roll drawn so far, by game-wide index (public rolls, so no secret here)."""
         last = state.first_roll + len(state.rolls)
-        return [
-            {"roll": n, "dice": list(_dice.roll(state.key, f"roll/{n}", 5))} for n in range(last)
-        ]
+        return [{"roll": n, "dice": list(roll_dice(state.key, n))} for n in range(last)]

@@ -94,6 +94,20 @@ def _counts(dice: Iterable[int]) -> tuple[int, ...]:
     return tuple(counts)
 
 
+@lru_cache(maxsize=1024)
+def _gains(count: int, worth: int, bonus: int) -> tuple[int, ...]:
+    """Points of a value's ``count`` dice when y of them are in chains and the rest in one set.
+
+    Constant while >= 3 dice stay for the set, then y * (worth + bonus) once the set is gone.
+    """
+    if count >= 3:
+        flat = count * worth + bonus * (count - 3)
+        return (flat,) * (count - 2) + tuple(
+            y * (worth + bonus) for y in range(count - 2, count + 1)
+        )
+    return tuple(y * (worth + bonus) for y in range(count + 1))
+
+
 @lru_cache(maxsize=65536)
 def _best(counts: tuple[int, ...], bonus: bool, face: bool) -> tuple[int, int, int, int, int, int]:
     """Best (points, N, y1, y2, y5, y6) for a count vector (index = face value).
@@ -107,34 +121,30 @@ def _best(counts: tuple[int, ...], bonus: bool, face: bool) -> tuple[int, int, i
     top of each range, and the top of its constant part, can be best.
     """
     b = 1 if bonus else 0
-    # g[v][y]: points of value v's dice when y of them are in chains and the rest in one set
-    # (constant while >= 3 dice stay for the set, then y * (w + b) once the set is gone)
-    g: list[list[int]] = [[0]]
-    for v in range(1, 7):
-        w, c = (v if face else 1), counts[v]
-        if c >= 3:
-            g.append([c * w + b * (c - 3)] * (c - 2) + [y * (w + b) for y in range(c - 2, c + 1)])
-        else:
-            g.append([y * (w + b) for y in range(c + 1)])
-    g1, g2, g5, g6 = g[1], g[2], g[5], g[6]
-    c1, c2, c5, c6 = counts[1], counts[2], counts[5], counts[6]
-    result = (sum(values[0] for values in g[1:]), 0, 0, 0, 0, 0)
-    for n in range(1, min(counts[3], counts[4]) + 1):
-        middle = g[3][n] + g[4][n] - 4 * n * b
+    _, c1, c2, c3, c4, c5, c6 = counts
+    if face:
+        g1, g2, g3 = _gains(c1, 1, b), _gains(c2, 2, b), _gains(c3, 3, b)
+        g4, g5, g6 = _gains(c4, 4, b), _gains(c5, 5, b), _gains(c6, 6, b)
+    else:
+        g1, g2, g3 = _gains(c1, 1, b), _gains(c2, 1, b), _gains(c3, 1, b)
+        g4, g5, g6 = _gains(c4, 1, b), _gains(c5, 1, b), _gains(c6, 1, b)
+    result = (g1[0] + g2[0] + g3[0] + g4[0] + g5[0] + g6[0], 0, 0, 0, 0, 0)
+    for n in range(1, min(c3, c4) + 1):
+        middle = g3[n] + g4[n] - 4 * n * b
         hi2, hi5 = min(c2, n), min(c5, n)
         # the top of each range, and the top of its flat part, are the only candidates
-        for y2 in {hi2, min(hi2, c2 - 3)} if c2 >= 3 else (hi2,):
-            for y5 in {hi5, min(hi5, c5 - 3)} if c5 >= 3 else (hi5,):
+        for y2 in (c2 - 3, hi2) if 0 <= c2 - 3 < hi2 else (hi2,):
+            for y5 in (c5 - 3, hi5) if 0 <= c5 - 3 < hi5 else (hi5,):
                 lo1, hi1 = max(0, n - y5), min(y2, c1)
                 lo6, hi6 = max(0, n - y2), min(y5, c6)
                 if lo1 > hi1 or lo6 > hi6:
                     continue
-                y1, flat1 = hi1, min(hi1, c1 - 3)
-                if flat1 >= lo1 and g1[flat1] > g1[y1]:
-                    y1 = flat1
-                y6, flat6 = hi6, min(hi6, c6 - 3)
-                if flat6 >= lo6 and g6[flat6] > g6[y6]:
-                    y6 = flat6
+                y1 = hi1
+                if lo1 <= c1 - 3 < hi1 and g1[c1 - 3] > g1[hi1]:
+                    y1 = c1 - 3
+                y6 = hi6
+                if lo6 <= c6 - 3 < hi6 and g6[c6 - 3] > g6[hi6]:
+                    y6 = c6 - 3
                 points = middle + g2[y2] + g5[y5] + g1[y1] + g6[y6]
                 if points > result[0]:
                     result = (points, n, y1, y2, y5, y6)
@@ -408,7 +418,7 @@ class ChoptaRuleset:
         }
         if max(state.totals) >= options.target or state.round + 1 >= options.max_rounds:
             state.finished = True
-            return [event, {"type": "game_over", "totals": list(state.totals)}]
+            return [event]  # the service announces the end, with the ranking
         self._start_round(state)
         return [event]
 

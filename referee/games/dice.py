@@ -13,7 +13,7 @@ import secrets
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["commitment", "dice_key", "new_seed", "roll"]
+__all__ = ["commitment", "dice_key", "faces", "new_seed", "roll"]
 
 _UNBIASED_LIMIT = 252  # 42 * 6: the largest multiple of 6 that fits in a byte
 _FACE = bytes(byte % 6 + 1 for byte in range(256))  # byte -> face
@@ -64,7 +64,12 @@ def roll(key: bytes, label: str, count: int) -> tuple[int, ...]:
 
     Block ``j`` of the stream is HMAC-SHA256(key, "<label>/<j>").
     """
-    inner_pad, outer_pad = _pads(key)
+    return tuple(faces(key, label, count))
+
+
+def faces(key: bytes, label: str, count: int) -> bytes:
+    """:func:`roll` as bytes, one face per byte."""
+    inner_pad, outer_pad = _PADS.get(key) or _pads(key)
     out = b""
     block = 0
     while len(out) < count:
@@ -74,4 +79,4 @@ def roll(key: bytes, label: str, count: int) -> tuple[int, ...]:
         outer.update(inner.digest())
         out += outer.digest().translate(_FACE, _BIASED)
         block += 1
-    return tuple(out[:count])
+    return out[:count]

@@ -166,6 +166,19 @@ def test_events_stream_is_resumable_and_keeps_secrets(http, server):
     assert resumed == ids[-2:]
 
 
+@pytest.mark.parametrize("ruleset", ["choice", "chopta"])
+def test_the_stream_ends_with_one_game_over_that_reveals_the_seed(http, server, ruleset):
+    game = create(http, ruleset, 2, {"target": 5} if ruleset == "chopta" else {})
+    play_out(http, game)
+    with httpx.stream("GET", f"{server.url}/v1/games/{game['id']}/events", timeout=10) as reply:
+        blocks = "".join(reply.iter_text()).strip().split("\r\n\r\n")
+    ends = [block for block in blocks if "event: game_over" in block]
+    assert len(ends) == 1 and ends[0] == blocks[-1]
+    data = json.loads(next(line[6:] for line in ends[0].splitlines() if line.startswith("data: ")))
+    record = http.get(f"/v1/games/{game['id']}/record").json()
+    assert data["seed"] == record["seed"] and data["ranking"] == record["ranking"]
+
+
 def test_open_seats_are_claimed_and_the_game_starts_when_full(http):
     reply = http.post(
         "/v1/games", json={"ruleset": "chopta", "seats": [{"name": "host"}, {}], "deadline_s": 0}
