@@ -197,31 +197,45 @@ def _command_calls(client: redis.Redis) -> int:
     return sum(v["calls"] for k, v in stats.items() if not k.endswith(("info", "config")))
 
 
-def _bytes_per_game(client: redis.Redis, url: str) -> int:
-    """Memory of one finished 2-seat CHOICE game with its record (all its keys)."""
+def _bytes_per_game(client: redis.Redis, url: str, games: int = 5) -> dict[str, int]:
+    """Memory of finished 2-seat CHOICE games with their records, as each game ends.
+
+    ``all``: every key (document, record, event stream); ``retained``: what stays once the
+    event stream's shorter retention has passed (document and record).
+    """
+    totals, retained = [], []
     with httpx.Client(base_url=url, timeout=30) as http:
-        game = http.post(
-            "/v1/games",
-            json={
-                "ruleset": "choice",
-                "seats": [{"name": "a"}, {"name": "b"}],
-                "deadline_s": 0,
-            },
-        ).json()
-        tokens = [s["token"] for s in game["seats"]]
-        while True:
-            public = http.get(f"/v1/games/{game['id']}").json()
-            if public["status"] == "finished":
-                break
-            for seat in public["to_decide"]:
-                headers = {"Authorization": f"Bearer {tokens[seat]}"}
-                turn = http.get(f"/v1/games/{game['id']}/turn", headers=headers).json()
-                http.post(
-                    f"/v1/games/{game['id']}/moves",
-                    headers=headers,
-                    json={"seq": turn["seq"], "move": turn["legal_moves"][0]},
-                )
-    return sum(client.memory_usage(key) or 0 for key in GameKeys(game["id"]).all())
+        for _ in range(games):
+            game = http.post(
+                "/v1/games",
+                json={
+                    "ruleset": "choice",
+                    "seats": [{"name": "a"}, {"name": "b"}],
+                    "deadline_s": 0,
+                },
+            ).json()
+            tokens = [s["token"] for s in game["seats"]]
+            while True:
+                public = http.get(f"/v1/games/{game['id']}").json()
+                if public["status"] == "finished":
+                    break
+                for seat in public["to_decide"]:
+                    headers = {"Authorization": f"Bearer {tokens[seat]}"}
+                    turn = http.get(f"/v1/games/{game['id']}/turn", headers=headers).json()
+                    http.post(
+                        f"/v1/games/{game['id']}/moves",
+                        headers=headers,
+                        json={"seq": turn["seq"], "move": turn["legal_moves"][0]},
+                    )
+            keys = GameKeys(game["id"])
+            sizes = [client.memory_usage(key) or 0 for key in keys.all()]
+            totals.append(sum(sizes))
+            retained.append(sum(sizes) - sizes[2])
+    return {
+        "mean": round(statistics.mean(totals)),
+        "max": max(totals),
+        "retained": round(statistics.mean(retained)),
+    }
 
 
 def _live_games(url: str, count: int) -> None:
@@ -268,6 +282,7 @@ def run_bench(
         decisions = sum(r["decisions"] for r in games)
         requests = sum(r["turn"] + r["moves"] for r in games)
         latencies = [x for r in games for x in r["latencies"]]
+        memory = _bytes_per_game(client, url)
         figures = {
             "ceiling_rps": round(ceiling_rps, 1),
             "decisions_per_s": round(decisions / elapsed, 1),
@@ -276,7 +291,9 @@ def run_bench(
             "p50_ms": round(_percentile(latencies, 0.5), 2),
             "p99_ms": round(_percentile(latencies, 0.99), 2),
             "redis_calls_per_decision": round(calls / max(decisions, 1), 2),
-            "redis_bytes_per_game": _bytes_per_game(client, url),
+            "redis_bytes_per_game": memory["mean"],
+            "redis_bytes_per_game_max": memory["max"],
+            "redis_bytes_per_game_retained": memory["retained"],
             "games_finished": sum(r["games"] for r in games),
             "errors": sum(r["errors"] for r in games),
             "workers": workers,

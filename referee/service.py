@@ -139,9 +139,13 @@ class Loaded:
 
 
 class GameService:
-    def __init__(self, store: Store, *, retention_s: int = 7 * 24 * 3600) -> None:
+    def __init__(
+        self, store: Store, *, retention_s: int = 7 * 24 * 3600, events_retention_s: int = 600
+    ) -> None:
         self.store = store
         self.retention_s = retention_s
+        # a finished game's event stream serves late listeners for a while; its record stays
+        self.events_retention_s = events_retention_s
 
     # -- creating and joining --------------------------------------------------------------
 
@@ -211,13 +215,13 @@ class GameService:
         key = make_dice_key(doc.seed, client_seeds)
         game.state = game.ruleset.create(doc.options, len(doc.seats), key)
         doc.status = "running"
-        self._emit(game, {"type": "game_started", "view": game.ruleset.view(game.state)})
+        self._emit(game, {"type": "game_started", "seats": len(doc.seats)})
         self._refresh_deadlines(game, time.time())
 
     # -- loading, deadlines, writing -------------------------------------------------------
 
-    async def _load_with(self, game_id: str, *, last_event: bool = False) -> Loaded:
-        version, blob, last_id = await self.store.load(game_id, last_event=last_event)
+    async def _load_with(self, game_id: str) -> Loaded:
+        version, blob, last_id = await self.store.load(game_id)
         if blob is None:
             raise ApiError(404, "game-not-found", f"there is no game {game_id!r}")
         game = Loaded(version, _doc_decoder.decode(blob))
@@ -226,10 +230,10 @@ class GameService:
         self._resolve_expired(game, time.time())
         return game
 
-    async def fresh(self, game_id: str, *, last_event: bool = False) -> Loaded:
+    async def fresh(self, game_id: str) -> Loaded:
         """Load a game with its expired deadlines resolved and written (exactly once)."""
         for _ in range(MAX_RETRIES):
-            game = await self._load_with(game_id, last_event=last_event)
+            game = await self._load_with(game_id)
             if not game.dirty or await self._write(game):
                 if game.dirty:
                     last_id = game.last_event_id
@@ -287,7 +291,10 @@ class GameService:
                 }
             )
         )
-        self._emit(game, {"type": "decision", "seat": seat, "seq": seq, "timeout": timed_out})
+        decided: dict[str, Any] = {"type": "decision", "seat": seat, "seq": seq}
+        if timed_out:
+            decided["timeout"] = True
+        self._emit(game, decided)
         for event in events:
             if event.get("type") != "timeout":
                 self._emit(game, event)
@@ -325,6 +332,7 @@ class GameService:
             decisions=game.change.decisions,
             events=game.change.events,
             ttl=self.retention_s if doc.status == "finished" else 0,
+            events_ttl=self.events_retention_s,
             deadline=hint,
         )
         if ids is not None:
@@ -400,7 +408,7 @@ class GameService:
         stop = time.monotonic() + wait_s
         last_id = None
         while True:
-            game = await self.fresh(game_id, last_event=last_id is None and wait_s > 0)
+            game = await self.fresh(game_id)
             if last_id is None:
                 last_id = game.last_event_id  # read with the game: no event slips between
             seat = self.authenticate(game, token)
@@ -414,7 +422,7 @@ class GameService:
                 block = max(0.05, min(block, next_deadline - time.time() + 0.01))
             try:
                 events = await self.store.events_after(game_id, last_id, int(block * 1000))
-            except (RedisTimeoutError, RedisConnectionError, asyncio.CancelledError):
+            except (RedisTimeoutError, RedisConnectionError, TimeoutError, asyncio.CancelledError):
                 return turn  # the wait was cut short (shutdown, lost connection): answer now
             if events:
                 last_id = events[-1][0].decode()

@@ -14,6 +14,7 @@ class Settings(msgspec.Struct, frozen=True):
     redis_url: str | None = None
     data_dir: Path = Path("data")
     retention_s: int = 7 * 24 * 3600
+    events_retention_s: int = 600
     max_body_bytes: int = 64 * 1024
     sweep_interval_s: float = 0.5
 
@@ -24,6 +25,7 @@ class Settings(msgspec.Struct, frozen=True):
             redis_url=env.get("REDIS_URL") or None,
             data_dir=Path(env.get("REFEREE_DATA_DIR", "data")),
             retention_s=int(env.get("REFEREE_RETENTION_S", 7 * 24 * 3600)),
+            events_retention_s=int(env.get("REFEREE_EVENTS_RETENTION_S", 600)),
             max_body_bytes=int(env.get("REFEREE_MAX_BODY_BYTES", 64 * 1024)),
             sweep_interval_s=float(env.get("REFEREE_SWEEP_INTERVAL_S", 0.5)),
         )

@@ -2,11 +2,13 @@
 
 All keys of a game share the hash tag ``{game:<id>}`` so the game lives in one cluster slot:
 
-- ``{game:<id>}:doc``        hash: ``v`` (version) and ``blob`` (the game document, msgpack)
+- ``{game:<id>}:doc``        hash: ``v`` (version), ``blob`` (the game document, msgpack) and
+                             ``e`` (the id of the newest event)
 - ``{game:<id>}:decisions``  list: the record's decisions, JSON, in order
 - ``{game:<id>}:events``     stream: public events, field ``e`` (JSON)
 
-A request loads the game with one HMGET. A retried decision is answered from the record.
+A request loads the game, and the event id a long-poll waits after, with one HMGET. A retried
+decision is answered from the record.
 
 The global sorted set ``referee:deadlines`` (game id by its earliest deadline) only tells the
 sweepers where to look; it is a hint outside the game's slot, never the truth.
@@ -14,6 +16,7 @@ sweepers where to look; it is a hint outside the game's slot, never the truth.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from typing import Any
 
@@ -29,15 +32,18 @@ _COMMIT = """
 local v = redis.call('HGET', KEYS[1], 'v') or ''
 if v ~= ARGV[1] then return {0} end
 redis.call('HSET', KEYS[1], 'v', ARGV[2], 'blob', ARGV[3])
-local i = 7
-for _ = 1, tonumber(ARGV[5]) do redis.call('RPUSH', KEYS[2], ARGV[i]); i = i + 1 end
+local i = 8
+for _ = 1, tonumber(ARGV[6]) do redis.call('RPUSH', KEYS[2], ARGV[i]); i = i + 1 end
 local ids = {1}
-for _ = 1, tonumber(ARGV[6]) do
+for _ = 1, tonumber(ARGV[7]) do
   ids[#ids + 1] = redis.call('XADD', KEYS[3], '*', 'e', ARGV[i]); i = i + 1
 end
+if #ids > 1 then redis.call('HSET', KEYS[1], 'e', ids[#ids]) end
 local ttl = tonumber(ARGV[4])
 if ttl > 0 then
-  for k = 1, 3 do redis.call('EXPIRE', KEYS[k], ttl) end
+  redis.call('EXPIRE', KEYS[1], ttl)
+  redis.call('EXPIRE', KEYS[2], ttl)
+  redis.call('EXPIRE', KEYS[3], math.min(ttl, tonumber(ARGV[5])))
 end
 return ids
 """
@@ -59,28 +65,26 @@ class GameKeys:
 class Store:
     """Thin async access to a game's keys; the service decides what to write."""
 
-    def __init__(self, redis: Redis, blocking: Redis | None = None) -> None:
+    def __init__(
+        self, redis: Redis, blocking: Redis | None = None, *, timeout_s: float = 10
+    ) -> None:
+        # one deadline per store operation, rather than redis-py's per-socket-call timeouts
+        # (a task per write), which the service's clients switch off
+        self.timeout_s = timeout_s
         self.redis = redis
         # long-polls and event streams wait in XREAD BLOCK on a pool of their own, so
         # waiting clients never take the connections that decisions need
         self.blocking = blocking or redis
         self._commit_sha = hashlib.sha1(_COMMIT.encode()).hexdigest()
 
-    async def load(
-        self, game_id: str, *, last_event: bool = False
-    ) -> tuple[str, bytes | None, str]:
-        """One round trip: the version, the document, and the id of the newest event ("0" if
-        none, or not asked for)."""
-        keys = GameKeys(game_id)
-        if last_event:
-            async with self.redis.pipeline(transaction=False) as pipe:
-                pipe.hmget(keys.doc, ["v", "blob"])
-                pipe.xrevrange(keys.events, count=1)
-                (version, blob), newest = await pipe.execute()
-        else:
-            (version, blob), newest = await self.redis.hmget(keys.doc, ["v", "blob"]), None
-        last_id = newest[0][0].decode() if newest else "0"
-        return (version.decode() if version else ""), blob, last_id
+    async def load(self, game_id: str) -> tuple[str, bytes | None, str]:
+        """One HMGET: the version, the document, and the id of the newest event ("0" if none).
+
+        The three are written together by the commit, so no event slips between them.
+        """
+        async with asyncio.timeout(self.timeout_s):
+            version, blob, last = await self.redis.hmget(GameKeys(game_id).doc, ["v", "blob", "e"])
+        return (version.decode() if version else ""), blob, (last.decode() if last else "0")
 
     async def commit(
         self,
@@ -92,27 +96,24 @@ class Store:
         decisions: list[bytes] = (),  # type: ignore[assignment]
         events: list[bytes] = (),  # type: ignore[assignment]
         ttl: int = 0,
+        events_ttl: int = 0,
         deadline: float | bool | None = None,
     ) -> list[str] | None:
         """One round trip: the atomic write (None if the version moved) and the deadline hint
-        (a time, None to drop it, False to leave it as it is)."""
+        (a time, None to drop it, False to leave it as it is).
+
+        ``ttl`` > 0 makes the game expire (a finished game); its event stream then goes after
+        ``events_ttl`` (at most ``ttl``): the record keeps everything the stream told.
+        """
         keys = GameKeys(game_id)
-        args: list[Any] = [expected, version, blob, ttl, len(decisions), len(events)]
+        events_ttl = events_ttl if events_ttl > 0 else ttl
+        args: list[Any] = [expected, version, blob, ttl, events_ttl, len(decisions), len(events)]
         args += decisions
         args += events
         for attempt in (1, 2):
             try:
-                # EVALSHA directly: a pipelined Script object would add a SCRIPT EXISTS trip
-                if deadline is False:  # the deadline hint did not change: one command
-                    reply = await self.redis.evalsha(self._commit_sha, 3, *keys.all(), *args)
-                else:
-                    async with self.redis.pipeline(transaction=False) as pipe:
-                        pipe.evalsha(self._commit_sha, 3, *keys.all(), *args)
-                        if deadline is None:
-                            pipe.zrem(DEADLINES, game_id)
-                        else:
-                            pipe.zadd(DEADLINES, {game_id: deadline})
-                        reply, _ = await pipe.execute()
+                async with asyncio.timeout(self.timeout_s):
+                    reply = await self._commit_once(keys, args, game_id, deadline)
                 break
             except NoScriptError:  # a fresh or flushed server: load once, then go on
                 if attempt == 2:
@@ -122,14 +123,30 @@ class Store:
             return None
         return [i.decode() if isinstance(i, bytes) else str(i) for i in reply[1:]]
 
+    async def _commit_once(
+        self, keys: GameKeys, args: list[Any], game_id: str, deadline: float | bool | None
+    ) -> Any:
+        # EVALSHA directly: a pipelined Script object would add a SCRIPT EXISTS trip
+        if deadline is False:  # the deadline hint did not change: one command
+            return await self.redis.evalsha(self._commit_sha, 3, *keys.all(), *args)
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.evalsha(self._commit_sha, 3, *keys.all(), *args)
+            if deadline is None:
+                pipe.zrem(DEADLINES, game_id)
+            else:
+                pipe.zadd(DEADLINES, {game_id: deadline})
+            reply, _ = await pipe.execute()
+        return reply
+
     async def decisions(self, game_id: str) -> list[bytes]:
         return await self.redis.lrange(GameKeys(game_id).decisions, 0, -1)
 
     async def events_after(self, game_id: str, last_id: str, block_ms: int | None) -> list:
         """Events after ``last_id`` ("0" for all), waiting up to ``block_ms`` if there are none."""
-        reply = await self.blocking.xread(
-            {GameKeys(game_id).events: last_id}, count=500, block=block_ms
-        )
+        async with asyncio.timeout(self.timeout_s + (block_ms or 0) / 1000):
+            reply = await self.blocking.xread(
+                {GameKeys(game_id).events: last_id}, count=500, block=block_ms
+            )
         return reply[0][1] if reply else []
 
     async def due(self, now: float, limit: int = 100) -> list[str]:

@@ -30,6 +30,8 @@ from litestar.params import JSONBody, Parameter
 from litestar.response import ServerSentEvent
 from litestar.response.sse import ServerSentEventMessage
 from redis.asyncio import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from .. import __version__
 from ..games import RULESETS, GameError, score_area, score_marks
@@ -166,6 +168,15 @@ def _http_handler(request: Request, exc: HTTPException) -> Response:
     )
     for name, value in (exc.headers or {}).items():
         response.headers[name] = value
+    return response
+
+
+def _redis_down_handler(request: Request, exc: Exception) -> Response:
+    log.warning("redis unavailable on %s: %r", request.url.path, exc)
+    response = problem_response(
+        request, 503, "redis-unavailable", "the game store does not answer; nothing changed"
+    )
+    response.headers["Retry-After"] = "1"
     return response
 
 
@@ -479,10 +490,16 @@ def create_app(settings: Settings | None = None) -> Litestar:
 
             embedded = start_embedded(settings.data_dir)
             url = embedded.connection_url
-        redis = Redis.from_url(url, max_connections=256)
-        blocking = Redis.from_url(url, max_connections=4096)
+        # no per-socket-call timeouts (redis-py runs each write as a task of its own for
+        # them): the store puts one deadline on each of its operations instead
+        redis = Redis.from_url(url, max_connections=256, socket_timeout=None)
+        blocking = Redis.from_url(url, max_connections=4096, socket_timeout=None)
         app.state.redis = redis
-        app.state.service = GameService(Store(redis, blocking), retention_s=settings.retention_s)
+        app.state.service = GameService(
+            Store(redis, blocking),
+            retention_s=settings.retention_s,
+            events_retention_s=settings.events_retention_s,
+        )
         app.state.tournaments = TournamentService(app.state.service)
         sweeper = asyncio.create_task(app.state.service.sweep_forever(settings.sweep_interval_s))
         try:
@@ -510,6 +527,9 @@ def create_app(settings: Settings | None = None) -> Litestar:
             ValidationException: _validation_handler,
             HTTPException: _http_handler,
             GameError: lambda r, e: problem_response(r, 422, e.code, e.message, e.field),
+            RedisConnectionError: _redis_down_handler,
+            RedisTimeoutError: _redis_down_handler,
+            TimeoutError: _redis_down_handler,
             Exception: _internal_handler,
         },
         request_max_body_size=settings.max_body_bytes,

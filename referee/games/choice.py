@@ -143,7 +143,7 @@ class ChoiceScore(msgspec.Struct, frozen=True):
     total: int
     plus: int
     minus: int
-    sums: list[SumScore]
+    sums: tuple[SumScore, ...]
 
 
 def _sum_points(total: int, marks: int) -> int:
@@ -156,8 +156,16 @@ def _sum_points(total: int, marks: int) -> int:
 
 def score_marks(marks: dict[int, int] | Sequence[int]) -> ChoiceScore:
     """Score a sheet from its marks (a mapping sum -> marks, or a list indexed by sum - 2)."""
-    counts = [marks.get(s, 0) for s in range(2, 13)] if isinstance(marks, dict) else list(marks)
-    sums = [SumScore(s, n, _sum_points(s, n)) for s, n in zip(range(2, 13), counts, strict=True)]
+    counts = tuple(marks.get(s, 0) for s in range(2, 13)) if isinstance(marks, dict) else marks
+    return _score(tuple(counts))
+
+
+@lru_cache(maxsize=8192)
+def _score(counts: tuple[int, ...]) -> ChoiceScore:
+    """Remembered: every view scores every sheet, and sheets change once per roll."""
+    sums = tuple(
+        SumScore(s, n, _sum_points(s, n)) for s, n in zip(range(2, 13), counts, strict=True)
+    )
     plus = sum(x.points for x in sums if x.points > 0)
     minus = -sum(x.points for x in sums if x.points < 0)
     return ChoiceScore(plus - minus, plus, minus, sums)
@@ -559,11 +567,10 @@ class ChoiceRuleset:
         sheets, pending = state.sheets, state.pending
         decisions: dict[str, list] = {}  # moves stay Structs: events are encoded as sent
         events: list[dict] = [
-            {
+            {  # the rolls themselves were announced by the batch's "rolls" event
                 "type": "rolls_decided",
                 "batch": state.batch,
                 "first_roll": state.first_roll,
-                "rolls": state.rolls,
                 "decisions": decisions,
             }
         ]
@@ -652,7 +659,7 @@ class ChoiceRuleset:
             "retired": sheet.retired,
             "rounds": sheet.rounds,
             "free_throws": sheet.free_throws,
-            "score": msgspec.to_builtins(score_marks(sheet.marks)),
+            "score": score_marks(sheet.marks),  # a frozen Struct, encoded as it is sent
         }
         if self.cards:
             view["cards"] = list(sheet.cards)

@@ -42,3 +42,5 @@ def test_bench_reports_every_figure():
         assert isinstance(figures[name], (int, float)), name
     assert figures["decisions_per_s"] > 0 and figures["errors"] == 0
     assert figures["redis_bytes_per_game"] > 1000
+    assert figures["redis_bytes_per_game_max"] >= figures["redis_bytes_per_game"]
+    assert 0 < figures["redis_bytes_per_game_retained"] < figures["redis_bytes_per_game"]

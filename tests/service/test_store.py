@@ -6,32 +6,32 @@ import asyncio
 
 import pytest
 from redis.asyncio import Redis
-from redis.asyncio.connection import AbstractConnection
+from redis.asyncio.connection import Connection
 
 from referee.service import GameService
 from referee.store import GameKeys, Store
 
 
-class Counter:
-    """Counts round trips: every time a connection sends a packed request to the server."""
+class CountingConnection(Connection):
+    """A connection that counts its round trips: every packed request it sends.
 
-    def __init__(self, monkeypatch):
-        self.round_trips = 0
-        original = AbstractConnection.send_packed_command
+    Only the test's own client uses it, so servers of other tests in this process (their
+    sweepers) are not counted.
+    """
 
-        async def send(connection, *args, **kwargs):
-            self.round_trips += 1
-            return await original(connection, *args, **kwargs)
+    round_trips = 0
 
-        monkeypatch.setattr(AbstractConnection, "send_packed_command", send)
+    async def send_packed_command(self, *args, **kwargs):
+        CountingConnection.round_trips += 1
+        return await super().send_packed_command(*args, **kwargs)
 
 
-def test_a_decision_takes_two_round_trips(valkey, monkeypatch):
+def test_a_decision_takes_two_round_trips(valkey):
     async def scenario():
-        redis = Redis.from_url(valkey)
+        redis = Redis.from_url(valkey, connection_class=CountingConnection)
         service = GameService(Store(redis))
         doc, tokens = await service.create("chopta", {}, [{"name": "a"}, {"name": "b"}], 0)
-        counter = Counter(monkeypatch)
+        counter = CountingConnection
         game = await service.fresh(doc.id)
         before = counter.round_trips
         move = game.ruleset.legal_moves(game.state, 0)[0]
@@ -43,10 +43,10 @@ def test_a_decision_takes_two_round_trips(valkey, monkeypatch):
     assert asyncio.run(scenario()) == 2
 
 
-def test_finished_games_expire_after_the_retention(valkey, redis_client):
+def test_finished_games_expire_after_the_retention_and_their_stream_sooner(valkey, redis_client):
     async def scenario():
         redis = Redis.from_url(valkey)
-        service = GameService(Store(redis), retention_s=3600)
+        service = GameService(Store(redis), retention_s=3600, events_retention_s=120)
         doc, tokens = await service.create(
             "chopta", {"target": 1}, [{"name": "a"}, {"name": "b"}], 0
         )
@@ -63,9 +63,10 @@ def test_finished_games_expire_after_the_retention(valkey, redis_client):
         await redis.aclose()
         return running_ttl, ttls
 
-    running_ttl, ttls = asyncio.run(scenario())
+    running_ttl, (doc_ttl, decisions_ttl, events_ttl) = asyncio.run(scenario())
     assert running_ttl == -1
-    assert all(3500 < ttl <= 3600 for ttl in ttls), ttls
+    assert 3500 < doc_ttl <= 3600 and 3500 < decisions_ttl <= 3600
+    assert 100 < events_ttl <= 120, "the event stream goes first; the record stays"
 
 
 @pytest.mark.parametrize("ruleset", ["choice", "chopta"])
