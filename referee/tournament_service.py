@@ -7,12 +7,15 @@ check, and only the holder of a short lock creates a round's games.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import secrets
 import time
 from typing import Any
 
 import msgspec
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from .games import GameError, get_ruleset
 from .games._common import check_seats
@@ -219,11 +222,13 @@ class TournamentService:
             raise ApiError(403, "forbidden", "send an entrant token as 'Authorization: Bearer'")
         tournament_id = token.split(".", 1)[0]
         stop = time.monotonic() + wait_s
+        pause = 0.05
         while True:
             doc = await self.advance(tournament_id)
             entrant = self._entrant(doc, token)
             if doc.status == "finished":
                 return {"status": "finished", "tournament_id": doc.id}
+            in_play: list[tuple[str, str]] = []  # (game id, newest event id) of open tables
             for table in doc.rounds[-1] if doc.rounds else []:
                 if table.result is not None or entrant not in table.entrants:
                     continue
@@ -238,6 +243,22 @@ class TournamentService:
                         "seat_token": table.seat_tokens[seat],
                         "turn": turn,
                     }
-            if time.monotonic() >= stop:
+                if game.doc.status != "finished":
+                    in_play.append((table.game_id, game.last_event_id))
+            remaining = stop - time.monotonic()
+            if remaining <= 0:
                 return {"status": "waiting", "tournament_id": doc.id}
-            await asyncio.sleep(0.05)
+            if len(in_play) == 1:
+                # the entrant waits on an opponent: the game's next event (a decision, or a
+                # deadline the sweepers resolve) wakes it, not a timer
+                game_id, last_id = in_play[0]
+                with contextlib.suppress(RedisTimeoutError, RedisConnectionError, TimeoutError):
+                    await self.games.store.events_after(
+                        game_id, last_id, int(min(remaining, 5.0) * 1000)
+                    )
+                pause = 0.05
+            else:
+                # the entrant's tables are over (or several are open): the round moves on
+                # when other tables finish, so look again, less often the longer it takes
+                await asyncio.sleep(min(pause, remaining))
+                pause = min(pause * 2, 0.5)

@@ -77,3 +77,37 @@ def test_the_seed_is_kept_back_until_the_end(http, ruleset):
     view = http.get(f"/v1/games/{game['id']}").json()
     record = http.get(f"/v1/games/{game['id']}/record").json()
     assert "seed" not in view and record["seed"] is None and record["dice"] == []
+
+
+def test_an_entrant_waiting_on_its_opponent_is_woken_by_the_move_not_by_a_timer(valkey):
+    """``/v1/me/next`` waits on the game's events: an idle wait costs a few round trips."""
+    from referee.tournament_service import TournamentService
+    from referee.tournaments import TournamentSpec
+
+    async def scenario():
+        redis = Redis.from_url(valkey, connection_class=CountingConnection)
+        games = GameService(Store(redis))
+        tournaments = TournamentService(games)
+        doc = await tournaments.create(TournamentSpec("chopta", entrants=2, deadline_s=0))
+        tokens = [(await tournaments.register(doc.id, name))[1] for name in ("a", "b")]
+        first = await tournaments.next_decision(tokens[0], 0)
+        mover, waiter = tokens if first["status"] == "your_turn" else tokens[::-1]
+
+        async def move_later():
+            await asyncio.sleep(1.0)
+            turn = await tournaments.next_decision(mover, 0)
+            move = turn["turn"]["legal_moves"][0]
+            await games.move(turn["game_id"], turn["seat_token"], turn["turn"]["seq"], [move])
+
+        mover_task = asyncio.create_task(move_later())
+        before = CountingConnection.round_trips
+        answer = await tournaments.next_decision(waiter, 4.0)
+        used = CountingConnection.round_trips - before
+        await mover_task
+        await redis.aclose()
+        return answer, used
+
+    answer, used = asyncio.run(scenario())
+    assert answer["status"] == "your_turn", "woken by the opponent's move, before the wait ran out"
+    # polling every 50 ms for that second would take more than 60 (three per look)
+    assert used < 25, used
