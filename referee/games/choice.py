@@ -446,8 +446,7 @@ class ChoiceRuleset:
         if state.drafts[seat] is None and not reveals:
             sheet = sheet.clone()  # the committed sheet stays as it is until the reveal
         apply_round(sheet, move)
-        if max(sheet.fifth_counts) >= self.end_marks:
-            sheet.done = True
+        self._check_end(sheet)
         return self._commit(state, seat, sheet, progress + 1, [move], 0, reveals or None)
 
     def timeout(self, state: ChoiceState, seat: int) -> list[dict]:
