@@ -156,7 +156,12 @@ class GameService:
         seats: list[dict[str, Any]],
         deadline_s: float,
         seed: bytes | None = None,
+        *,
+        game_id: str | None = None,
+        tokens: list[str] | None = None,
     ) -> tuple[GameDoc, list[str | None]]:
+        """Create a game; a caller that names ``game_id`` (and its seats' ``tokens``) may call
+        again after a crash: an existing game of that id is returned, never a second one."""
         try:
             ruleset = get_ruleset(ruleset_id)
             engine_options = ruleset.options(options)
@@ -164,16 +169,18 @@ class GameService:
         except GameError as exc:
             raise ApiError(422, exc.code, exc.message, field=exc.field) from None
         seed = seed or new_seed()
-        game_id = secrets.token_hex(8)
-        tokens: list[str | None] = []
+        named = game_id is not None
+        game_id = game_id or secrets.token_hex(8)
+        given = iter(tokens or [])
+        handed: list[str | None] = []
         seat_docs = []
         for seat in seats:
             if seat.get("name"):
-                token = new_token(game_id)
-                tokens.append(token)
+                token = next(given, None) or new_token(game_id)
+                handed.append(token)
                 seat_docs.append(SeatDoc(seat["name"], token_hash(token), seat.get("client_seed")))
             else:
-                tokens.append(None)
+                handed.append(None)
                 seat_docs.append(SeatDoc(None))
         doc = GameDoc(
             game_id,
@@ -189,8 +196,11 @@ class GameService:
         game = Loaded("", doc)
         self._emit(game, {"type": "game_created", "seats": len(seats)})
         self._maybe_start(game)
-        await self._write(game)
-        return doc, tokens
+        if not await self._write(game):
+            if not named:  # 64 random bits collided
+                raise ApiError(503, "busy", "try again")
+            return (await self._load_with(game_id)).doc, handed  # created by an earlier attempt
+        return doc, handed
 
     async def claim(self, game_id: str, name: str, client_seed: str | None) -> tuple[int, str]:
         for _ in range(MAX_RETRIES):

@@ -7,6 +7,7 @@ check, and only the holder of a short lock creates a round's games.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import hmac
 import secrets
@@ -62,6 +63,9 @@ class TournamentDoc(msgspec.Struct, array_like=True):
     status: str = "registering"  # registering | running | finished
     rounds: list[list[TableDoc]] = []
     created: float = 0.0
+    # secret, never given by anyone: names each table's game and its seat tokens, so a round
+    # created again after a crash finds the same games instead of leaving orphans
+    table_key: bytes = b""
 
 
 _decoder = msgspec.msgpack.Decoder(TournamentDoc)
@@ -105,7 +109,13 @@ class TournamentService:
         except GameError as exc:
             raise ApiError(422, exc.code, exc.message, field=exc.field) from None
         seed = bytes.fromhex(spec.seed) if spec.seed else secrets.token_bytes(32)
-        doc = TournamentDoc(secrets.token_hex(8), spec, seed, created=time.time())
+        doc = TournamentDoc(
+            secrets.token_hex(8),
+            spec,
+            seed,
+            created=time.time(),
+            table_key=secrets.token_bytes(32),
+        )
         await self._store("", doc)
         return doc
 
@@ -169,16 +179,38 @@ class TournamentService:
         """Every table of a round plays with the same dice: one seed per round."""
         seed = hmac.digest(doc.seed, f"round/{round_}".encode(), "sha256")
         created = []
-        for entrants in tables:
+        for table, entrants in enumerate(tables):
+            game_id, seat_tokens = self._table_names(doc, round_, table, len(entrants))
             game, tokens = await self.games.create(
                 doc.spec.ruleset,
                 doc.spec.options,
                 [{"name": doc.entrants[e].name} for e in entrants],
                 doc.spec.deadline_s,
                 seed,
+                game_id=game_id,
+                tokens=seat_tokens,
             )
             created.append(TableDoc(game.id, entrants, [t or "" for t in tokens]))
         return created
+
+    @staticmethod
+    def _table_names(
+        doc: TournamentDoc, round_: int, table: int, seats: int
+    ) -> tuple[str | None, list[str]]:
+        """The game id and seat tokens of a table: the same on every attempt at the round."""
+        if not doc.table_key:  # a tournament stored before tables were named
+            return None, []
+
+        def derive(label: str) -> bytes:
+            message = f"{doc.id}/{round_}/{table}/{label}".encode()
+            return hmac.digest(doc.table_key, message, "sha256")
+
+        game_id = derive("game")[:8].hex()
+        tokens = [
+            f"{game_id}.{base64.urlsafe_b64encode(derive(f'seat/{seat}')).rstrip(b'=').decode()}"
+            for seat in range(seats)
+        ]
+        return game_id, tokens
 
     # -- views -----------------------------------------------------------------------------
 

@@ -111,3 +111,36 @@ def test_an_entrant_waiting_on_its_opponent_is_woken_by_the_move_not_by_a_timer(
     assert answer["status"] == "your_turn", "woken by the opponent's move, before the wait ran out"
     # polling every 50 ms for that second would take more than 60 (three per look)
     assert used < 25, used
+
+
+def test_a_round_created_again_after_a_crash_adopts_its_games_instead_of_orphaning_them(valkey):
+    """A crash between creating a round's games and saving the tournament: the next attempt
+    finds the same games (same ids, same seat tokens) and creates no others."""
+    from referee.tournament_service import TournamentService
+    from referee.tournaments import TournamentSpec, next_round
+
+    async def scenario():
+        redis = Redis.from_url(valkey)
+        games = GameService(Store(redis))
+        tournaments = TournamentService(games)
+        spec = TournamentSpec("choice", entrants=4, games_per_pairing=2, deadline_s=0)
+        doc = await tournaments.create(spec)
+        for name in "abcd":
+            await tournaments.register(doc.id, name)
+        _, doc = await tournaments._load(doc.id)
+        tables = next_round(doc.spec, [], 1)
+        before = len([key async for key in redis.scan_iter("{game:*}:doc")])
+        crashed = await tournaments._create_round(doc, 1, tables)  # never saved
+        again = await tournaments._create_round(doc, 1, tables)
+        after = len([key async for key in redis.scan_iter("{game:*}:doc")])
+        # the adopted game takes the seat tokens the tournament hands out
+        table = again[0]
+        game = await games.fresh(table.game_id)
+        seat = games.authenticate(game, table.seat_tokens[1])
+        await redis.aclose()
+        return crashed, again, after - before, seat
+
+    crashed, again, created, seat = asyncio.run(scenario())
+    assert [t.game_id for t in crashed] == [t.game_id for t in again]
+    assert [t.seat_tokens for t in crashed] == [t.seat_tokens for t in again]
+    assert created == len(again) and seat == 1
