@@ -21,7 +21,7 @@ import hashlib
 from typing import Any
 
 from redis.asyncio import Redis
-from redis.exceptions import NoScriptError
+from redis.exceptions import NoScriptError, ResponseError
 
 __all__ = ["DEADLINES", "GameKeys", "Store"]
 
@@ -148,6 +148,19 @@ class Store:
                 {GameKeys(game_id).events: last_id}, count=500, block=block_ms
             )
         return reply[0][1] if reply else []
+
+    async def wait_any(self, positions: dict[str, str], block_ms: int) -> None:
+        """Wait until any of several games has an event after its position (game id -> event
+        id), at most ``block_ms``. One XREAD over their streams; on a Redis Cluster, whose
+        games live in different slots, a short sleep stands in for it."""
+        streams = {GameKeys(game_id).events: last for game_id, last in positions.items()}
+        try:
+            async with asyncio.timeout(self.timeout_s + block_ms / 1000):
+                await self.blocking.xread(streams, count=1, block=block_ms)
+        except ResponseError as exc:
+            if "CROSSSLOT" not in str(exc):
+                raise
+            await asyncio.sleep(min(block_ms / 1000, 0.05))
 
     async def due(self, now: float, limit: int = 100) -> list[str]:
         ids = await self.redis.zrangebyscore(DEADLINES, "-inf", now, start=0, num=limit)

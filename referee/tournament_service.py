@@ -256,41 +256,55 @@ class TournamentService:
         stop = time.monotonic() + wait_s
         pause = 0.05
         while True:
-            doc = await self.advance(tournament_id)
+            # only the entrant's own tables are read while it plays; the whole round is
+            # looked at (advance) when none of them is in play
+            _, doc = await self._load(tournament_id)
             entrant = self._entrant(doc, token)
-            if doc.status == "finished":
-                return {"status": "finished", "tournament_id": doc.id}
-            in_play: list[tuple[str, str]] = []  # (game id, newest event id) of open tables
-            for table in doc.rounds[-1] if doc.rounds else []:
-                if table.result is not None or entrant not in table.entrants:
-                    continue
-                seat = table.entrants.index(entrant)
-                game = await self.games.fresh(table.game_id)
-                turn = self.games.turn(game, seat)
-                if turn["status"] == "your_turn":
-                    return {
-                        "status": "your_turn",
-                        "tournament_id": doc.id,
-                        "game_id": table.game_id,
-                        "seat_token": table.seat_tokens[seat],
-                        "turn": turn,
-                    }
-                if game.doc.status != "finished":
-                    in_play.append((table.game_id, game.last_event_id))
+            found = await self._own_tables(doc, entrant)
+            if isinstance(found, dict):
+                return found
+            if not found:
+                rounds = len(doc.rounds)
+                doc = await self.advance(tournament_id)
+                if doc.status == "finished":
+                    return {"status": "finished", "tournament_id": doc.id}
+                if len(doc.rounds) > rounds:
+                    continue  # a new round: its tables are the entrant's next games
             remaining = stop - time.monotonic()
             if remaining <= 0:
                 return {"status": "waiting", "tournament_id": doc.id}
-            if len(in_play) == 1:
-                # the entrant waits on an opponent: the game's next event (a decision, or a
-                # deadline the sweepers resolve) wakes it, not a timer
-                game_id, last_id = in_play[0]
+            if found:
+                # the entrant waits on opponents: the next event of one of its games (a
+                # decision, or a deadline the sweepers resolve) wakes it, not a timer
                 with contextlib.suppress(RedisTimeoutError, RedisConnectionError, TimeoutError):
-                    await self.games.store.events_after(
-                        game_id, last_id, int(min(remaining, 5.0) * 1000)
-                    )
+                    await self.games.store.wait_any(dict(found), int(min(remaining, 5.0) * 1000))
                 pause = 0.05
             else:
-                # the entrant's tables are over (or several are open): the round moves on
-                # when other tables finish, so look again, less often the longer it takes
+                # the entrant's tables are over: the round moves on when other tables
+                # finish, so look again, less often the longer it takes
                 await asyncio.sleep(min(pause, remaining))
                 pause = min(pause * 2, 0.5)
+
+    async def _own_tables(
+        self, doc: TournamentDoc, entrant: int
+    ) -> dict[str, Any] | list[tuple[str, str]]:
+        """The entrant's turn if one of its games awaits it, else (game id, newest event id)
+        of each of its games still in play in the current round."""
+        in_play: list[tuple[str, str]] = []
+        for table in doc.rounds[-1] if doc.rounds and doc.status == "running" else []:
+            if table.result is not None or entrant not in table.entrants:
+                continue
+            seat = table.entrants.index(entrant)
+            game = await self.games.fresh(table.game_id)
+            turn = self.games.turn(game, seat)
+            if turn["status"] == "your_turn":
+                return {
+                    "status": "your_turn",
+                    "tournament_id": doc.id,
+                    "game_id": table.game_id,
+                    "seat_token": table.seat_tokens[seat],
+                    "turn": turn,
+                }
+            if game.doc.status != "finished":
+                in_play.append((table.game_id, game.last_event_id))
+        return in_play

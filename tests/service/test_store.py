@@ -144,3 +144,47 @@ def test_a_round_created_again_after_a_crash_adopts_its_games_instead_of_orphani
     assert [t.game_id for t in crashed] == [t.game_id for t in again]
     assert [t.seat_tokens for t in crashed] == [t.seat_tokens for t in again]
     assert created == len(again) and seat == 1
+
+
+def test_an_entrant_with_several_games_waits_on_all_of_them_and_reads_no_other_table(valkey):
+    """Round-robin CHOPTA, 4 entrants: entrant 3 sits second at its three tables of six.
+
+    Its wait reads its own three games and then waits on their events together: the other
+    three tables are not read, and the first opponent's move wakes it."""
+    from referee.tournament_service import TournamentService
+    from referee.tournaments import TournamentSpec
+
+    async def scenario():
+        redis = Redis.from_url(valkey, connection_class=CountingConnection)
+        games = GameService(Store(redis))
+        tournaments = TournamentService(games)
+        spec = TournamentSpec("chopta", entrants=4, deadline_s=0)
+        doc = await tournaments.create(spec)
+        tokens = [(await tournaments.register(doc.id, name))[1] for name in "abcd"]
+        _, doc = await tournaments._load(doc.id)
+        assert sum(3 in table.entrants for table in doc.rounds[0]) == 3
+
+        before = CountingConnection.round_trips
+        idle = await tournaments.next_decision(tokens[3], 1.0)
+        idle_trips = CountingConnection.round_trips - before
+
+        table = next(t for t in doc.rounds[0] if t.entrants == [0, 3])
+
+        async def first_move_later():  # entrant 0 moves first at the table it shares with 3
+            await asyncio.sleep(0.5)
+            game = await games.fresh(table.game_id)
+            move = game.ruleset.legal_moves(game.state, 0)[0]
+            await games.move(table.game_id, table.seat_tokens[0], 0, [move])
+
+        mover = asyncio.create_task(first_move_later())
+        woken = await tournaments.next_decision(tokens[3], 4.0)
+        await mover
+        await redis.aclose()
+        return idle, idle_trips, woken
+
+    idle, idle_trips, woken = asyncio.run(scenario())
+    assert idle["status"] == "waiting"
+    # a look (the tournament and its own three games), one wait, a last look; reading every
+    # table of the round each time, or polling, would take dozens
+    assert idle_trips <= 10, idle_trips
+    assert woken["status"] == "your_turn"
