@@ -1,0 +1,149 @@
+"""Instructions the referee spends per request, counted by callgrind: figures that do not drift.
+
+Run: python benchmarks/server_instructions.py [--games 6] [--healthz 300] [--json]
+
+This machine's speed varies between runs by up to a third, so small changes to the request
+path cannot be told apart by `referee bench`. Here the referee runs under
+`valgrind --tool=callgrind` (about 50x slower), a single client plays whole 2-seat CHOICE
+games one request at a time (GET /turn, POST /moves), and the server's user-space
+instructions are counted after a warm-up. The same code gives the same count within about
+half a percent. Needs valgrind (Debian's package); not part of the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from referee.bench import _free_port
+from referee.embedded import start_embedded
+
+
+def play(url: str, games: int) -> int:
+    """Whole 2-seat CHOICE games, one request at a time; returns the requests made."""
+    requests = 0
+    with httpx.Client(base_url=url, timeout=600) as http:
+        for _ in range(games):
+            game = http.post(
+                "/v1/games",
+                json={
+                    "ruleset": "choice",
+                    "seats": [{"name": "a"}, {"name": "b"}],
+                    "deadline_s": 0,
+                },
+            ).json()
+            tokens = [seat["token"] for seat in game["seats"]]
+            finished = False
+            while not finished:
+                for token in tokens:
+                    headers = {"Authorization": f"Bearer {token}"}
+                    turn = http.get(f"/v1/games/{game['id']}/turn", headers=headers).json()
+                    requests += 1
+                    if turn["status"] == "finished":
+                        finished = True
+                        break
+                    if turn["status"] == "your_turn":
+                        move = {"seq": turn["seq"], "move": turn["legal_moves"][0]}
+                        http.post(f"/v1/games/{game['id']}/moves", headers=headers, json=move)
+                        requests += 1
+    return requests
+
+
+def healthz(url: str, count: int) -> int:
+    with httpx.Client(base_url=url, timeout=600) as http:
+        for _ in range(count):
+            http.get("/healthz")
+    return count
+
+
+def _counted(out: Path, pid: int) -> int:
+    """Zero the counters before, dump after: the instructions of what ran in between."""
+    subprocess.run(["callgrind_control", "-d", str(pid)], capture_output=True, check=True)
+    time.sleep(1)
+    dumps = sorted(out.parent.glob(out.name + ".*"), key=lambda p: p.stat().st_mtime)
+    for line in dumps[-1].read_text(errors="ignore").splitlines():
+        if line.startswith(("summary:", "totals:")):
+            return int(line.split()[1])
+    raise RuntimeError("callgrind wrote no totals")
+
+
+def measure(games: int, health_requests: int) -> dict[str, int]:
+    workdir = Path(tempfile.mkdtemp(prefix="referee-instructions-"))
+    valkey = start_embedded(workdir / "valkey", persist=False)
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    out = workdir / "callgrind.out"
+    server = subprocess.Popen(
+        [
+            "valgrind",
+            "--tool=callgrind",
+            f"--callgrind-out-file={out}",
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "referee.api:create_app",
+            "--factory",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+            "--no-access-log",
+        ],
+        env={**os.environ, "REDIS_URL": valkey.connection_url},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 300
+        while True:
+            try:
+                if httpx.get(url + "/readyz", timeout=10).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline or server.poll() is not None:
+                raise RuntimeError("the referee did not start under valgrind")
+            time.sleep(0.5)
+        play(url, 2)  # warm-up: imports, caches, the Lua script
+        healthz(url, 20)
+        figures = {}
+        for name, run, size in (("game", play, games), ("healthz", healthz, health_requests)):
+            subprocess.run(["callgrind_control", "-z", str(server.pid)], capture_output=True)
+            requests = run(url, size)
+            figures[f"{name}_requests"] = requests
+            figures[f"{name}_instructions_per_request"] = _counted(out, server.pid) // requests
+        figures["ratio"] = round(
+            figures["healthz_instructions_per_request"] / figures["game_instructions_per_request"],
+            3,
+        )
+        return figures
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+        valkey.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=6)
+    parser.add_argument("--healthz", type=int, default=300)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    figures = measure(args.games, args.healthz)
+    if args.json:
+        print(json.dumps(figures))
+    else:
+        for name, value in figures.items():
+            print(f"{name:36} {value}")
+
+
+if __name__ == "__main__":
+    main()
