@@ -666,7 +666,10 @@ class ChoiceRuleset:
         return view
 
     def view(self, state: ChoiceState, seat: int | None = None) -> dict:
-        """The public view, plus the seat's own hidden decisions and draft sheet when ``seat``."""
+        """The public view, plus the seat's own hidden decisions and draft sheet when ``seat``.
+
+        Builtins and frozen Structs (each sheet's ``score``): encode it with msgspec.
+        """
         seats = []
         for s, sheet in enumerate(state.sheets):
             entry = self._sheet_view(sheet)
