@@ -311,17 +311,20 @@ class GameService:
         if ruleset.finished(state):
             game.doc.status = "finished"
             game.doc.finished_at = now
-            self._emit(
-                game,
-                {
-                    "type": "game_over",
-                    "totals": ruleset.totals(state),
-                    "ranking": ruleset.ranking(state),
-                    "seed": game.doc.seed.hex(),
-                },
-            )
+            self._emit(game, self.game_over_event(game))
         game.dirty = True
         return events
+
+    @staticmethod
+    def game_over_event(game: Loaded) -> dict[str, Any]:
+        """The last event of a game: totals, ranking, and the seed that proves the dice."""
+        ruleset, state = game.ruleset, game.state
+        return {
+            "type": "game_over",
+            "totals": ruleset.totals(state),
+            "ranking": ruleset.ranking(state),
+            "seed": game.doc.seed.hex(),
+        }
 
     def _emit(self, game: Loaded, event: dict) -> None:
         game.change.events.append(_json.encode(event))

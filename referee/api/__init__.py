@@ -376,7 +376,8 @@ class GameController(Controller):
     async def events(self, request: Request, state: State, game_id: GameId) -> ServerSentEvent:
         _check_id(game_id)
         service = _service(state)
-        await service.fresh(game_id)  # 404 for an unknown game
+        game = await service.fresh(game_id)  # 404 for an unknown game
+        finished = game.doc.status == "finished"
         last_id = request.headers.get("last-event-id") or "0"
         if not re.fullmatch(r"\d+(-\d+)?", last_id):
             last_id = "0"
@@ -384,7 +385,15 @@ class GameController(Controller):
         async def stream() -> AsyncIterator[ServerSentEventMessage]:
             cursor = last_id
             while True:
-                entries = await service.store.events_after(game_id, cursor, 15_000)
+                # a finished game has nothing more to wait for: read what is left, if its
+                # stream has not expired yet (REFEREE_EVENTS_RETENTION_S), then end
+                entries = await service.store.events_after(
+                    game_id, cursor, None if finished else 15_000
+                )
+                if not entries and finished:
+                    data = msgspec.json.encode(service.game_over_event(game)).decode()
+                    yield ServerSentEventMessage(data=data, event="game_over", id=cursor)
+                    return
                 if not entries:
                     yield ServerSentEventMessage(comment="keep-alive")
                     continue

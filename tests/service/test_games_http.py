@@ -267,3 +267,25 @@ def test_state_in_redis_decodes(http, redis_client):
     doc = msgspec.msgpack.decode(blob, type=GameDoc)
     assert doc.id == game["id"] and doc.status == "running"
     assert doc.seats[0].token_hash != game["seats"][0]["token"].encode()
+
+
+def test_a_finished_games_stream_ends_with_game_over_even_once_it_has_expired(
+    http, server, redis_client
+):
+    from referee.store import GameKeys
+
+    game = create(http, "chopta", 2, {"target": 5})
+    play_out(http, game)
+    url = f"{server.url}/v1/games/{game['id']}/events"
+    with httpx.stream("GET", url, timeout=10) as reply:
+        ids = [line[4:] for line in reply.iter_lines() if line.startswith("id: ")]
+    # resuming after the last event ends at once, with the game's end again
+    with httpx.stream("GET", url, headers={"Last-Event-ID": ids[-1]}, timeout=10) as reply:
+        again = "".join(reply.iter_text())
+    assert again.count("event: game_over") == 1 and "keep-alive" not in again
+    redis_client.delete(GameKeys(game["id"]).events)  # REFEREE_EVENTS_RETENTION_S passed
+    with httpx.stream("GET", url, timeout=10) as reply:
+        expired = "".join(reply.iter_text())
+    data = json.loads(next(line[6:] for line in expired.splitlines() if line.startswith("data: ")))
+    record = http.get(f"/v1/games/{game['id']}/record").json()
+    assert "event: game_over" in expired and data["seed"] == record["seed"]
