@@ -82,8 +82,12 @@ class Store:
 
         The three are written together by the commit, so no event slips between them.
         """
+        keys = GameKeys(game_id)
         async with asyncio.timeout(self.timeout_s):
-            version, blob, last = await self.redis.hmget(GameKeys(game_id).doc, ["v", "blob", "e"])
+            version, blob, last = await self.redis.hmget(keys.doc, ["v", "blob", "e"])
+            if last is None and blob is not None:  # a game stored before ``e`` was kept
+                newest = await self.redis.xrevrange(keys.events, count=1)
+                last = newest[0][0] if newest else None
         return (version.decode() if version else ""), blob, (last.decode() if last else "0")
 
     async def commit(

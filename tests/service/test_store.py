@@ -188,3 +188,21 @@ def test_an_entrant_with_several_games_waits_on_all_of_them_and_reads_no_other_t
     # table of the round each time, or polling, would take dozens
     assert idle_trips <= 10, idle_trips
     assert woken["status"] == "your_turn"
+
+
+def test_a_game_stored_without_its_newest_event_id_still_gives_one(valkey):
+    """Games written before the document kept ``e``: a long-poll must not wait from "0"."""
+
+    async def scenario():
+        redis = Redis.from_url(valkey)
+        store = Store(redis)
+        doc, _ = await GameService(store).create("choice", {}, [{"name": "a"}], 0)
+        kept = (await store.load(doc.id))[2]
+        await redis.hdel(GameKeys(doc.id).doc, "e")
+        recovered = (await store.load(doc.id))[2]
+        newest = (await redis.xrevrange(GameKeys(doc.id).events, count=1))[0][0].decode()
+        await redis.aclose()
+        return kept, recovered, newest
+
+    kept, recovered, newest = asyncio.run(scenario())
+    assert kept == recovered == newest != "0"
