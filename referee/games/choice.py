@@ -59,7 +59,6 @@ class FreeThrow(msgspec.Struct, frozen=True, tag="free_throw", forbid_unknown_fi
 
 ChoiceMove = Mark | FreeThrow
 _NORMAL_MOVES = frozenset((Mark, FreeThrow))
-_SEAT_KEYS = tuple(str(seat) for seat in range(64))  # seat numbers as event keys
 
 M = TypeVar("M")
 
@@ -309,10 +308,8 @@ def mark_fifth(sheet: Sheet, value: int) -> None:
 
 def apply_round(sheet: Sheet, move: ChoiceMove) -> None:
     """Write a legal normal move on the sheet."""
-    (a, b), (c, d) = move.pairs
-    marks = sheet.marks
-    marks[a + b - 2] += 1
-    marks[c + d - 2] += 1
+    mark_sum(sheet, move.pairs[0])
+    mark_sum(sheet, move.pairs[1])
     if isinstance(move, Mark):
         mark_fifth(sheet, move.fifth)
     else:
@@ -408,8 +405,7 @@ class ChoiceRuleset:
     def legal_moves(self, state: ChoiceState, seat: int) -> list[Any]:
         """Every legal decision on the seat's next roll, canonical order (first = default)."""
         self._check_seat(state, seat)
-        draft = state.drafts[seat]
-        sheet = draft if draft is not None else state.sheets[seat]
+        sheet = self._current(state, seat)
         progress = state.progress[seat]
         if state.finished or sheet.done or progress >= len(state.rolls):
             return []
@@ -438,10 +434,7 @@ class ChoiceRuleset:
         progress = state.progress[seat]
         move = normalize(moves[0])
         dice = state.rolls[progress]
-        values = sheet.fifth_values
-        slots = tuple(sorted(values)) if len(values) == 3 else None
-        if move not in _round_move_set(dice, slots):
-            self._validate(sheet, move, dice)  # raises the rule the move breaks
+        self._validate(sheet, move, dice)
         reveals = progress + 1 == len(state.rolls) and self._others_complete(state, seat)
         if state.drafts[seat] is None and not reveals:
             sheet = sheet.clone()  # the committed sheet stays as it is until the reveal
@@ -531,10 +524,8 @@ class ChoiceRuleset:
 
     def _others_complete(self, state: ChoiceState, seat: int) -> bool:
         """Whether every seat but ``seat`` has decided the batch or finished its game."""
-        batch = len(state.rolls)
-        for other, draft in enumerate(state.drafts):
-            sheet = draft if draft is not None else state.sheets[other]
-            if other != seat and state.progress[other] < batch and not sheet.done:
+        for other in range(len(state.sheets)):
+            if other != seat and not self._complete(state, other):
                 return False
         return True
 
@@ -576,7 +567,7 @@ class ChoiceRuleset:
         playing = False
         for seat, draft in enumerate(state.drafts):
             if draft is not None:
-                decisions[_SEAT_KEYS[seat]] = pending[seat]
+                decisions[str(seat)] = pending[seat]
                 pending[seat] = []  # the list now belongs to the event
                 if draft.done:
                     events.append({"type": "seat_done", "seat": seat, "retired": draft.retired})
