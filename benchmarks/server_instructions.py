@@ -23,38 +23,14 @@ from pathlib import Path
 
 import httpx
 
-from referee.bench import _free_port
+from referee.bench import _free_port, play_game
 from referee.embedded import start_embedded
 
 
 def play(url: str, games: int) -> int:
-    """Whole 2-seat CHOICE games, one request at a time; returns the requests made."""
-    requests = 0
+    """Whole bench games, one request at a time; returns the requests made."""
     with httpx.Client(base_url=url, timeout=600) as http:
-        for _ in range(games):
-            game = http.post(
-                "/v1/games",
-                json={
-                    "ruleset": "choice",
-                    "seats": [{"name": "a"}, {"name": "b"}],
-                    "deadline_s": 0,
-                },
-            ).json()
-            tokens = [seat["token"] for seat in game["seats"]]
-            finished = False
-            while not finished:
-                for token in tokens:
-                    headers = {"Authorization": f"Bearer {token}"}
-                    turn = http.get(f"/v1/games/{game['id']}/turn", headers=headers).json()
-                    requests += 1
-                    if turn["status"] == "finished":
-                        finished = True
-                        break
-                    if turn["status"] == "your_turn":
-                        move = {"seq": turn["seq"], "move": turn["legal_moves"][0]}
-                        http.post(f"/v1/games/{game['id']}/moves", headers=headers, json=move)
-                        requests += 1
-    return requests
+        return sum(play_game(http)[1] for _ in range(games))
 
 
 def healthz(url: str, count: int) -> int:

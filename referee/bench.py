@@ -31,7 +31,10 @@ import redis
 from .embedded import start_embedded
 from .store import GameKeys
 
-__all__ = ["run_bench", "start_referee"]
+__all__ = ["BENCH_GAME", "play_game", "run_bench", "start_referee"]
+
+#: The game every load generator plays: 2-seat CHOICE, no deadlines.
+BENCH_GAME = {"ruleset": "choice", "seats": [{"name": "a"}, {"name": "b"}], "deadline_s": 0}
 
 
 def _free_port() -> int:
@@ -143,14 +146,7 @@ async def _games(url: str, bots: int, seconds: float) -> dict[str, Any]:
 
         async def table() -> None:
             while time.monotonic() < stop:
-                async with client.post(
-                    "/v1/games",
-                    json={
-                        "ruleset": "choice",
-                        "seats": [{"name": "a"}, {"name": "b"}],
-                        "deadline_s": 0,
-                    },
-                ) as reply:
+                async with client.post("/v1/games", json=BENCH_GAME) as reply:
                     game = await reply.json()
                 await asyncio.gather(*(bot(game["id"], s["token"]) for s in game["seats"]))
                 stats["games"] += 1
@@ -197,6 +193,25 @@ def _command_calls(client: redis.Redis) -> int:
     return sum(v["calls"] for k, v in stats.items() if not k.endswith(("info", "config")))
 
 
+def play_game(http: httpx.Client) -> tuple[str, int]:
+    """One bench game played to its end, one request at a time: each seat in turn asks for
+    its turn and posts the first legal move. Returns the game's id and the requests made."""
+    game = http.post("/v1/games", json=BENCH_GAME).json()
+    tokens = [seat["token"] for seat in game["seats"]]
+    requests = 0
+    while True:
+        for token in tokens:
+            headers = {"Authorization": f"Bearer {token}"}
+            turn = http.get(f"/v1/games/{game['id']}/turn", headers=headers).json()
+            requests += 1
+            if turn["status"] == "finished":
+                return game["id"], requests
+            if turn["status"] == "your_turn":
+                move = {"seq": turn["seq"], "move": turn["legal_moves"][0]}
+                http.post(f"/v1/games/{game['id']}/moves", headers=headers, json=move)
+                requests += 1
+
+
 def _bytes_per_game(client: redis.Redis, url: str, games: int = 5) -> dict[str, int]:
     """Memory of finished 2-seat CHOICE games with their records, as each game ends.
 
@@ -206,29 +221,8 @@ def _bytes_per_game(client: redis.Redis, url: str, games: int = 5) -> dict[str, 
     totals, retained = [], []
     with httpx.Client(base_url=url, timeout=30) as http:
         for _ in range(games):
-            game = http.post(
-                "/v1/games",
-                json={
-                    "ruleset": "choice",
-                    "seats": [{"name": "a"}, {"name": "b"}],
-                    "deadline_s": 0,
-                },
-            ).json()
-            tokens = [s["token"] for s in game["seats"]]
-            while True:
-                public = http.get(f"/v1/games/{game['id']}").json()
-                if public["status"] == "finished":
-                    break
-                for seat in public["to_decide"]:
-                    headers = {"Authorization": f"Bearer {tokens[seat]}"}
-                    turn = http.get(f"/v1/games/{game['id']}/turn", headers=headers).json()
-                    http.post(
-                        f"/v1/games/{game['id']}/moves",
-                        headers=headers,
-                        json={"seq": turn["seq"], "move": turn["legal_moves"][0]},
-                    )
-            keys = GameKeys(game["id"])
-            sizes = [client.memory_usage(key) or 0 for key in keys.all()]
+            game_id, _ = play_game(http)
+            sizes = [client.memory_usage(key) or 0 for key in GameKeys(game_id).all()]
             totals.append(sum(sizes))
             retained.append(sum(sizes) - sizes[2])
     return {
@@ -242,14 +236,7 @@ def _live_games(url: str, count: int) -> None:
     """Idle running games that no bot touches: latency must not grow with them."""
     with httpx.Client(base_url=url, timeout=30) as http:
         for _ in range(count):
-            http.post(
-                "/v1/games",
-                json={
-                    "ruleset": "choice",
-                    "seats": [{"name": "a"}, {"name": "b"}],
-                    "deadline_s": 0,
-                },
-            )
+            http.post("/v1/games", json=BENCH_GAME)
 
 
 def _percentile(values: list[float], q: float) -> float:
