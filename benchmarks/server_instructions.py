@@ -23,7 +23,7 @@ from pathlib import Path
 
 import httpx
 
-from referee.bench import _free_port, play_game
+from referee.bench import _free_port, _run_load, play_game
 from referee.embedded import start_embedded
 
 
@@ -40,6 +40,13 @@ def healthz(url: str, count: int) -> int:
     return count
 
 
+def concurrent(url: str, bots: int, seconds: float) -> int:
+    """``bots`` bots playing at once, as in ``referee bench``, for ``seconds``; returns the
+    game requests answered (the games' creation is counted in the instructions, not here)."""
+    results = _run_load("games", url, bots, 1, seconds)
+    return sum(r["turn"] + r["moves"] for r in results)
+
+
 def _counted(out: Path, pid: int) -> int:
     """Zero the counters before, dump after: the instructions of what ran in between."""
     subprocess.run(["callgrind_control", "-d", str(pid)], capture_output=True, check=True)
@@ -51,7 +58,7 @@ def _counted(out: Path, pid: int) -> int:
     raise RuntimeError("callgrind wrote no totals")
 
 
-def measure(games: int, health_requests: int) -> dict[str, int]:
+def measure(games: int, health_requests: int, bots: int = 0, seconds: float = 60) -> dict[str, int]:
     workdir = Path(tempfile.mkdtemp(prefix="referee-instructions-"))
     valkey = start_embedded(workdir / "valkey", persist=False)
     port = _free_port()
@@ -91,9 +98,15 @@ def measure(games: int, health_requests: int) -> dict[str, int]:
         play(url, 2)  # warm-up: imports, caches, the Lua script
         healthz(url, 20)
         figures = {}
-        for name, run, size in (("game", play, games), ("healthz", healthz, health_requests)):
+        runs = [
+            ("game", lambda: play(url, games)),
+            ("healthz", lambda: healthz(url, health_requests)),
+        ]
+        if bots:
+            runs.append((f"game_{bots}_bots", lambda: concurrent(url, bots, seconds)))
+        for name, run in runs:
             subprocess.run(["callgrind_control", "-z", str(server.pid)], capture_output=True)
-            requests = run(url, size)
+            requests = run()
             figures[f"{name}_requests"] = requests
             figures[f"{name}_instructions_per_request"] = _counted(out, server.pid) // requests
         figures["ratio"] = round(
@@ -111,9 +124,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=6)
     parser.add_argument("--healthz", type=int, default=300)
+    parser.add_argument(
+        "--bots", type=int, default=0, help="also count game requests with this many bots at once"
+    )
+    parser.add_argument("--seconds", type=float, default=60, help="how long the bots play")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    figures = measure(args.games, args.healthz)
+    figures = measure(args.games, args.healthz, args.bots, args.seconds)
     if args.json:
         print(json.dumps(figures))
     else:

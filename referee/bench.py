@@ -5,7 +5,9 @@ Starts an embedded Valkey and a referee (uvicorn, W workers) in processes of the
 1. the ceiling: load processes hammer ``GET /healthz`` at the bots' concurrency;
 2. the game load: the same processes play 2-seat CHOICE games like real bots
    (``GET /turn``, ``POST /moves``), B bots at once;
-3. Redis command statistics per decision, and the memory of one finished game with its record.
+3. Redis command statistics per decision: the commands the referee sent (each one round trip,
+   as the referee pipelines nothing on this path) and all the server ran, the commit script's
+   own calls included; and the memory of one finished game with its record.
 
 Every load generator is a separate process talking only HTTP.
 """
@@ -29,7 +31,7 @@ import httpx
 import redis
 
 from .embedded import start_embedded
-from .store import GameKeys
+from .store import SCRIPT_COMMANDS, GameKeys
 
 __all__ = ["BENCH_GAME", "play_game", "run_bench", "start_referee"]
 
@@ -188,9 +190,16 @@ def _run_load(kind: str, url: str, total: int, processes: int, seconds: float) -
 # --- Redis figures -------------------------------------------------------------------------
 
 
-def _command_calls(client: redis.Redis) -> int:
+def _command_calls(client: redis.Redis) -> tuple[int, int]:
+    """Commands the server ran (also those a script called) and commands clients sent."""
     stats = client.info("commandstats")
-    return sum(v["calls"] for k, v in stats.items() if not k.endswith(("info", "config")))
+    calls = {
+        name.removeprefix("cmdstat_"): figures["calls"]
+        for name, figures in stats.items()
+        if not name.endswith(("info", "config", "resetstat"))
+    }
+    ran = sum(calls.values())
+    return ran, ran - sum(calls.get(name, 0) for name in SCRIPT_COMMANDS)
 
 
 def play_game(http: httpx.Client) -> tuple[str, int]:
@@ -262,9 +271,10 @@ def run_bench(
         _live_games(url, live_games)
         ceiling = _run_load("ceiling", url, bots, processes, seconds * 0.3)
         ceiling_rps = sum(r["requests"] for r in ceiling) / max(r["elapsed"] for r in ceiling)
-        calls_before = _command_calls(client)
+        ran_before, sent_before = _command_calls(client)
         games = _run_load("games", url, bots, processes, seconds * 0.7)
-        calls = _command_calls(client) - calls_before
+        ran_after, sent_after = _command_calls(client)
+        calls, sent = ran_after - ran_before, sent_after - sent_before
         elapsed = max(r["elapsed"] for r in games)
         decisions = sum(r["decisions"] for r in games)
         requests = sum(r["turn"] + r["moves"] for r in games)
@@ -277,6 +287,7 @@ def run_bench(
             "ratio": round(requests / elapsed / ceiling_rps, 3),
             "p50_ms": round(_percentile(latencies, 0.5), 2),
             "p99_ms": round(_percentile(latencies, 0.99), 2),
+            "redis_round_trips_per_decision": round(sent / max(decisions, 1), 2),
             "redis_calls_per_decision": round(calls / max(decisions, 1), 2),
             "redis_bytes_per_game": memory["mean"],
             "redis_bytes_per_game_max": memory["max"],

@@ -1,8 +1,14 @@
 """The referee's game service: translates requests into rules-engine calls and Redis writes.
 
-Stateless: every call loads the game from Redis, lets the rules decide, and commits with a
-version check, retrying on a lost race. Expired deadlines are resolved by whoever touches the
-game first; the version check makes that happen exactly once.
+Stateless: every answer comes from the game as Redis holds it; the rules decide, and every
+change commits with a version check, retrying on a lost race. Expired deadlines are resolved by
+whoever touches the game first; the version check makes that happen exactly once.
+
+A process remembers the newest stored form of the games it has read or written lately
+(``recent``). A decision is tried on that form first and committed without reading: if the game
+moved meanwhile (another seat, another replica), the commit fails and returns the game as it
+is, and the decision is tried again on that. A refusal is never given from a remembered game,
+only from one just read.
 """
 
 from __future__ import annotations
@@ -11,11 +17,14 @@ import asyncio
 import contextlib
 import hashlib
 import hmac
+import math
 import secrets
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 
 import msgspec
+from cachetools import LRUCache
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -23,7 +32,7 @@ from .games import GameError, RuleViolation, get_ruleset, new_seed
 from .games import commitment as seed_commitment
 from .games import dice_key as make_dice_key
 from .games._common import check_seats, plain
-from .store import DEADLINES, Store
+from .store import DEADLINES, EVENTS_PER_READ, Store, Stored
 
 __all__ = ["ApiError", "GameDoc", "GameService", "SeatDoc"]
 
@@ -136,16 +145,36 @@ class Loaded:
         self.dirty = False
         self.last_event_id = "0"
         self.first_deadline: float | None = None  # as stored in the deadlines hint
+        self.now_stored: Stored | None = None  # the game as it is, after a lost commit
+
+
+class _Queue:
+    __slots__ = ("lock", "users")
+
+    def __init__(self) -> None:
+        self.lock = asyncio.Lock()
+        self.users = 0
 
 
 class GameService:
     def __init__(
-        self, store: Store, *, retention_s: int = 7 * 24 * 3600, events_retention_s: int = 600
+        self,
+        store: Store,
+        *,
+        retention_s: int = 7 * 24 * 3600,
+        events_retention_s: int = 600,
+        recent_games: int = 4096,
     ) -> None:
         self.store = store
         self.retention_s = retention_s
         # a finished game's event stream serves late listeners for a while; its record stays
         self.events_retention_s = events_retention_s
+        # game id -> its newest stored form this process saw: a base to commit on, never an
+        # answer (see the module's doc)
+        self.recent: LRUCache[str, Stored] | None = (
+            LRUCache(recent_games) if recent_games > 0 else None
+        )
+        self._deciding: dict[str, _Queue] = {}
 
     # -- creating and joining --------------------------------------------------------------
 
@@ -230,26 +259,42 @@ class GameService:
 
     # -- loading, deadlines, writing -------------------------------------------------------
 
-    async def _load_with(self, game_id: str) -> Loaded:
-        version, blob, last_id = await self.store.load(game_id)
-        if blob is None:
+    async def _load_with(self, game_id: str, stored: Stored | None = None) -> Loaded:
+        """The game as ``stored`` gives it, or as read now, expired deadlines resolved."""
+        if stored is None:
+            stored = await self.store.load(game_id)
+            self._remember(game_id, stored)
+        if stored.blob is None:
             raise ApiError(404, "game-not-found", f"there is no game {game_id!r}")
-        game = Loaded(version, _doc_decoder.decode(blob))
-        game.last_event_id = last_id
+        game = Loaded(stored.version, _doc_decoder.decode(stored.blob))
+        game.last_event_id = stored.last_event_id
         game.first_deadline = _first_deadline(game.doc)
         self._resolve_expired(game, time.time())
         return game
 
-    async def fresh(self, game_id: str) -> Loaded:
-        """Load a game with its expired deadlines resolved and written (exactly once)."""
+    def _remember(self, game_id: str, stored: Stored) -> None:
+        if self.recent is None or stored.blob is None:
+            return
+        known = self.recent.get(game_id)
+        # a read answered after a newer commit of this process must not replace it
+        if known is None or int(known.version) <= int(stored.version):
+            self.recent[game_id] = stored
+
+    def _remembered(self, game_id: str) -> Stored | None:
+        return self.recent.get(game_id) if self.recent is not None else None
+
+    async def fresh(self, game_id: str, stored: Stored | None = None) -> Loaded:
+        """Load a game (or take it as ``stored``, a form known to be current) with its
+        expired deadlines resolved and written (exactly once)."""
         for _ in range(MAX_RETRIES):
-            game = await self._load_with(game_id)
+            game = await self._load_with(game_id, stored)
             if not game.dirty or await self._write(game):
                 if game.dirty:
                     last_id = game.last_event_id
                     game = Loaded(str(int(game.version or 0) + 1), game.doc)
                     game.last_event_id = last_id
                 return game
+            stored = game.now_stored
         raise ApiError(503, "busy", "the game changed too often; try again")
 
     def _refresh_deadlines(self, game: Loaded, now: float) -> None:
@@ -337,20 +382,26 @@ class GameService:
         first = _first_deadline(doc)
         hint: float | bool | None = False if first == game.first_deadline else first
         new_version = str(int(game.version or 0) + 1)
-        ids = await self.store.commit(
+        blob = _encoder.encode(doc)
+        written = await self.store.commit(
             doc.id,
             game.version,
             new_version,
-            _encoder.encode(doc),
+            blob,
             decisions=game.change.decisions,
             events=game.change.events,
             ttl=self.retention_s if doc.status == "finished" else 0,
             events_ttl=self.events_retention_s,
             deadline=hint,
         )
-        if ids is not None:
-            game.first_deadline = first
-        return ids is not None
+        if isinstance(written, Stored):  # lost the race: here is the game as it is
+            game.now_stored = written
+            self._remember(doc.id, written)
+            return False
+        game.first_deadline = first
+        game.last_event_id = written[-1]
+        self._remember(doc.id, Stored(new_version, blob, written[-1]))
+        return True
 
     # -- what seats and spectators see -----------------------------------------------------
 
@@ -392,6 +443,15 @@ class GameService:
             view["seed"] = doc.seed.hex()
         return view
 
+    @staticmethod
+    def turn_status(game: Loaded, seat: int) -> str:
+        ruleset, state = game.ruleset, game.state
+        if state is None:
+            return "waiting"
+        if ruleset.finished(state):
+            return "finished"
+        return "your_turn" if seat in ruleset.to_decide(state) else "waiting"
+
     def turn(self, game: Loaded, seat: int) -> dict[str, Any]:
         doc, ruleset, state = game.doc, game.ruleset, game.state
         if state is None:
@@ -404,9 +464,9 @@ class GameService:
                 "deadline": None,
                 "view": None,
             }
-        deciding = seat in ruleset.to_decide(state)
+        status = self.turn_status(game, seat)
+        deciding = status == "your_turn"
         deadline = doc.deadlines[seat] if deciding and doc.deadlines else None
-        status = "finished" if ruleset.finished(state) else "your_turn" if deciding else "waiting"
         return {
             "status": status,
             "game_status": doc.status,
@@ -418,80 +478,161 @@ class GameService:
         }
 
     async def wait_turn(self, game_id: str, token: str | None, wait_s: float) -> dict[str, Any]:
+        """The seat's turn, waiting up to ``wait_s`` while it has nothing to decide.
+
+        A remembered game may answer only where an event read proves it current: a wait
+        with no event after it, or the newest event, written with it. A finished game never
+        changes, and answers from memory while it is surely kept.
+        """
         stop = time.monotonic() + wait_s
+        known = self._remembered(game_id)
+        guess = known is not None  # not yet shown current
         last_id = None
         while True:
-            game = await self.fresh(game_id)
+            try:
+                game = await self.fresh(game_id, known)
+                seat = self.authenticate(game, token)
+            except ApiError:
+                if not guess:
+                    raise
+                known, guess = None, False
+                continue
             if last_id is None:
                 last_id = game.last_event_id  # read with the game: no event slips between
-            seat = self.authenticate(game, token)
+            if guess and self.turn_status(game, seat) != "waiting":
+                if game.doc.status == "finished" and self._surely_kept(game):
+                    return self.turn(game, seat)
+                known, guess, last_id = None, False, None  # to act on, read the game as it is
+                continue
             turn = self.turn(game, seat)
+            known = None
             remaining = stop - time.monotonic()
-            if turn["status"] != "waiting" or remaining <= 0:
+            if not guess and (turn["status"] != "waiting" or remaining <= 0):
                 return turn
-            next_deadline = min((d.at for d in game.doc.deadlines if d is not None), default=None)
-            block = remaining
+            next_deadline = _first_deadline(game.doc)
+            block = max(0.0, remaining)
             if next_deadline is not None:
                 block = max(0.05, min(block, next_deadline - time.time() + 0.01))
             try:
-                events = await self.store.events_after(game_id, last_id, int(block * 1000))
+                events = await self.store.events_after(game_id, last_id, int(block * 1000) or None)
             except (RedisTimeoutError, RedisConnectionError, TimeoutError, asyncio.CancelledError):
+                if guess:
+                    raise
                 return turn  # the wait was cut short (shutdown, lost connection): answer now
-            if events:
-                last_id = events[-1][0].decode()
+            guess = False  # an event read followed: either nothing came, or we read on
+            if not events:
+                if time.monotonic() >= stop and (next_deadline or math.inf) > time.time():
+                    return turn  # nothing happened: the game is as it was
+                continue
+            last_id = events[-1][0].decode()
+            recent = self._remembered(game_id)
+            if getattr(recent, "last_event_id", None) != last_id and game_id in self._deciding:
+                # the event may be this process's own decision, whose reply is still on its way
+                async with self._one_at_a_time(game_id):
+                    recent = self._remembered(game_id)
+            if (
+                recent is not None
+                and recent.last_event_id == last_id
+                and len(events) < EVENTS_PER_READ
+            ):
+                # written with the newest event, and every change adds one: the game as it is
+                # now, without reading it again
+                known = recent
+
+    def _surely_kept(self, game: Loaded) -> bool:
+        """A finished game stays, unchanged, for the retention after it ended."""
+        finished_at = game.doc.finished_at
+        return finished_at is not None and time.time() < finished_at + self.retention_s - 60
 
     # -- deciding ----------------------------------------------------------------------------
 
     async def move(
         self, game_id: str, token: str | None, seq: int, moves: list[Any]
     ) -> dict[str, Any]:
+        async with self._one_at_a_time(game_id):
+            return await self._move(game_id, token, seq, moves)
+
+    @contextlib.asynccontextmanager
+    async def _one_at_a_time(self, game_id: str) -> AsyncIterator[None]:
+        """This process's decisions on one game take turns: the second builds on the game the
+        first committed instead of losing a race to it (replicas still race, safely)."""
+        queue = self._deciding.get(game_id)
+        if queue is None:
+            queue = self._deciding[game_id] = _Queue()
+        queue.users += 1
+        try:
+            async with queue.lock:
+                yield
+        finally:
+            queue.users -= 1
+            if not queue.users:
+                del self._deciding[game_id]
+
+    async def _move(
+        self, game_id: str, token: str | None, seq: int, moves: list[Any]
+    ) -> dict[str, Any]:
+        stored = self._remembered(game_id)
+        guess = stored is not None  # remembered, not read: good to commit on, not to refuse
         for _ in range(MAX_RETRIES):
-            game = await self._load_with(game_id)
-            seat = self.authenticate(game, token)
-            state, ruleset = game.state, game.ruleset
-            if state is None:
-                raise ApiError(
-                    409, "game-not-started", "the game waits for its seats to be claimed"
-                )
-            current = ruleset.seq(state, seat)
-            if seq != current:
-                if game.dirty:  # resolve expired deadlines first, then answer
-                    await self._write(game)
-                    continue
-                if seq < current:
-                    replayed = await self._replay(game, seat, seq, moves)
-                    if replayed is not None:
-                        return replayed
-                    raise ApiError(
-                        409,
-                        "seq-already-decided",
-                        f"seq {seq} was decided with a different decision; the current seq is "
-                        f"{current}",
-                        field="seq",
-                        current_seq=current,
-                    )
+            game = await self._load_with(game_id, stored)
+            try:
+                accepted = await self._decide(game, token, seq, moves)
+            except ApiError:
+                if not guess:
+                    raise
+                accepted, game.now_stored = None, None  # ask the store before refusing
+            if accepted is not None:
+                return accepted
+            stored, guess = game.now_stored, False
+        raise ApiError(503, "busy", "the game changed too often; try again")
+
+    async def _decide(
+        self, game: Loaded, token: str | None, seq: int, moves: list[Any]
+    ) -> dict[str, Any] | None:
+        """One try at a decision: the answer, or None if the game must be taken again."""
+        seat = self.authenticate(game, token)
+        state, ruleset = game.state, game.ruleset
+        if state is None:
+            raise ApiError(409, "game-not-started", "the game waits for its seats to be claimed")
+        current = ruleset.seq(state, seat)
+        if seq != current:
+            if game.dirty:  # resolve expired deadlines first, then answer
+                await self._write(game)
+                return None
+            if seq < current:
+                replayed = await self._replay(game, seat, seq, moves)
+                if replayed is not None:
+                    return replayed
                 raise ApiError(
                     409,
-                    "seq-mismatch",
-                    f"the current seq of this seat is {current}, not {seq}",
+                    "seq-already-decided",
+                    f"seq {seq} was decided with a different decision; the current seq is "
+                    f"{current}",
                     field="seq",
                     current_seq=current,
                 )
-            try:
-                moves = [ruleset.normalize(m) for m in moves]
-                self._check_move_types(ruleset, moves)
-                self._apply(game, seat, moves, time.time())
-            except GameError as exc:
-                if game.dirty:  # expired deadlines were resolved on load: keep that, not this
-                    await self._write(game)
-                status = 409 if exc.code in CONFLICT_CODES else 422
-                raise ApiError(
-                    status, exc.code, exc.message, field=exc.field, current_seq=current
-                ) from None
-            self._refresh_deadlines(game, time.time())
-            if await self._write(game):
-                return _accepted(seat, seq, moves, game.doc.status)
-        raise ApiError(503, "busy", "the game changed too often; try again")
+            raise ApiError(
+                409,
+                "seq-mismatch",
+                f"the current seq of this seat is {current}, not {seq}",
+                field="seq",
+                current_seq=current,
+            )
+        try:
+            moves = [ruleset.normalize(m) for m in moves]
+            self._check_move_types(ruleset, moves)
+            self._apply(game, seat, moves, time.time())
+        except GameError as exc:
+            if game.dirty:  # expired deadlines were resolved on load: keep that, not this
+                await self._write(game)
+            status = 409 if exc.code in CONFLICT_CODES else 422
+            raise ApiError(
+                status, exc.code, exc.message, field=exc.field, current_seq=current
+            ) from None
+        self._refresh_deadlines(game, time.time())
+        if await self._write(game):
+            return _accepted(seat, seq, moves, game.doc.status)
+        return None
 
     async def _replay(
         self, game: Loaded, seat: int, seq: int, moves: list[Any]

@@ -17,6 +17,7 @@ class Settings(msgspec.Struct, frozen=True):
     events_retention_s: int = 600
     max_body_bytes: int = 64 * 1024
     sweep_interval_s: float = 0.5
+    recent_games: int = 4096
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -28,4 +29,5 @@ class Settings(msgspec.Struct, frozen=True):
             events_retention_s=int(env.get("REFEREE_EVENTS_RETENTION_S", 600)),
             max_body_bytes=int(env.get("REFEREE_MAX_BODY_BYTES", 64 * 1024)),
             sweep_interval_s=float(env.get("REFEREE_SWEEP_INTERVAL_S", 0.5)),
+            recent_games=int(env.get("REFEREE_RECENT_GAMES", 4096)),
         )

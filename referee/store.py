@@ -7,8 +7,10 @@ All keys of a game share the hash tag ``{game:<id>}`` so the game lives in one c
 - ``{game:<id>}:decisions``  list: the record's decisions, JSON, in order
 - ``{game:<id>}:events``     stream: public events, field ``e`` (JSON)
 
-A request loads the game, and the event id a long-poll waits after, with one HMGET. A retried
-decision is answered from the record.
+A request loads the game, and the event id a long-poll waits after, with one HMGET. A commit
+whose version moved gets the game as it now is in the same reply, so a lost race costs no
+extra read. Every commit adds at least one event, so the newest event id also names the
+version it was written with. A retried decision is answered from the record.
 
 The global sorted set ``referee:deadlines`` (game id by its earliest deadline) only tells the
 sweepers where to look; it is a hint outside the game's slot, never the truth.
@@ -18,19 +20,23 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from typing import Any
+from typing import Any, NamedTuple
 
 from redis.asyncio import Redis
 from redis.exceptions import NoScriptError, ResponseError
 
-__all__ = ["DEADLINES", "GameKeys", "Store"]
+__all__ = ["DEADLINES", "EVENTS_PER_READ", "SCRIPT_COMMANDS", "GameKeys", "Store", "Stored"]
 
 DEADLINES = "referee:deadlines"
+EVENTS_PER_READ = 500
 
-# Check the version, then write document, decisions and events together.
+# Check the version, then write document, decisions and events together; if the version moved,
+# answer with the game as it is.
 _COMMIT = """
 local v = redis.call('HGET', KEYS[1], 'v') or ''
-if v ~= ARGV[1] then return {0} end
+if v ~= ARGV[1] then
+  return {0, v, redis.call('HGET', KEYS[1], 'blob'), redis.call('HGET', KEYS[1], 'e')}
+end
 redis.call('HSET', KEYS[1], 'v', ARGV[2], 'blob', ARGV[3])
 local i = 8
 for _ = 1, tonumber(ARGV[6]) do redis.call('RPUSH', KEYS[2], ARGV[i]); i = i + 1 end
@@ -47,6 +53,17 @@ if ttl > 0 then
 end
 return ids
 """
+#: The commands the commit script calls inside Redis; the referee never sends them itself on
+#: a game's path, so command statistics without them count the commands it sent.
+SCRIPT_COMMANDS = ("hget", "hset", "rpush", "xadd", "expire")
+
+
+class Stored(NamedTuple):
+    """A game as one read found it: written together, so the three agree."""
+
+    version: str  # "" for no game
+    blob: bytes | None  # the game document; None for no game
+    last_event_id: str  # "0" if none
 
 
 class GameKeys:
@@ -77,18 +94,22 @@ class Store:
         self.blocking = blocking or redis
         self._commit_sha = hashlib.sha1(_COMMIT.encode()).hexdigest()
 
-    async def load(self, game_id: str) -> tuple[str, bytes | None, str]:
-        """One HMGET: the version, the document, and the id of the newest event ("0" if none).
+    async def load(self, game_id: str) -> Stored:
+        """One HMGET: the version, the document, and the id of the newest event.
 
         The three are written together by the commit, so no event slips between them.
         """
         keys = GameKeys(game_id)
         async with asyncio.timeout(self.timeout_s):
-            version, blob, last = await self.redis.hmget(keys.doc, ["v", "blob", "e"])
-            if last is None and blob is not None:  # a game stored before ``e`` was kept
-                newest = await self.redis.xrevrange(keys.events, count=1)
-                last = newest[0][0] if newest else None
-        return (version.decode() if version else ""), blob, (last.decode() if last else "0")
+            return await self._stored(keys, *await self.redis.hmget(keys.doc, ["v", "blob", "e"]))
+
+    async def _stored(
+        self, keys: GameKeys, version: bytes | None, blob: bytes | None, last: bytes | None
+    ) -> Stored:
+        if last is None and blob is not None:  # a game stored before ``e`` was kept
+            newest = await self.redis.xrevrange(keys.events, count=1)
+            last = newest[0][0] if newest else None
+        return Stored(version.decode() if version else "", blob, last.decode() if last else "0")
 
     async def commit(
         self,
@@ -102,13 +123,17 @@ class Store:
         ttl: int = 0,
         events_ttl: int = 0,
         deadline: float | bool | None = None,
-    ) -> list[str] | None:
-        """One round trip: the atomic write (None if the version moved) and the deadline hint
-        (a time, None to drop it, False to leave it as it is).
+    ) -> list[str] | Stored:
+        """One round trip: the atomic write and the deadline hint (a time, None to drop it,
+        False to leave it as it is). Returns the new events' ids, or, if the version moved,
+        the game as it now is (nothing written).
 
         ``ttl`` > 0 makes the game expire (a finished game); its event stream then goes after
         ``events_ttl`` (at most ``ttl``): the record keeps everything the stream told.
         """
+        if not events:
+            # readers take the newest event id as the version's name (see the module's doc)
+            raise ValueError("every change of a game is told by at least one event")
         keys = GameKeys(game_id)
         events_ttl = events_ttl if events_ttl > 0 else ttl
         args: list[Any] = [expected, version, blob, ttl, events_ttl, len(decisions), len(events)]
@@ -118,14 +143,14 @@ class Store:
             try:
                 async with asyncio.timeout(self.timeout_s):
                     reply = await self._commit_once(keys, args, game_id, deadline)
+                    if reply[0] == 0:
+                        return await self._stored(keys, *(reply[1:] + [None] * 3)[:3])
                 break
             except NoScriptError:  # a fresh or flushed server: load once, then go on
                 if attempt == 2:
                     raise
                 await self.redis.script_load(_COMMIT)
-        if not reply or reply[0] == 0:
-            return None
-        return [i.decode() if isinstance(i, bytes) else str(i) for i in reply[1:]]
+        return [i.decode() for i in reply[1:]]
 
     async def _commit_once(
         self, keys: GameKeys, args: list[Any], game_id: str, deadline: float | bool | None
@@ -149,7 +174,7 @@ class Store:
         """Events after ``last_id`` ("0" for all), waiting up to ``block_ms`` if there are none."""
         async with asyncio.timeout(self.timeout_s + (block_ms or 0) / 1000):
             reply = await self.blocking.xread(
-                {GameKeys(game_id).events: last_id}, count=500, block=block_ms
+                {GameKeys(game_id).events: last_id}, count=EVENTS_PER_READ, block=block_ms
             )
         return reply[0][1] if reply else []
 

@@ -508,6 +508,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             Store(redis, blocking),
             retention_s=settings.retention_s,
             events_retention_s=settings.events_retention_s,
+            recent_games=settings.recent_games,
         )
         app.state.tournaments = TournamentService(app.state.service)
         sweeper = asyncio.create_task(app.state.service.sweep_forever(settings.sweep_interval_s))

@@ -8,7 +8,7 @@ import pytest
 from redis.asyncio import Redis
 from redis.asyncio.connection import Connection
 
-from referee.service import GameService
+from referee.service import ApiError, GameService
 from referee.store import GameKeys, Store
 
 
@@ -26,21 +26,174 @@ class CountingConnection(Connection):
         return await super().send_packed_command(*args, **kwargs)
 
 
-def test_a_decision_takes_two_round_trips(valkey):
+def _counted(valkey: str, recent_games: int = 4096) -> GameService:
+    return GameService(
+        Store(Redis.from_url(valkey, connection_class=CountingConnection)),
+        recent_games=recent_games,
+    )
+
+
+async def _trips(call) -> tuple[int, object]:
+    before = CountingConnection.round_trips
+    result = await call
+    return CountingConnection.round_trips - before, result
+
+
+def test_a_decision_takes_two_round_trips_turn_and_move(valkey):
+    """A bot's loop: ``/turn`` reads the game once, ``/moves`` commits without reading."""
+
     async def scenario():
-        redis = Redis.from_url(valkey, connection_class=CountingConnection)
-        service = GameService(Store(redis))
-        doc, tokens = await service.create("chopta", {}, [{"name": "a"}, {"name": "b"}], 0)
-        counter = CountingConnection
-        game = await service.fresh(doc.id)
-        before = counter.round_trips
-        move = game.ruleset.legal_moves(game.state, 0)[0]
-        await service.move(doc.id, tokens[0], 0, [move])
-        used = counter.round_trips - before
-        await redis.aclose()
+        service = _counted(valkey)
+        doc, tokens = await service.create("choice", {}, [{"name": "a"}, {"name": "b"}], 0)
+        used = []
+        for _ in range(3):  # three rolls, both seats deciding each
+            for seat, token in enumerate(tokens):
+                trips, turn = await _trips(service.wait_turn(doc.id, token, 0))
+                assert turn["status"] == "your_turn", turn
+                move = service.move(doc.id, token, turn["seq"], [turn["legal_moves"][0]])
+                more, accepted = await _trips(move)
+                assert accepted["accepted"] and accepted["seat"] == seat
+                used.append(trips + more)
+        await service.store.redis.aclose()
         return used
 
+    assert asyncio.run(scenario()) == [2] * 6
+
+
+def test_a_seat_waiting_on_the_other_spends_one_round_trip(valkey):
+    """Seat 0 has decided and waits; seat 1's decision wakes it, and the game that decision
+    committed, written with the newest event, answers without another read."""
+
+    async def scenario():
+        service = _counted(valkey)
+        doc, tokens = await service.create("choice", {}, [{"name": "a"}, {"name": "b"}], 0)
+        turns = [await service.wait_turn(doc.id, token, 0) for token in tokens]
+        await service.move(doc.id, tokens[0], 0, [turns[0]["legal_moves"][0]])
+        redis = service.store.redis
+        await asyncio.gather(redis.ping(), redis.ping())  # two connections, set up before
+        before = CountingConnection.round_trips
+        waiting = asyncio.create_task(service.wait_turn(doc.id, tokens[0], 5))
+        await asyncio.sleep(0.1)
+        assert not waiting.done()
+        await service.move(doc.id, tokens[1], 0, [turns[1]["legal_moves"][0]])
+        woken = await waiting
+        trips = CountingConnection.round_trips - before
+        idle, still = await _trips(service.wait_turn(doc.id, tokens[1], 0))
+        await service.store.redis.aclose()
+        return trips, woken, still, idle
+
+    trips, woken, still, idle = asyncio.run(scenario())
+    assert woken["status"] == "your_turn" and woken["seq"] == 1
+    assert trips == 2, "seat 0's wait (one XREAD) and seat 1's commit"
+    # seat 1's next turn: to act on it, the seat gets the game as read, one round trip
+    assert still["status"] == "your_turn" and idle == 1
+
+
+def test_a_remembered_wait_is_checked_against_the_events(valkey):
+    """Replica ``one`` remembers seat 0 waiting; ``two`` takes seat 1's decision. Seat 0 asks
+    ``one`` without waiting: the events show the game moved, and the answer is read."""
+
+    async def scenario():
+        one, two = _counted(valkey), _counted(valkey)
+        doc, tokens = await one.create("choice", {}, [{"name": "a"}, {"name": "b"}], 0)
+        turns = [await one.wait_turn(doc.id, token, 0) for token in tokens]
+        await one.move(doc.id, tokens[0], 0, [turns[0]["legal_moves"][0]])
+        waiting = await one.wait_turn(doc.id, tokens[0], 0)
+        await two.move(doc.id, tokens[1], 0, [turns[1]["legal_moves"][0]])
+        trips, moved = await _trips(one.wait_turn(doc.id, tokens[0], 0))
+        for service in (one, two):
+            await service.store.redis.aclose()
+        return waiting, moved, trips
+
+    waiting, moved, trips = asyncio.run(scenario())
+    assert waiting["status"] == "waiting"
+    assert moved["status"] == "your_turn" and moved["seq"] == 1
+    assert trips == 2, "an event read that finds the change, then the read of the game"
+
+
+def test_a_finished_game_answers_its_seats_from_memory(valkey):
+    async def scenario():
+        service = _counted(valkey)
+        doc, tokens = await service.create(
+            "chopta", {"target": 1}, [{"name": "a"}, {"name": "b"}], 0
+        )
+        while True:
+            game = await service.fresh(doc.id)
+            if game.doc.status == "finished":
+                break
+            seat = game.ruleset.to_decide(game.state)[0]
+            turn = await service.wait_turn(doc.id, tokens[seat], 0)
+            await service.move(doc.id, tokens[seat], turn["seq"], [turn["legal_moves"][0]])
+        trips, again = await _trips(service.wait_turn(doc.id, tokens[0], 5))
+        other = _counted(valkey)  # a replica that never saw the game reads it
+        read, theirs = await _trips(other.wait_turn(doc.id, tokens[0], 5))
+        for each in (service, other):
+            await each.store.redis.aclose()
+        return trips, again, read, theirs
+
+    trips, again, read, theirs = asyncio.run(scenario())
+    assert again == theirs and again["status"] == "finished"
+    assert trips == 0 and read >= 1
+
+
+def test_without_remembered_games_a_move_reads_then_commits(valkey):
+    async def scenario():
+        service = _counted(valkey, recent_games=0)
+        doc, tokens = await service.create("chopta", {}, [{"name": "a"}, {"name": "b"}], 0)
+        game = await service.fresh(doc.id)
+        move = game.ruleset.legal_moves(game.state, 0)[0]
+        trips, _ = await _trips(service.move(doc.id, tokens[0], 0, [move]))
+        await service.store.redis.aclose()
+        return trips
+
     assert asyncio.run(scenario()) == 2
+
+
+def test_a_remembered_game_moved_by_another_replica_costs_no_extra_read(valkey):
+    """Replica ``one`` remembers an old version; ``two`` decides for seat 0 meanwhile. Seat 1's
+    decision on ``one`` loses its first commit, gets the game as it is in the same reply, and
+    lands on top: both decisions are kept, in order, and no read is spent."""
+
+    async def scenario():
+        one, two = _counted(valkey), _counted(valkey)
+        doc, tokens = await one.create("choice", {}, [{"name": "a"}, {"name": "b"}], 0)
+        turns = [await one.wait_turn(doc.id, token, 0) for token in tokens]
+        await two.move(doc.id, tokens[0], turns[0]["seq"], [turns[0]["legal_moves"][0]])
+        trips, accepted = await _trips(
+            one.move(doc.id, tokens[1], turns[1]["seq"], [turns[1]["legal_moves"][0]])
+        )
+        record = await two.record(doc.id)
+        for service in (one, two):
+            await service.store.redis.aclose()
+        return trips, accepted, record
+
+    trips, accepted, record = asyncio.run(scenario())
+    assert accepted["accepted"] and accepted["seat"] == 1
+    assert [(d["seat"], d["seq"]) for d in record["decisions"]] == [(0, 0), (1, 0)]
+    assert trips == 2, "a failed commit, then the commit on the game it returned"
+
+
+def test_a_refusal_is_never_given_from_a_remembered_game(valkey):
+    """Replica ``one`` remembers the game with seat 1 open; ``two`` seats a player, who then
+    moves through ``one``: accepted, though the remembered game knows neither the token nor a
+    started game."""
+
+    async def scenario():
+        one, two = _counted(valkey), _counted(valkey)
+        doc, _ = await one.create("choice", {}, [{"name": "a"}, {}], 0)
+        await one.fresh(doc.id)
+        _, token = await two.claim(doc.id, "late", None)
+        turn = await two.wait_turn(doc.id, token, 0)
+        accepted = await one.move(doc.id, token, turn["seq"], [turn["legal_moves"][0]])
+        with pytest.raises(ApiError) as refused:  # a real refusal comes, from the game as read
+            await one.move(doc.id, token, turn["seq"] + 5, [turn["legal_moves"][0]])
+        for service in (one, two):
+            await service.store.redis.aclose()
+        return accepted, refused
+
+    accepted, refused = asyncio.run(scenario())
+    assert accepted["accepted"] and accepted["seat"] == 1
+    assert refused.value.code == "seq-mismatch" and refused.value.extra["current_seq"] == 1
 
 
 def test_finished_games_expire_after_the_retention_and_their_stream_sooner(valkey, redis_client):
