@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import hmac
 import math
@@ -85,6 +86,13 @@ class GameDoc(msgspec.Struct, array_like=True):
 
 
 _doc_decoder = msgspec.msgpack.Decoder(GameDoc)
+
+
+@functools.cache
+def _state_decoder(ruleset_id: str) -> msgspec.msgpack.Decoder:
+    return msgspec.msgpack.Decoder(get_ruleset(ruleset_id).State)
+
+
 _encoder = msgspec.msgpack.Encoder()
 _json = msgspec.json.Encoder()
 
@@ -138,9 +146,7 @@ class Loaded:
         self.version = version
         self.doc = doc
         self.ruleset = get_ruleset(doc.ruleset)
-        self.state = (
-            msgspec.msgpack.decode(doc.state, type=self.ruleset.State) if doc.state else None
-        )
+        self.state = _state_decoder(doc.ruleset).decode(doc.state) if doc.state else None
         self.change = Change()
         self.dirty = False
         self.last_event_id = "0"
