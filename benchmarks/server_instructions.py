@@ -1,13 +1,16 @@
 """Instructions the referee spends per request, counted by callgrind: figures that do not drift.
 
-Run: python benchmarks/server_instructions.py [--games 6] [--healthz 300] [--json]
+Run: python benchmarks/server_instructions.py [--games 6] [--healthz 300] [--bots 16] [--json]
 
 This machine's speed varies between runs by up to a third, so small changes to the request
 path cannot be told apart by `referee bench`. Here the referee runs under
 `valgrind --tool=callgrind` (about 50x slower), a single client plays whole 2-seat CHOICE
 games one request at a time (GET /turn, POST /moves), and the server's user-space
-instructions are counted after a warm-up. The same code gives the same count within about
-half a percent. Needs valgrind (Debian's package); not part of the test suite.
+instructions are counted after a warm-up. With ``--bots N``, N bots also play at once, as in
+``referee bench``, and their game requests are counted the same way. The same code gives the
+same count within about half a percent for the same games; games are dealt at random, and
+their lengths move the sequential figure by about 3 %. Needs valgrind (Debian's package); not
+part of the test suite.
 """
 
 from __future__ import annotations
