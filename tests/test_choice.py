@@ -444,3 +444,26 @@ def test_the_last_seat_to_decide_reveals_every_sheet_once(choice):
     assert [sum(sheet.marks) for sheet in state.sheets] == [2, 2]
     assert state.drafts == [None, None] and state.pending == [[], []]
     assert state.sheets[0].fifth_values == [1] and state.sheets[1].fifth_values == [4]
+
+
+@pytest.mark.parametrize("ruleset_id", ["choice", "choice-specials"])
+def test_warmed_round_caches_hold_every_round_play_can_meet(ruleset_id):
+    """``warm_caches`` fills the round caches whole: after it, random play (both CHOICE
+    rulesets, every seat count) asks for no round it did not hold."""
+    import random
+
+    from referee.games import get_ruleset, warm_caches
+    from referee.games.choice import _round_move_set
+
+    round_moves.cache_clear()
+    _round_move_set.cache_clear()
+    warm_caches()
+    held = (round_moves.cache_info().currsize, _round_move_set.cache_info().currsize)
+    assert held == (252 * 21, 252 * 21)
+    ruleset, pick = get_ruleset(ruleset_id), random.Random(7)
+    for game in range(40):
+        state = ruleset.create({}, 1 + game % 4, KEY + bytes([game]))
+        while not ruleset.finished(state):
+            seat = ruleset.to_decide(state)[0]
+            ruleset.decide(state, seat, [pick.choice(ruleset.legal_moves(state, seat))])
+    assert (round_moves.cache_info().currsize, _round_move_set.cache_info().currsize) == held

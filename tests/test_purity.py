@@ -48,6 +48,7 @@ def test_public_surface_is_pinned():
             "score_area",
             "score_marks",
             "verify",
+            "warm_caches",
         ]
     )
     assert set(referee.games.RULESETS) == {"choice", "choice-specials", "chopta"}

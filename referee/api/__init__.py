@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import json
 import logging
 import re
@@ -34,7 +35,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from .. import __version__
-from ..games import RULESETS, GameError, score_area, score_marks
+from ..games import RULESETS, GameError, score_area, score_marks, warm_caches
 from ..games.choice import FreeThrow, Mark
 from ..games.choice_specials import Fdh, Kur, Minus1, Minus2, Null, SuppenKasper
 from ..games.chopta import Place, Swap
@@ -511,6 +512,12 @@ def create_app(settings: Settings | None = None) -> Litestar:
             recent_games=settings.recent_games,
         )
         app.state.tournaments = TournamentService(app.state.service)
+        # The app, the engines' caches and the pools live as long as the process. Frozen, they
+        # are left out of the garbage collector's full passes, which otherwise stall the event
+        # loop for ~50 ms about once a second under load (benchmarks/results/README.md).
+        warm_caches()
+        gc.collect()
+        gc.freeze()
         sweeper = asyncio.create_task(app.state.service.sweep_forever(settings.sweep_interval_s))
         try:
             yield

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._common import Ruleset, places
-from .choice import ChoiceRuleset, score_marks
+from .choice import ChoiceRuleset, score_marks, warm_rounds
 from .choice_specials import ChoiceSpecialsRuleset
 from .chopta import ChoptaRuleset, score_area
 from .dice import commitment, dice_key, new_seed, roll
@@ -35,11 +35,18 @@ __all__ = [
     "score_area",
     "score_marks",
     "verify",
+    "warm_caches",
 ]
 
 RULESETS: dict[str, Any] = {
     r.id: r for r in (ChoiceRuleset(), ChoiceSpecialsRuleset(), ChoptaRuleset())
 }
+
+
+def warm_caches() -> None:
+    """Fill the engines' bounded caches now (tens of milliseconds), rather than during play:
+    a long-running server then holds them from the start, with its other startup objects."""
+    warm_rounds()
 
 
 def get_ruleset(ruleset_id: str) -> Any:
