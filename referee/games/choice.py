@@ -132,13 +132,15 @@ class ChoiceState(msgspec.Struct, Generic[M], array_like=True):
     finished: bool = False
 
 
-class SumScore(msgspec.Struct, frozen=True):
+# Scores are plain values (ints, tuples of scores) that cannot form cycles, and thousands stay
+# remembered by ``_score``: untracked, they cost the garbage collector's full passes nothing.
+class SumScore(msgspec.Struct, frozen=True, gc=False):
     sum: int
     marks: int
     points: int
 
 
-class ChoiceScore(msgspec.Struct, frozen=True):
+class ChoiceScore(msgspec.Struct, frozen=True, gc=False):
     """The German score sheet's figures: per-sum points, plus and minus columns, total."""
 
     total: int
