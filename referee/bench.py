@@ -5,7 +5,11 @@ Starts an embedded Valkey and a referee (uvicorn, W workers) in processes of the
 1. the ceiling: load processes hammer ``GET /healthz`` at the bots' concurrency;
 2. the game load: the same processes play 2-seat CHOICE games like real bots
    (``GET /turn``, ``POST /moves``), B bots at once;
-3. Redis command statistics per decision: the commands the referee sent (each one round trip,
+3. the referee's own CPU in each phase (process and workers): cores it used, and CPU per
+   request. The ceiling is a share of two cores that the load generators also need, so beside
+   ``ratio`` (rates) the bench gives ``cpu_ratio``: CPU per ``/healthz`` over CPU per game
+   request (whose phase also creates the games), which the load generators do not bound;
+4. Redis command statistics per decision: the commands the referee sent (each one round trip,
    as the referee pipelines nothing on this path) and all the server ran, the commit script's
    own calls included; and the memory of one finished game with its record.
 
@@ -15,6 +19,7 @@ Every load generator is a separate process talking only HTTP.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import multiprocessing
 import os
@@ -28,6 +33,7 @@ from typing import Any
 
 import aiohttp
 import httpx
+import psutil
 import redis
 
 from .embedded import start_embedded
@@ -91,48 +97,60 @@ def _session(url: str, connections: int) -> aiohttp.ClientSession:
 
 
 async def _ceiling(url: str, concurrency: int, seconds: float) -> dict[str, Any]:
-    stop = time.monotonic() + seconds
-    done = 0
+    """``GET /healthz`` at ``concurrency``; ``requests`` counts the answers within the window,
+    ``all_requests`` every answer (for CPU per request)."""
+    start = time.monotonic()
+    stop = start + seconds
+    stats = {"requests": 0, "all_requests": 0, "elapsed": seconds}
     async with _session(url, concurrency) as client:
 
         async def worker() -> None:
-            nonlocal done
             while time.monotonic() < stop:
                 async with client.get("/healthz") as reply:
                     await reply.read()
-                    if reply.status == 200:
-                        done += 1
+                    ok = reply.status == 200
+                stats["all_requests"] += ok
+                stats["requests"] += ok and time.monotonic() <= stop
 
-        start = time.monotonic()
         await asyncio.gather(*(worker() for _ in range(concurrency)))
-        elapsed = time.monotonic() - start
-    return {"requests": done, "elapsed": elapsed}
+    return stats
 
 
 async def _games(url: str, bots: int, seconds: float) -> dict[str, Any]:
-    """``bots`` bots, two per CHOICE game, playing new games until time is up."""
-    stop = time.monotonic() + seconds
+    """``bots`` bots, two per CHOICE game, playing new games until time is up.
+
+    Rates count what was answered within the window (``elapsed``); long-polls never wait past
+    its end, and ``all_requests`` counts every answer (for CPU per request).
+    """
+    start = time.monotonic()
+    stop = start + seconds
     stats: dict[str, Any] = {
         "turn": 0,
         "moves": 0,
         "decisions": 0,
         "errors": 0,
         "games": 0,
+        "all_requests": 0,
         "latencies": [],
+        "elapsed": seconds,
     }
     async with _session(url, bots + 4) as client:
 
         async def bot(game_id: str, token: str) -> None:
             headers = {"Authorization": f"Bearer {token}"}
             while True:
+                wait = f"{max(0.0, min(5.0, stop - time.monotonic())):.3f}"
                 async with client.get(
-                    f"/v1/games/{game_id}/turn", params={"wait": "5"}, headers=headers
+                    f"/v1/games/{game_id}/turn", params={"wait": wait}, headers=headers
                 ) as reply:
                     body = await reply.json()
-                stats["turn"] += 1
-                if body.get("status") == "finished" or time.monotonic() > stop:
+                stats["all_requests"] += 1
+                if time.monotonic() > stop:
                     return
+                stats["turn"] += 1
                 if body.get("status") != "your_turn":
+                    if body.get("status") == "finished":
+                        return
                     continue
                 began = time.perf_counter()
                 async with client.post(
@@ -142,6 +160,9 @@ async def _games(url: str, bots: int, seconds: float) -> dict[str, Any]:
                 ) as reply:
                     await reply.read()
                     ok = reply.status == 200
+                stats["all_requests"] += 1
+                if time.monotonic() > stop:
+                    return
                 stats["latencies"].append((time.perf_counter() - began) * 1000)
                 stats["moves"] += 1
                 stats["decisions" if ok else "errors"] += 1
@@ -153,9 +174,7 @@ async def _games(url: str, bots: int, seconds: float) -> dict[str, Any]:
                 await asyncio.gather(*(bot(game["id"], s["token"]) for s in game["seats"]))
                 stats["games"] += 1
 
-        start = time.monotonic()
         await asyncio.gather(*(table() for _ in range(max(1, bots // 2))))
-        stats["elapsed"] = time.monotonic() - start
     return stats
 
 
@@ -185,6 +204,19 @@ def _run_load(kind: str, url: str, total: int, processes: int, seconds: float) -
     for worker in workers:
         worker.join(timeout=30)
     return results
+
+
+# --- the referee's own CPU ---------------------------------------------------------------
+
+
+def _cpu_seconds(process: psutil.Process) -> float:
+    """CPU time (user + system) of the referee: its process and any worker processes."""
+    total = 0.0
+    for each in (process, *process.children(recursive=True)):
+        with contextlib.suppress(psutil.NoSuchProcess):
+            times = each.cpu_times()
+            total += times.user + times.system
+    return total
 
 
 # --- Redis figures -------------------------------------------------------------------------
@@ -269,15 +301,23 @@ def run_bench(
         referee, url = start_referee(valkey.connection_url, workers)
         client = redis.Redis.from_url(valkey.connection_url)
         _live_games(url, live_games)
+        server = psutil.Process(referee.pid)
+        cpu_before = _cpu_seconds(server)
         ceiling = _run_load("ceiling", url, bots, processes, seconds * 0.3)
-        ceiling_rps = sum(r["requests"] for r in ceiling) / max(r["elapsed"] for r in ceiling)
+        ceiling_cpu = _cpu_seconds(server) - cpu_before
+        ceiling_elapsed = max(r["elapsed"] for r in ceiling)
+        ceiling_rps = sum(r["requests"] for r in ceiling) / ceiling_elapsed
         ran_before, sent_before = _command_calls(client)
+        cpu_before = _cpu_seconds(server)
         games = _run_load("games", url, bots, processes, seconds * 0.7)
+        games_cpu = _cpu_seconds(server) - cpu_before
         ran_after, sent_after = _command_calls(client)
         calls, sent = ran_after - ran_before, sent_after - sent_before
         elapsed = max(r["elapsed"] for r in games)
         decisions = sum(r["decisions"] for r in games)
         requests = sum(r["turn"] + r["moves"] for r in games)
+        healthz_cpu_us = ceiling_cpu / max(sum(r["all_requests"] for r in ceiling), 1) * 1e6
+        game_cpu_us = games_cpu / max(sum(r["all_requests"] for r in games), 1) * 1e6
         latencies = [x for r in games for x in r["latencies"]]
         memory = _bytes_per_game(client, url)
         figures = {
@@ -285,6 +325,11 @@ def run_bench(
             "decisions_per_s": round(decisions / elapsed, 1),
             "game_requests_per_s": round(requests / elapsed, 1),
             "ratio": round(requests / elapsed / ceiling_rps, 3),
+            "referee_cores_ceiling": round(ceiling_cpu / ceiling_elapsed, 2),
+            "referee_cores_games": round(games_cpu / elapsed, 2),
+            "referee_cpu_us_per_healthz": round(healthz_cpu_us, 1),
+            "referee_cpu_us_per_game_request": round(game_cpu_us, 1),
+            "cpu_ratio": round(healthz_cpu_us / max(game_cpu_us, 1e-9), 3),
             "p50_ms": round(_percentile(latencies, 0.5), 2),
             "p99_ms": round(_percentile(latencies, 0.99), 2),
             "redis_round_trips_per_decision": round(sent / max(decisions, 1), 2),

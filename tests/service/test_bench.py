@@ -38,12 +38,20 @@ def test_bench_reports_every_figure():
         "p99_ms",
         "redis_round_trips_per_decision",
         "redis_calls_per_decision",
+        "referee_cores_ceiling",
+        "referee_cores_games",
+        "referee_cpu_us_per_healthz",
+        "referee_cpu_us_per_game_request",
+        "cpu_ratio",
         "redis_bytes_per_game",
     ):
         assert isinstance(figures[name], (int, float)), name
     assert figures["decisions_per_s"] > 0 and figures["errors"] == 0
     # a decision takes a read and a commit at least; the commit script's own calls come on top
     assert 2 <= figures["redis_round_trips_per_decision"] < figures["redis_calls_per_decision"]
+    # the referee worked in both phases, and a game request costs it more than /healthz
+    assert figures["referee_cores_ceiling"] > 0 and figures["referee_cores_games"] > 0
+    assert 0 < figures["cpu_ratio"] < 1
     assert figures["redis_bytes_per_game"] > 1000
     assert figures["redis_bytes_per_game_max"] >= figures["redis_bytes_per_game"]
     assert 0 < figures["redis_bytes_per_game_retained"] < figures["redis_bytes_per_game"]
