@@ -8,7 +8,8 @@ A process remembers the newest stored form of the games it has read or written l
 (``recent``). A decision is tried on that form first and committed without reading: if the game
 moved meanwhile (another seat, another replica), the commit fails and returns the game as it
 is, and the decision is tried again on that. A refusal is never given from a remembered game,
-only from one just read.
+only from one just read. A turn is told from a remembered game only once an event read shows
+it current, or when the game is finished (it never changes again).
 """
 
 from __future__ import annotations
