@@ -18,6 +18,7 @@ class Settings(msgspec.Struct, frozen=True):
     max_body_bytes: int = 64 * 1024
     sweep_interval_s: float = 0.5
     recent_games: int = 4096
+    fast_routes: bool = True
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -30,4 +31,5 @@ class Settings(msgspec.Struct, frozen=True):
             max_body_bytes=int(env.get("REFEREE_MAX_BODY_BYTES", 64 * 1024)),
             sweep_interval_s=float(env.get("REFEREE_SWEEP_INTERVAL_S", 0.5)),
             recent_games=int(env.get("REFEREE_RECENT_GAMES", 4096)),
+            fast_routes=env.get("REFEREE_FAST_ROUTES", "1") != "0",
         )

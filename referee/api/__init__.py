@@ -44,6 +44,7 @@ from ..settings import Settings
 from ..store import Store
 from ..tournament_service import TournamentService
 from ..tournaments import TournamentSpec
+from ._fast import GAME_ID, bearer, fast_moves, fast_turn
 from .models import (
     Claimed,
     ClaimSeat,
@@ -70,7 +71,6 @@ __all__ = ["create_app", "openapi_document"]
 log = logging.getLogger("referee")
 PROBLEM = "application/problem+json"
 PROBLEM_BASE = "https://referee.invalid/problems/"
-GAME_ID = re.compile(r"^[0-9a-f]{16}$")
 TITLES = {
     400: "Bad request",
     401: "Unauthorized",
@@ -197,9 +197,7 @@ def _check_id(game_id: str, code: str = "game-not-found") -> None:
 
 def _bearer(request: Any) -> str | None:
     """The bearer token of a request (or any connection), or None."""
-    header = request.headers.get("authorization", "")
-    scheme, _, token = header.partition(" ")
-    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+    return bearer(request.headers.get("authorization", ""))
 
 
 SECURITY = [{"bearer": []}]
@@ -332,6 +330,7 @@ class GameController(Controller):
     @get(
         "/{game_id:str}/turn",
         operation_id="getTurn",
+        middleware=[fast_turn],
         security=SECURITY,
         summary="What this seat must decide now",
         responses=problems(400, 401, 403, 404),
@@ -350,6 +349,7 @@ class GameController(Controller):
     @post(
         "/{game_id:str}/moves",
         operation_id="submitMove",
+        middleware=[fast_moves],
         status_code=200,
         security=SECURITY,
         summary="Submit a decision (any element of legal_moves, verbatim)",
@@ -512,6 +512,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             recent_games=settings.recent_games,
         )
         app.state.tournaments = TournamentService(app.state.service)
+        app.state.fast_routes = settings.fast_routes
         # The app, the engines' caches and the pools live as long as the process. Frozen, they
         # are left out of the garbage collector's full passes, which otherwise stall the event
         # loop for ~50 ms about once a second under load (benchmarks/results/README.md).

@@ -40,10 +40,10 @@ def redis_client(valkey):
 class ThreadServer:
     """The app served by uvicorn in a thread of the test process, on a real port."""
 
-    def __init__(self, redis_url: str) -> None:
+    def __init__(self, redis_url: str, **settings: object) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        settings = Settings(redis_url=redis_url, sweep_interval_s=0.1)
+        settings = Settings(redis_url=redis_url, sweep_interval_s=0.1, **settings)
         config = uvicorn.Config(
             create_app(settings),
             host="127.0.0.1",
