@@ -8,8 +8,16 @@ A process remembers the newest stored form of the games it has read or written l
 (``recent``). A decision is tried on that form first and committed without reading: if the game
 moved meanwhile (another seat, another replica), the commit fails and returns the game as it
 is, and the decision is tried again on that. A refusal is never given from a remembered game,
-only from one just read. A turn is told from a remembered game only once an event read shows
-it current, or when the game is finished (it never changes again).
+only from one just read.
+
+The process listens to every replica's commits (``watch_commits``; the store publishes each
+one). A game heard to have moved past its remembered form is forgotten, and a form read or
+written before listening started (or stopped) is not remembered, so while listening, a
+remembered game is the game as it is (to within the moment a commit takes to be heard, a moment
+in which a deadline could as well have passed): a turn is told from it, and a waiting seat is
+woken by the commit it waits for. While not listening, a turn is told from a remembered game
+only once an event read shows it current, or when the game is finished (it never changes
+again).
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ import contextlib
 import functools
 import hashlib
 import hmac
+import logging
 import math
 import secrets
 import time
@@ -38,6 +47,7 @@ from .store import DEADLINES, EVENTS_PER_READ, Store, Stored
 
 __all__ = ["ApiError", "GameDoc", "GameService", "SeatDoc"]
 
+log = logging.getLogger("referee")
 MAX_RETRIES = 20
 CONFLICT_CODES = {"not-your-turn", "game-over"}
 
@@ -113,6 +123,16 @@ def _first_deadline(doc: GameDoc) -> float | None:
     return min((d.at for d in doc.deadlines if d is not None), default=None)
 
 
+def _settle(future: asyncio.Future, result: Any) -> None:
+    if not future.done():
+        future.set_result(result)
+
+
+def _event_order(event_id: str) -> tuple[int, ...]:
+    """Stream ids ("<ms>-<seq>", "0" for none) in the order Redis gave them."""
+    return tuple(int(part) for part in event_id.split("-"))
+
+
 def new_token(game_id: str) -> str:
     """A seat's bearer secret; it starts with the game's id, so a token alone finds its game."""
     return f"{game_id}.{secrets.token_urlsafe(32)}"
@@ -182,6 +202,11 @@ class GameService:
             LRUCache(recent_games) if recent_games > 0 else None
         )
         self._deciding: dict[str, _Queue] = {}
+        # commits heard (game id -> newest event id) and the seats waiting for one
+        self.listening = False
+        self._epoch = 0  # bumped whenever listening starts or stops
+        self._heard: LRUCache[str, str] = LRUCache(max(65536, recent_games))
+        self._waiting: dict[str, list[asyncio.Future[str | None]]] = {}
 
     # -- creating and joining --------------------------------------------------------------
 
@@ -269,8 +294,9 @@ class GameService:
     async def _load_with(self, game_id: str, stored: Stored | None = None) -> Loaded:
         """The game as ``stored`` gives it, or as read now, expired deadlines resolved."""
         if stored is None:
+            epoch = self._epoch
             stored = await self.store.load(game_id)
-            self._remember(game_id, stored)
+            self._remember(game_id, stored, epoch)
         if stored.blob is None:
             raise ApiError(404, "game-not-found", f"there is no game {game_id!r}")
         game = Loaded(stored.version, _doc_decoder.decode(stored.blob))
@@ -279,9 +305,13 @@ class GameService:
         self._resolve_expired(game, time.time())
         return game
 
-    def _remember(self, game_id: str, stored: Stored) -> None:
-        if self.recent is None or stored.blob is None:
-            return
+    def _remember(self, game_id: str, stored: Stored, epoch: int) -> None:
+        """Keep the newest stored form, read or written since ``epoch`` began."""
+        if self.recent is None or stored.blob is None or epoch != self._epoch:
+            return  # asked before the process started or stopped listening: unproven
+        heard = self._heard.get(game_id)
+        if heard is not None and _event_order(heard) > _event_order(stored.last_event_id):
+            return  # read or committed before a commit already heard: out of date
         known = self.recent.get(game_id)
         # a read answered after a newer commit of this process must not replace it
         if known is None or int(known.version) <= int(stored.version):
@@ -390,6 +420,7 @@ class GameService:
         hint: float | bool | None = False if first == game.first_deadline else first
         new_version = str(int(game.version or 0) + 1)
         blob = _encoder.encode(doc)
+        epoch = self._epoch
         written = await self.store.commit(
             doc.id,
             game.version,
@@ -403,11 +434,11 @@ class GameService:
         )
         if isinstance(written, Stored):  # lost the race: here is the game as it is
             game.now_stored = written
-            self._remember(doc.id, written)
+            self._remember(doc.id, written, epoch)
             return False
         game.first_deadline = first
         game.last_event_id = written[-1]
-        self._remember(doc.id, Stored(new_version, blob, written[-1]))
+        self._remember(doc.id, Stored(new_version, blob, written[-1]), epoch)
         return True
 
     # -- what seats and spectators see -----------------------------------------------------
@@ -487,13 +518,15 @@ class GameService:
     async def wait_turn(self, game_id: str, token: str | None, wait_s: float) -> dict[str, Any]:
         """The seat's turn, waiting up to ``wait_s`` while it has nothing to decide.
 
-        A remembered game may answer only where an event read proves it current: a wait
-        with no event after it, or the newest event, written with it. A finished game never
+        A remembered game may answer only where the game's events prove it current (read,
+        or heard as commits): a wait with no event after it, or the newest event, written
+        with it. A finished game never
         changes, and answers from memory while it is surely kept.
         """
         stop = time.monotonic() + wait_s
         known = self._remembered(game_id)
-        guess = known is not None  # not yet shown current
+        # not yet shown current; while listening, no commit was heard after it: current
+        guess = known is not None and not self.listening
         last_id = None
         while True:
             try:
@@ -503,6 +536,9 @@ class GameService:
                 if not guess:
                     raise
                 known, guess = None, False
+                continue
+            if known is not None and game.doc.status == "finished" and not self._surely_kept(game):
+                known, guess = None, False  # it may have expired since: read it
                 continue
             if last_id is None:
                 last_id = game.last_event_id  # read with the game: no event slips between
@@ -521,27 +557,32 @@ class GameService:
             if next_deadline is not None:
                 block = max(0.05, min(block, next_deadline - time.time() + 0.01))
             try:
-                events = await self.store.events_after(game_id, last_id, int(block * 1000) or None)
+                if self.listening:  # a commit heard, or the proof that none came
+                    newest, complete = await self._hear(game_id, last_id, block), True
+                else:
+                    wait_ms = int(block * 1000) or None
+                    events = await self.store.events_after(game_id, last_id, wait_ms)
+                    newest = events[-1][0].decode() if events else None
+                    complete = len(events) < EVENTS_PER_READ
             except (RedisTimeoutError, RedisConnectionError, TimeoutError, asyncio.CancelledError):
                 if guess:
                     raise
                 return turn  # the wait was cut short (shutdown, lost connection): answer now
-            guess = False  # an event read followed: either nothing came, or we read on
-            if not events:
+            guess = False  # an event read (or heard) followed: nothing came, or we read on
+            if newest == "":  # the process stopped listening meanwhile: read the game
+                last_id = None
+                continue
+            if newest is None:
                 if time.monotonic() >= stop and (next_deadline or math.inf) > time.time():
                     return turn  # nothing happened: the game is as it was
                 continue
-            last_id = events[-1][0].decode()
+            last_id = newest
             recent = self._remembered(game_id)
             if getattr(recent, "last_event_id", None) != last_id and game_id in self._deciding:
                 # the event may be this process's own decision, whose reply is still on its way
                 async with self._one_at_a_time(game_id):
                     recent = self._remembered(game_id)
-            if (
-                recent is not None
-                and recent.last_event_id == last_id
-                and len(events) < EVENTS_PER_READ
-            ):
+            if recent is not None and recent.last_event_id == last_id and complete:
                 # written with the newest event, and every change adds one: the game as it is
                 # now, without reading it again
                 known = recent
@@ -692,6 +733,75 @@ class GameService:
             "finished": finished,
             "seed": doc.seed.hex() if finished else None,
         }
+
+    # -- hearing commits ---------------------------------------------------------------------
+
+    async def watch_commits(self, retry_s: float = 1.0) -> None:
+        """Listen to every replica's commits for as long as the process runs."""
+        while True:
+            try:
+                async for heard in self.store.commits():
+                    if heard is None:
+                        self._listen(True)
+                    else:
+                        self._heard_commit(*heard)
+            except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+                log.warning("not hearing commits (%r); waiting seats read events", exc)
+            finally:
+                self._listen(False)
+            await asyncio.sleep(retry_s)
+
+    def _listen(self, on: bool) -> None:
+        """Start or stop trusting what is heard. Commits may have gone unheard before now, so
+        no remembered form is kept, and the seats waiting to hear look at their games again."""
+        self.listening = on
+        self._epoch += 1
+        if self.recent is not None:
+            self.recent.clear()
+        self._heard.clear()
+        waiting, self._waiting = self._waiting, {}
+        for futures in waiting.values():
+            for future in futures:
+                _settle(future, "")
+
+    def _heard_commit(self, game_id: str, event_id: str) -> None:
+        order = _event_order(event_id)
+        heard = self._heard.get(game_id)
+        if heard is None or _event_order(heard) < order:
+            self._heard[game_id] = event_id
+        known = self._remembered(game_id)
+        if known is not None and _event_order(known.last_event_id) < order:
+            del self.recent[game_id]  # type: ignore[union-attr]
+        for future in self._waiting.pop(game_id, ()):
+            _settle(future, event_id)
+
+    async def _hear(self, game_id: str, after: str, seconds: float) -> str | None:
+        """The newest event id heard for the game after ``after``, waiting up to ``seconds``;
+        None if nothing came, "" if the process stopped listening meanwhile."""
+        loop = asyncio.get_running_loop()
+        stop = loop.time() + seconds
+        after_order = _event_order(after)
+        while True:
+            heard = self._heard.get(game_id)
+            if heard is not None and _event_order(heard) > after_order:
+                return heard
+            remaining = stop - loop.time()
+            if remaining <= 0 or not self.listening:
+                return None if self.listening else ""
+            future: asyncio.Future[str | None] = loop.create_future()
+            self._waiting.setdefault(game_id, []).append(future)
+            timer = loop.call_later(remaining, _settle, future, None)
+            try:
+                heard = await future
+            finally:
+                timer.cancel()
+                waiting = self._waiting.get(game_id)
+                if waiting is not None and future in waiting:
+                    waiting.remove(future)
+                    if not waiting:
+                        del self._waiting[game_id]
+            if heard == "":
+                return ""
 
     async def sweep(self) -> int:
         """Resolve every game whose deadline passed; any replica may run this at any time."""

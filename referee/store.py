@@ -14,37 +14,55 @@ version it was written with. A retried decision is answered from the record.
 
 The global sorted set ``referee:deadlines`` (game id by its earliest deadline) only tells the
 sweepers where to look; it is a hint outside the game's slot, never the truth.
+
+Every commit also publishes ``<game id> <newest event id>`` on the channel
+``referee:commits``, from inside the script, so no commit goes untold: each process listens on
+one connection and wakes its own waiting seats, instead of holding a blocked XREAD (and a
+connection) per waiting seat.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+from collections.abc import AsyncIterator
 from typing import Any, NamedTuple
 
 from redis.asyncio import Redis
 from redis.exceptions import NoScriptError, ResponseError
 
-__all__ = ["DEADLINES", "EVENTS_PER_READ", "SCRIPT_COMMANDS", "GameKeys", "Store", "Stored"]
+__all__ = [
+    "COMMITS",
+    "DEADLINES",
+    "EVENTS_PER_READ",
+    "SCRIPT_COMMANDS",
+    "GameKeys",
+    "Store",
+    "Stored",
+]
 
 DEADLINES = "referee:deadlines"
+COMMITS = "referee:commits"
 EVENTS_PER_READ = 500
 
 # Check the version, then write document, decisions and events together; if the version moved,
-# answer with the game as it is.
+# answer with the game as it is. The newest event id is published for the listening processes.
 _COMMIT = """
 local v = redis.call('HGET', KEYS[1], 'v') or ''
 if v ~= ARGV[1] then
   return {0, v, redis.call('HGET', KEYS[1], 'blob'), redis.call('HGET', KEYS[1], 'e')}
 end
 redis.call('HSET', KEYS[1], 'v', ARGV[2], 'blob', ARGV[3])
-local i = 8
+local i = 9
 for _ = 1, tonumber(ARGV[6]) do redis.call('RPUSH', KEYS[2], ARGV[i]); i = i + 1 end
 local ids = {1}
 for _ = 1, tonumber(ARGV[7]) do
   ids[#ids + 1] = redis.call('XADD', KEYS[3], '*', 'e', ARGV[i]); i = i + 1
 end
-if #ids > 1 then redis.call('HSET', KEYS[1], 'e', ids[#ids]) end
+if #ids > 1 then
+  redis.call('HSET', KEYS[1], 'e', ids[#ids])
+  redis.call('PUBLISH', '@COMMITS@', ARGV[8] .. ' ' .. ids[#ids])
+end
 local ttl = tonumber(ARGV[4])
 if ttl > 0 then
   redis.call('EXPIRE', KEYS[1], ttl)
@@ -52,10 +70,10 @@ if ttl > 0 then
   redis.call('EXPIRE', KEYS[3], math.min(ttl, tonumber(ARGV[5])))
 end
 return ids
-"""
+""".replace("@COMMITS@", COMMITS)
 #: The commands the commit script calls inside Redis; the referee never sends them itself on
 #: a game's path, so command statistics without them count the commands it sent.
-SCRIPT_COMMANDS = ("hget", "hset", "rpush", "xadd", "expire")
+SCRIPT_COMMANDS = ("hget", "hset", "rpush", "xadd", "expire", "publish")
 
 
 class Stored(NamedTuple):
@@ -136,7 +154,8 @@ class Store:
             raise ValueError("every change of a game is told by at least one event")
         keys = GameKeys(game_id)
         events_ttl = events_ttl if events_ttl > 0 else ttl
-        args: list[Any] = [expected, version, blob, ttl, events_ttl, len(decisions), len(events)]
+        args: list[Any] = [expected, version, blob, ttl, events_ttl]
+        args += [len(decisions), len(events), game_id]
         args += decisions
         args += events
         for attempt in (1, 2):
@@ -177,6 +196,18 @@ class Store:
                 {GameKeys(game_id).events: last_id}, count=EVENTS_PER_READ, block=block_ms
             )
         return reply[0][1] if reply else []
+
+    async def commits(self) -> AsyncIterator[tuple[str, str] | None]:
+        """Every commit of any replica, as ``(game id, newest event id)``, from the moment the
+        first ``None`` is given (subscribed); ends with an error when the connection does."""
+        async with self.blocking.pubsub() as pubsub:
+            await pubsub.subscribe(COMMITS)
+            async for message in pubsub.listen():
+                if message["type"] == "message":
+                    game_id, _, event_id = message["data"].decode().partition(" ")
+                    yield game_id, event_id
+                elif message["type"] == "subscribe":
+                    yield None
 
     async def wait_any(self, positions: dict[str, str], block_ms: int) -> None:
         """Wait until any of several games has an event after its position (game id -> event

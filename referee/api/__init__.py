@@ -519,13 +519,17 @@ def create_app(settings: Settings | None = None) -> Litestar:
         warm_caches()
         gc.collect()
         gc.freeze()
-        sweeper = asyncio.create_task(app.state.service.sweep_forever(settings.sweep_interval_s))
+        service = app.state.service
+        tasks = [
+            asyncio.create_task(service.sweep_forever(settings.sweep_interval_s)),
+            asyncio.create_task(service.watch_commits()),
+        ]
         try:
             yield
         finally:
-            sweeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await sweeper
+            for task in tasks:
+                task.cancel()
+            await asyncio.wait(tasks, timeout=5)
             await redis.aclose()
             await blocking.aclose()
             if embedded is not None:

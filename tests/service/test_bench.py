@@ -47,8 +47,8 @@ def test_bench_reports_every_figure():
     ):
         assert isinstance(figures[name], (int, float)), name
     assert figures["decisions_per_s"] > 0 and figures["errors"] == 0
-    # a decision takes a read and a commit at least; the commit script's own calls come on top
-    assert 2 <= figures["redis_round_trips_per_decision"] < figures["redis_calls_per_decision"]
+    # a decision takes a commit at least; the commit script's own calls come on top
+    assert 1 <= figures["redis_round_trips_per_decision"] < figures["redis_calls_per_decision"]
     # the referee worked in both phases, and a game request costs it more than /healthz
     assert figures["referee_cores_ceiling"] > 0 and figures["referee_cores_games"] > 0
     assert 0 < figures["cpu_ratio"] < 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 import pytest
 from redis.asyncio import Redis
@@ -194,6 +195,192 @@ def test_a_refusal_is_never_given_from_a_remembered_game(valkey):
     accepted, refused = asyncio.run(scenario())
     assert accepted["accepted"] and accepted["seat"] == 1
     assert refused.value.code == "seq-mismatch" and refused.value.extra["current_seq"] == 1
+
+
+async def _listening(service: GameService) -> asyncio.Task:
+    """The service hearing commits, as the app runs it."""
+    watcher = asyncio.create_task(service.watch_commits(retry_s=0.05))
+    await _until_listening(service)
+    return watcher
+
+
+async def _until_listening(service: GameService) -> None:
+    for _ in range(200):
+        if service.listening:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("the service did not start listening")
+
+
+async def _close(watchers: list[asyncio.Task], *services: GameService) -> None:
+    for watcher in watchers:
+        watcher.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watcher
+    for service in services:
+        await service.store.redis.aclose()
+
+
+def test_a_listening_process_spends_one_round_trip_per_decision(valkey):
+    """While it hears every commit, a process tells turns from the games it remembers: a
+    bot's loop costs the commit alone, and each turn equals what a cold replica reads."""
+
+    async def scenario():
+        service, cold = _counted(valkey), _counted(valkey)
+        watcher = await _listening(service)
+        doc, tokens = await service.create("choice", {}, [{"name": "a"}, {"name": "b"}], 0)
+        used, same = [], []
+        for _ in range(3):
+            for seat, token in enumerate(tokens):
+                trips, turn = await _trips(service.wait_turn(doc.id, token, 0))
+                same.append(turn == await cold.wait_turn(doc.id, token, 0))
+                move = service.move(doc.id, token, turn["seq"], [turn["legal_moves"][0]])
+                more, accepted = await _trips(move)
+                assert accepted["accepted"] and accepted["seat"] == seat
+                used.append(trips + more)
+        await _close([watcher], service, cold)
+        return used, same
+
+    used, same = asyncio.run(scenario())
+    assert used == [1] * 6
+    assert all(same)
+
+
+def test_a_listening_process_wakes_a_waiting_seat_without_a_round_trip(valkey):
+    async def scenario():
+        service = _counted(valkey)
+        watcher = await _listening(service)
+        doc, tokens = await service.create("choice", {}, [{"name": "a"}, {"name": "b"}], 0)
+        turns = [await service.wait_turn(doc.id, token, 0) for token in tokens]
+        await service.move(doc.id, tokens[0], 0, [turns[0]["legal_moves"][0]])
+        waiting = asyncio.create_task(service.wait_turn(doc.id, tokens[0], 5))
+        await asyncio.sleep(0.1)
+        assert not waiting.done()
+        await service.move(doc.id, tokens[1], 0, [turns[1]["legal_moves"][0]])
+        trips, woken = await _trips(waiting)
+        cold = _counted(valkey)
+        theirs = await cold.wait_turn(doc.id, tokens[0], 0)
+        await _close([watcher], service, cold)
+        return trips, woken, theirs
+
+    trips, woken, theirs = asyncio.run(scenario())
+    assert woken["status"] == "your_turn" and woken["seq"] == 1 and woken == theirs
+    assert trips == 0
+
+
+def test_a_commit_of_another_replica_is_heard(valkey):
+    """Replica ``one`` listens, with seat 0 waiting; ``two`` takes seat 1's decision. Seat 0
+    is woken, and ``one``, which heard its remembered game is out of date, reads it."""
+
+    async def scenario():
+        one, two = _counted(valkey), _counted(valkey)
+        watcher = await _listening(one)
+        doc, tokens = await one.create("choice", {}, [{"name": "a"}, {"name": "b"}], 0)
+        turns = [await one.wait_turn(doc.id, token, 0) for token in tokens]
+        await one.move(doc.id, tokens[0], 0, [turns[0]["legal_moves"][0]])
+        waiting = asyncio.create_task(one.wait_turn(doc.id, tokens[0], 5))
+        await asyncio.sleep(0.1)
+        await two.move(doc.id, tokens[1], 0, [turns[1]["legal_moves"][0]])
+        woken = await asyncio.wait_for(waiting, 2)
+        trips, seat_1 = await _trips(one.wait_turn(doc.id, tokens[1], 0))
+        theirs = await two.wait_turn(doc.id, tokens[1], 0)
+        await _close([watcher], one, two)
+        return woken, trips, seat_1, theirs
+
+    woken, trips, seat_1, theirs = asyncio.run(scenario())
+    assert woken["status"] == "your_turn" and woken["seq"] == 1
+    assert seat_1 == theirs and seat_1["seq"] == 1
+    assert trips == 0, "seat 0's wake read the game; it is remembered as it is now"
+
+
+def test_a_remembered_game_heard_to_be_out_of_date_is_forgotten(valkey):
+    """Replica ``one`` remembers seat 0 waiting; ``two`` takes seat 1's decision. Once ``one``
+    has heard that commit, seat 0 asking ``one`` without waiting gets the game as it is."""
+
+    async def scenario():
+        one, two = _counted(valkey), _counted(valkey)
+        watcher = await _listening(one)
+        doc, tokens = await one.create("choice", {}, [{"name": "a"}, {"name": "b"}], 0)
+        turns = [await one.wait_turn(doc.id, token, 0) for token in tokens]
+        await one.move(doc.id, tokens[0], 0, [turns[0]["legal_moves"][0]])
+        waiting = await one.wait_turn(doc.id, tokens[0], 0)
+        await two.move(doc.id, tokens[1], 0, [turns[1]["legal_moves"][0]])
+        for _ in range(200):
+            if one._remembered(doc.id) is None:
+                break
+            await asyncio.sleep(0.005)
+        trips, moved = await _trips(one.wait_turn(doc.id, tokens[0], 0))
+        await _close([watcher], one, two)
+        return waiting, moved, trips
+
+    waiting, moved, trips = asyncio.run(scenario())
+    assert waiting["status"] == "waiting"
+    assert moved["status"] == "your_turn" and moved["seq"] == 1
+    assert trips == 1, "the game read once"
+
+
+def test_a_game_read_before_listening_began_is_not_remembered(valkey):
+    """A read in flight when the process starts listening may miss a commit no one will tell
+    it of: what it brings is used once, not remembered."""
+
+    async def scenario():
+        service = _counted(valkey)
+        doc, _ = await service.create("choice", {}, [{"name": "a"}, {"name": "b"}], 0)
+        service.recent.clear()
+        release = asyncio.Event()
+        load = service.store.load
+
+        async def slow_load(game_id):
+            stored = await load(game_id)
+            await release.wait()
+            return stored
+
+        service.store.load = slow_load
+        reading = asyncio.create_task(service.fresh(doc.id))
+        await asyncio.sleep(0.05)
+        service._listen(True)
+        release.set()
+        game = await reading
+        kept = service._remembered(doc.id)
+        await service.store.redis.aclose()
+        return game, kept
+
+    game, kept = asyncio.run(scenario())
+    assert game.doc.status == "running" and kept is None
+
+
+def test_a_process_that_stops_hearing_commits_reads_events_until_it_hears_again(
+    valkey, redis_client
+):
+    """The listening connection is cut while seat 0 waits: the seat looks at its game again
+    and waits on the game's events; a decision taken elsewhere still wakes it, and the
+    process listens again, its remembered games forgotten (commits went unheard)."""
+
+    async def scenario():
+        one, two = _counted(valkey), _counted(valkey)
+        watcher = await _listening(one)
+        doc, tokens = await one.create("choice", {}, [{"name": "a"}, {"name": "b"}], 0)
+        turns = [await one.wait_turn(doc.id, token, 0) for token in tokens]
+        await one.move(doc.id, tokens[0], 0, [turns[0]["legal_moves"][0]])
+        waiting = asyncio.create_task(one.wait_turn(doc.id, tokens[0], 5))
+        await asyncio.sleep(0.1)
+        redis_client.execute_command("CLIENT", "KILL", "TYPE", "pubsub")
+        for _ in range(100):
+            if not one.listening:
+                break
+            await asyncio.sleep(0.001)
+        stopped = not one.listening
+        await two.move(doc.id, tokens[1], 0, [turns[1]["legal_moves"][0]])
+        woken = await asyncio.wait_for(waiting, 2)
+        await _until_listening(one)
+        forgotten = one._remembered(doc.id) is None
+        await _close([watcher], one, two)
+        return stopped, woken, forgotten
+
+    stopped, woken, forgotten = asyncio.run(scenario())
+    assert stopped
+    assert woken["status"] == "your_turn" and woken["seq"] == 1
+    assert forgotten
 
 
 def test_finished_games_expire_after_the_retention_and_their_stream_sooner(valkey, redis_client):
