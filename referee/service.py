@@ -37,6 +37,7 @@ from typing import Any
 import msgspec
 from cachetools import LRUCache
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from .games import GameError, RuleViolation, get_ruleset, new_seed
@@ -205,7 +206,8 @@ class GameService:
         # commits heard (game id -> newest event id) and the seats waiting for one
         self.listening = False
         self._epoch = 0  # bumped whenever listening starts or stops
-        self._heard: LRUCache[str, str] = LRUCache(max(65536, recent_games))
+        # (it needs to outlast only a read or a commit in flight)
+        self._heard: LRUCache[str, str] = LRUCache(max(16384, recent_games))
         self._waiting: dict[str, list[asyncio.Future[str | None]]] = {}
 
     # -- creating and joining --------------------------------------------------------------
@@ -558,7 +560,7 @@ class GameService:
                 block = max(0.05, min(block, next_deadline - time.time() + 0.01))
             try:
                 if self.listening:  # a commit heard, or the proof that none came
-                    newest, complete = await self._hear(game_id, last_id, block), True
+                    newest, complete = await self._hear({game_id: last_id}, block), True
                 else:
                     wait_ms = int(block * 1000) or None
                     events = await self.store.events_after(game_id, last_id, wait_ms)
@@ -745,7 +747,7 @@ class GameService:
                         self._listen(True)
                     else:
                         self._heard_commit(*heard)
-            except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+            except (RedisError, OSError) as exc:
                 log.warning("not hearing commits (%r); waiting seats read events", exc)
             finally:
                 self._listen(False)
@@ -775,31 +777,42 @@ class GameService:
         for future in self._waiting.pop(game_id, ()):
             _settle(future, event_id)
 
-    async def _hear(self, game_id: str, after: str, seconds: float) -> str | None:
-        """The newest event id heard for the game after ``after``, waiting up to ``seconds``;
-        None if nothing came, "" if the process stopped listening meanwhile."""
+    async def wait_for_commits(self, positions: dict[str, str], seconds: float) -> None:
+        """Until any of several games (id -> the event id last seen) moves on, at most
+        ``seconds``: from the commits heard, or, while not listening, one XREAD."""
+        if self.listening:
+            await self._hear(positions, seconds)
+        else:
+            await self.store.wait_any(positions, int(seconds * 1000))
+
+    async def _hear(self, positions: dict[str, str], seconds: float) -> str | None:
+        """The newest event id heard of a game (id -> event id) after its position, waiting
+        up to ``seconds``; None if nothing came, "" if the process stopped listening."""
         loop = asyncio.get_running_loop()
         stop = loop.time() + seconds
-        after_order = _event_order(after)
+        after = {game_id: _event_order(event_id) for game_id, event_id in positions.items()}
         while True:
-            heard = self._heard.get(game_id)
-            if heard is not None and _event_order(heard) > after_order:
-                return heard
+            for game_id, order in after.items():
+                heard = self._heard.get(game_id)
+                if heard is not None and _event_order(heard) > order:
+                    return heard
             remaining = stop - loop.time()
             if remaining <= 0 or not self.listening:
                 return None if self.listening else ""
             future: asyncio.Future[str | None] = loop.create_future()
-            self._waiting.setdefault(game_id, []).append(future)
+            for game_id in after:
+                self._waiting.setdefault(game_id, []).append(future)
             timer = loop.call_later(remaining, _settle, future, None)
             try:
                 heard = await future
             finally:
                 timer.cancel()
-                waiting = self._waiting.get(game_id)
-                if waiting is not None and future in waiting:
-                    waiting.remove(future)
-                    if not waiting:
-                        del self._waiting[game_id]
+                for game_id in after:
+                    waiting = self._waiting.get(game_id)
+                    if waiting is not None and future in waiting:
+                        waiting.remove(future)
+                        if not waiting:
+                            del self._waiting[game_id]
             if heard == "":
                 return ""
 

@@ -277,7 +277,7 @@ class TournamentService:
                 # the entrant waits on opponents: the next event of one of its games (a
                 # decision, or a deadline the sweepers resolve) wakes it, not a timer
                 with contextlib.suppress(RedisTimeoutError, RedisConnectionError, TimeoutError):
-                    await self.games.store.wait_any(dict(found), int(min(remaining, 5.0) * 1000))
+                    await self.games.wait_for_commits(dict(found), min(remaining, 5.0))
                 pause = 0.05
             else:
                 # the entrant's tables are over: the round moves on when other tables

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 
 import pytest
 from redis.asyncio import Redis
@@ -419,14 +420,17 @@ def test_the_seed_is_kept_back_until_the_end(http, ruleset):
     assert "seed" not in view and record["seed"] is None and record["dice"] == []
 
 
-def test_an_entrant_waiting_on_its_opponent_is_woken_by_the_move_not_by_a_timer(valkey):
-    """``/v1/me/next`` waits on the game's events: an idle wait costs a few round trips."""
+@pytest.mark.parametrize("listening", [False, True], ids=["events", "listening"])
+def test_an_entrant_waiting_on_its_opponent_is_woken_by_the_move_not_by_a_timer(valkey, listening):
+    """``/v1/me/next`` waits on the game's events (read, or heard as commits): an idle wait
+    costs a few round trips."""
     from referee.tournament_service import TournamentService
     from referee.tournaments import TournamentSpec
 
     async def scenario():
         redis = Redis.from_url(valkey, connection_class=CountingConnection)
         games = GameService(Store(redis))
+        watchers = [await _listening(games)] if listening else []
         tournaments = TournamentService(games)
         doc = await tournaments.create(TournamentSpec("chopta", entrants=2, deadline_s=0))
         tokens = [(await tournaments.register(doc.id, name))[1] for name in ("a", "b")]
@@ -441,14 +445,18 @@ def test_an_entrant_waiting_on_its_opponent_is_woken_by_the_move_not_by_a_timer(
 
         mover_task = asyncio.create_task(move_later())
         before = CountingConnection.round_trips
-        answer = await tournaments.next_decision(waiter, 4.0)
+        began = time.monotonic()
+        answer = await tournaments.next_decision(waiter, 10.0)
+        waited = time.monotonic() - began
         used = CountingConnection.round_trips - before
         await mover_task
-        await redis.aclose()
-        return answer, used
+        await _close(watchers, games)
+        return answer, used, waited
 
-    answer, used = asyncio.run(scenario())
-    assert answer["status"] == "your_turn", "woken by the opponent's move, before the wait ran out"
+    answer, used, waited = asyncio.run(scenario())
+    assert answer["status"] == "your_turn"
+    # the move comes after 1 s; a wait that missed it would end after its 5 s slice
+    assert waited < 3.5, f"woken {waited:.1f} s in: by a timer, not by the move"
     # polling every 50 ms for that second would take more than 60 (three per look)
     assert used < 25, used
 
