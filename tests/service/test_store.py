@@ -41,6 +41,38 @@ async def _trips(call) -> tuple[int, object]:
     return CountingConnection.round_trips - before, result
 
 
+async def _seat_0_decided(service: GameService) -> tuple:
+    """A 2-seat CHOICE game whose seat 0 has decided its first roll: doc, tokens, turns."""
+    doc, tokens = await service.create("choice", {}, [{"name": "a"}, {"name": "b"}], 0)
+    turns = [await service.wait_turn(doc.id, token, 0) for token in tokens]
+    await service.move(doc.id, tokens[0], 0, [turns[0]["legal_moves"][0]])
+    return doc, tokens, turns
+
+
+async def _listening(service: GameService) -> asyncio.Task:
+    """The service hearing commits, as the app runs it."""
+    watcher = asyncio.create_task(service.watch_commits(retry_s=0.05))
+    await _until_listening(service)
+    return watcher
+
+
+async def _until_listening(service: GameService) -> None:
+    for _ in range(200):
+        if service.listening:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("the service did not start listening")
+
+
+async def _close(watchers: list[asyncio.Task], *services: GameService) -> None:
+    for watcher in watchers:
+        watcher.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watcher
+    for service in services:
+        await service.store.redis.aclose()
+
+
 def test_a_decision_takes_two_round_trips_turn_and_move(valkey):
     """A bot's loop: ``/turn`` reads the game once, ``/moves`` commits without reading."""
 
@@ -68,9 +100,7 @@ def test_a_seat_waiting_on_the_other_spends_one_round_trip(valkey):
 
     async def scenario():
         service = _counted(valkey)
-        doc, tokens = await service.create("choice", {}, [{"name": "a"}, {"name": "b"}], 0)
-        turns = [await service.wait_turn(doc.id, token, 0) for token in tokens]
-        await service.move(doc.id, tokens[0], 0, [turns[0]["legal_moves"][0]])
+        doc, tokens, turns = await _seat_0_decided(service)
         redis = service.store.redis
         await asyncio.gather(redis.ping(), redis.ping())  # two connections, set up before
         before = CountingConnection.round_trips
@@ -91,26 +121,34 @@ def test_a_seat_waiting_on_the_other_spends_one_round_trip(valkey):
     assert still["status"] == "your_turn" and idle == 1
 
 
-def test_a_remembered_wait_is_checked_against_the_events(valkey):
+@pytest.mark.parametrize(
+    ("listening", "reads"),
+    [(False, 2), (True, 1)],
+    ids=["an event read that finds the change, then the game", "the game, once"],
+)
+def test_a_remembered_wait_is_checked_against_the_events(valkey, listening, reads):
     """Replica ``one`` remembers seat 0 waiting; ``two`` takes seat 1's decision. Seat 0 asks
-    ``one`` without waiting: the events show the game moved, and the answer is read."""
+    ``one`` without waiting: the events show the game moved (read, or heard: ``one`` then
+    forgets what it remembered), and the answer is read."""
 
     async def scenario():
         one, two = _counted(valkey), _counted(valkey)
-        doc, tokens = await one.create("choice", {}, [{"name": "a"}, {"name": "b"}], 0)
-        turns = [await one.wait_turn(doc.id, token, 0) for token in tokens]
-        await one.move(doc.id, tokens[0], 0, [turns[0]["legal_moves"][0]])
+        watchers = [await _listening(one)] if listening else []
+        doc, tokens, turns = await _seat_0_decided(one)
         waiting = await one.wait_turn(doc.id, tokens[0], 0)
         await two.move(doc.id, tokens[1], 0, [turns[1]["legal_moves"][0]])
+        for _ in range(200 if listening else 0):
+            if one._remembered(doc.id) is None:
+                break
+            await asyncio.sleep(0.005)
         trips, moved = await _trips(one.wait_turn(doc.id, tokens[0], 0))
-        for service in (one, two):
-            await service.store.redis.aclose()
+        await _close(watchers, one, two)
         return waiting, moved, trips
 
     waiting, moved, trips = asyncio.run(scenario())
     assert waiting["status"] == "waiting"
     assert moved["status"] == "your_turn" and moved["seq"] == 1
-    assert trips == 2, "an event read that finds the change, then the read of the game"
+    assert trips == reads
 
 
 def test_a_finished_game_answers_its_seats_from_memory(valkey):
@@ -198,30 +236,6 @@ def test_a_refusal_is_never_given_from_a_remembered_game(valkey):
     assert refused.value.code == "seq-mismatch" and refused.value.extra["current_seq"] == 1
 
 
-async def _listening(service: GameService) -> asyncio.Task:
-    """The service hearing commits, as the app runs it."""
-    watcher = asyncio.create_task(service.watch_commits(retry_s=0.05))
-    await _until_listening(service)
-    return watcher
-
-
-async def _until_listening(service: GameService) -> None:
-    for _ in range(200):
-        if service.listening:
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("the service did not start listening")
-
-
-async def _close(watchers: list[asyncio.Task], *services: GameService) -> None:
-    for watcher in watchers:
-        watcher.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await watcher
-    for service in services:
-        await service.store.redis.aclose()
-
-
 def test_a_listening_process_spends_one_round_trip_per_decision(valkey):
     """While it hears every commit, a process tells turns from the games it remembers: a
     bot's loop costs the commit alone, and each turn equals what a cold replica reads."""
@@ -251,9 +265,7 @@ def test_a_listening_process_wakes_a_waiting_seat_without_a_round_trip(valkey):
     async def scenario():
         service = _counted(valkey)
         watcher = await _listening(service)
-        doc, tokens = await service.create("choice", {}, [{"name": "a"}, {"name": "b"}], 0)
-        turns = [await service.wait_turn(doc.id, token, 0) for token in tokens]
-        await service.move(doc.id, tokens[0], 0, [turns[0]["legal_moves"][0]])
+        doc, tokens, turns = await _seat_0_decided(service)
         waiting = asyncio.create_task(service.wait_turn(doc.id, tokens[0], 5))
         await asyncio.sleep(0.1)
         assert not waiting.done()
@@ -276,9 +288,7 @@ def test_a_commit_of_another_replica_is_heard(valkey):
     async def scenario():
         one, two = _counted(valkey), _counted(valkey)
         watcher = await _listening(one)
-        doc, tokens = await one.create("choice", {}, [{"name": "a"}, {"name": "b"}], 0)
-        turns = [await one.wait_turn(doc.id, token, 0) for token in tokens]
-        await one.move(doc.id, tokens[0], 0, [turns[0]["legal_moves"][0]])
+        doc, tokens, turns = await _seat_0_decided(one)
         waiting = asyncio.create_task(one.wait_turn(doc.id, tokens[0], 5))
         await asyncio.sleep(0.1)
         await two.move(doc.id, tokens[1], 0, [turns[1]["legal_moves"][0]])
@@ -292,32 +302,6 @@ def test_a_commit_of_another_replica_is_heard(valkey):
     assert woken["status"] == "your_turn" and woken["seq"] == 1
     assert seat_1 == theirs and seat_1["seq"] == 1
     assert trips == 0, "seat 0's wake read the game; it is remembered as it is now"
-
-
-def test_a_remembered_game_heard_to_be_out_of_date_is_forgotten(valkey):
-    """Replica ``one`` remembers seat 0 waiting; ``two`` takes seat 1's decision. Once ``one``
-    has heard that commit, seat 0 asking ``one`` without waiting gets the game as it is."""
-
-    async def scenario():
-        one, two = _counted(valkey), _counted(valkey)
-        watcher = await _listening(one)
-        doc, tokens = await one.create("choice", {}, [{"name": "a"}, {"name": "b"}], 0)
-        turns = [await one.wait_turn(doc.id, token, 0) for token in tokens]
-        await one.move(doc.id, tokens[0], 0, [turns[0]["legal_moves"][0]])
-        waiting = await one.wait_turn(doc.id, tokens[0], 0)
-        await two.move(doc.id, tokens[1], 0, [turns[1]["legal_moves"][0]])
-        for _ in range(200):
-            if one._remembered(doc.id) is None:
-                break
-            await asyncio.sleep(0.005)
-        trips, moved = await _trips(one.wait_turn(doc.id, tokens[0], 0))
-        await _close([watcher], one, two)
-        return waiting, moved, trips
-
-    waiting, moved, trips = asyncio.run(scenario())
-    assert waiting["status"] == "waiting"
-    assert moved["status"] == "your_turn" and moved["seq"] == 1
-    assert trips == 1, "the game read once"
 
 
 def test_a_game_read_before_listening_began_is_not_remembered(valkey):
@@ -360,9 +344,7 @@ def test_a_process_that_stops_hearing_commits_reads_events_until_it_hears_again(
     async def scenario():
         one, two = _counted(valkey), _counted(valkey)
         watcher = await _listening(one)
-        doc, tokens = await one.create("choice", {}, [{"name": "a"}, {"name": "b"}], 0)
-        turns = [await one.wait_turn(doc.id, token, 0) for token in tokens]
-        await one.move(doc.id, tokens[0], 0, [turns[0]["legal_moves"][0]])
+        doc, tokens, turns = await _seat_0_decided(one)
         waiting = asyncio.create_task(one.wait_turn(doc.id, tokens[0], 5))
         await asyncio.sleep(0.1)
         redis_client.execute_command("CLIENT", "KILL", "TYPE", "pubsub")
