@@ -1,5 +1,5 @@
 """Deadlines: defaults applied and flagged, retirement, exactly-once with replicas racing,
-and a game that survives its server being killed."""
+a game that survives its server being killed, and seats on two replicas waking each other."""
 
 from __future__ import annotations
 
@@ -87,3 +87,36 @@ def test_a_killed_server_is_replaced_and_the_game_goes_on(process_server):
         final = play_out(http, game)
         assert final["status"] == "finished"
         assert verify(http.get(url + "/record").content).ok
+
+
+def test_seats_long_polling_different_replicas_wake_each_other(process_server):
+    """Each seat of a CHOICE game talks to a replica of its own and long-polls there: every
+    decision is heard by the other replica and wakes the seat waiting on it, so no poll sits
+    out its wait (one that did would outlast the client's 10 s timeout)."""
+    replicas = [process_server(), process_server()]
+    with httpx.Client(base_url=replicas[0].url, timeout=10) as first:
+        game = create(first, "choice", 2)
+
+    def bot(seat: int) -> int:
+        token = game["seats"][seat]["token"]
+        url = f"/v1/games/{game['id']}"
+        moves = 0
+        with httpx.Client(base_url=replicas[seat].url, timeout=10) as client:
+            while True:
+                reply = client.get(url + "/turn", params={"wait": 30}, headers=auth(token))
+                turn = reply.json()
+                if turn["status"] == "finished":
+                    return moves
+                if turn["status"] != "your_turn":
+                    continue
+                body = {"seq": turn["seq"], "move": turn["legal_moves"][0]}
+                accepted = client.post(url + "/moves", headers=auth(token), json=body)
+                assert accepted.status_code == 200, accepted.text
+                moves += 1
+
+    with ThreadPoolExecutor(2) as pool:
+        moves = list(pool.map(bot, [0, 1]))
+    with httpx.Client(base_url=replicas[1].url, timeout=10) as second:
+        record = second.get(f"/v1/games/{game['id']}/record")
+    assert record.status_code == 200 and verify(record.content).ok
+    assert min(moves) > 5
