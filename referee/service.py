@@ -777,6 +777,17 @@ class GameService:
         for future in self._waiting.pop(game_id, ()):
             _settle(future, event_id)
 
+    async def events_after(self, game_id: str, after: str, wait_s: float | None) -> list:
+        """The game's events after ``after``; with ``wait_s``, waiting that long for one: for a
+        commit heard while listening (then one read), else in a blocked XREAD."""
+        if wait_s and self.listening:
+            if await self._hear({game_id: after}, wait_s) is None:
+                return []
+            entries = await self.store.events_after(game_id, after, None)
+            if entries:
+                return entries
+        return await self.store.events_after(game_id, after, int(wait_s * 1000) if wait_s else None)
+
     async def wait_for_commits(self, positions: dict[str, str], seconds: float) -> None:
         """Until any of several games (id -> the event id last seen) moves on, at most
         ``seconds``: from the commits heard, or, while not listening, one XREAD."""

@@ -388,9 +388,7 @@ class GameController(Controller):
             while True:
                 # a finished game has nothing more to wait for: read what is left, if its
                 # stream has not expired yet (REFEREE_EVENTS_RETENTION_S), then end
-                entries = await service.store.events_after(
-                    game_id, cursor, None if finished else 15_000
-                )
+                entries = await service.events_after(game_id, cursor, None if finished else 15)
                 if not entries and finished:
                     data = msgspec.json.encode(service.game_over_event(game)).decode()
                     yield ServerSentEventMessage(data=data, event="game_over", id=cursor)

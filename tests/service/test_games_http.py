@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
@@ -164,6 +165,27 @@ def test_events_stream_is_resumable_and_keeps_secrets(http, server):
     with httpx.stream("GET", url, headers={"Last-Event-ID": ids[-3]}, timeout=10) as reply:
         resumed = [line[4:] for line in reply.iter_lines() if line.startswith("id: ")]
     assert resumed == ids[-2:]
+
+
+def test_a_live_stream_follows_the_game_as_it_is_played(http, server):
+    """Opened before the first decision, the stream tells each one as it is committed (a
+    missed one would leave the stream silent past the client's 10 s read timeout)."""
+    game = create(http, "choice", 2)
+    url = f"{server.url}/v1/games/{game['id']}/events"
+
+    def listen() -> str:
+        with httpx.stream("GET", url, timeout=10) as reply:
+            return "".join(reply.iter_text())
+
+    with ThreadPoolExecutor(1) as pool:
+        streamed = pool.submit(listen)
+        time.sleep(0.3)
+        play_out(http, game)
+        text = streamed.result(timeout=60)
+    record = http.get(f"/v1/games/{game['id']}/record").json()
+    decided = text.count("event: decision\r\n")
+    assert decided == len(record["decisions"]) > 0
+    assert text.count("event: game_over") == 1
 
 
 @pytest.mark.parametrize("ruleset", ["choice", "chopta"])
