@@ -57,7 +57,7 @@ def fast_turn(app: Any) -> Any:
 
     async def turn(scope: dict, receive: Any, send: Any) -> None:
         query = _WAIT.match(scope["query_string"] or b"wait=0")
-        wait = float(query.group(1)) if query is not None else -1.0
+        wait = float(query.group(1)) if query is not None and scope["method"] == "GET" else -1.0
         answer = None
         if 0 <= wait <= 60:
             answer = await _answer(
@@ -78,7 +78,7 @@ def fast_moves(app: Any) -> Any:
     """``POST /v1/games/{id}/moves`` with a body of exactly one of ``move`` and ``moves``."""
 
     async def moves(scope: dict, receive: Any, send: Any) -> None:
-        if _on(scope) is None or _token(scope) is None:
+        if scope["method"] != "POST" or _on(scope) is None or _token(scope) is None:
             await app(scope, receive, send)
             return
         limit = scope["litestar_app"].request_max_body_size

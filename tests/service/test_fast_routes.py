@@ -78,6 +78,7 @@ BAD = [
     pytest.param("get", "/turn", {"params": {"wait": "soon"}}, 400, id="wait-not-a-number"),
     pytest.param("get", "/turn", {"token": None}, 401, id="no-token"),
     pytest.param("get", "/turn", {"token": "forged"}, 403, id="forged-token"),
+    pytest.param("head", "/turn", {}, 405, id="head"),
     pytest.param("post", "/moves", {"json": {"seq": 0}}, 422, id="no-move"),
     pytest.param("post", "/moves", {"json": {"seq": 99, "move": {}}}, 400, id="untyped-move"),
     pytest.param("post", "/moves", {"content": b"{"}, 400, id="not-json"),
