@@ -522,8 +522,8 @@ class GameService:
 
         A remembered game may answer only where the game's events prove it current (read,
         or heard as commits): a wait with no event after it, or the newest event, written
-        with it. A finished game never
-        changes, and answers from memory while it is surely kept.
+        with it. A finished game never changes, and answers from memory while it is surely
+        kept. A refusal comes only from the game as read.
         """
         stop = time.monotonic() + wait_s
         known = self._remembered(game_id)
@@ -535,7 +535,7 @@ class GameService:
                 game = await self.fresh(game_id, known)
                 seat = self.authenticate(game, token)
             except ApiError:
-                if not guess:
+                if known is None:  # the game as read: a refusal
                     raise
                 known, guess = None, False
                 continue

@@ -304,6 +304,26 @@ def test_a_commit_of_another_replica_is_heard(valkey):
     assert trips == 0, "seat 0's wake read the game; it is remembered as it is now"
 
 
+def test_a_listening_process_refuses_only_from_the_game_as_read(valkey):
+    """Replica ``two`` seats a player whose claim ``one`` has not heard yet: asking ``one``
+    for the turn, the player is not refused by ``one``'s remembered game, which knows no such
+    token, but answered from the game as read."""
+
+    async def scenario():
+        one, two = _counted(valkey), _counted(valkey)
+        watcher = await _listening(one)
+        doc, _ = await one.create("choice", {}, [{"name": "a"}, {}], 0)
+        one._heard_commit = lambda *heard: None  # the claim's commit is still on its way
+        _, token = await two.claim(doc.id, "late", None)
+        turn = await one.wait_turn(doc.id, token, 0)
+        del one._heard_commit
+        await _close([watcher], one, two)
+        return turn
+
+    turn = asyncio.run(scenario())
+    assert turn["status"] == "your_turn" and turn["seat"] == 1
+
+
 def test_a_game_read_before_listening_began_is_not_remembered(valkey):
     """A read in flight when the process starts listening may miss a commit no one will tell
     it of: what it brings is used once, not remembered."""
