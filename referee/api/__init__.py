@@ -191,7 +191,7 @@ def _service(state: State) -> GameService:
 
 
 def _check_id(game_id: str, code: str = "game-not-found") -> None:
-    if not GAME_ID.match(game_id):
+    if not GAME_ID.fullmatch(game_id):
         raise ApiError(404, code, f"there is no such id: {game_id!r}")
 
 

@@ -25,8 +25,8 @@ from .models import MoveAccepted, MoveSubmission, Turn
 __all__ = ["GAME_ID", "bearer", "fast_moves", "fast_turn"]
 
 log = logging.getLogger("referee")
-GAME_ID = re.compile(r"^[0-9a-f]{16}$")
-_WAIT = re.compile(rb"^wait=([0-9]{1,2}(?:\.[0-9]{1,6})?)$")
+GAME_ID = re.compile(r"[0-9a-f]{16}")
+_WAIT = re.compile(rb"wait=([0-9]{1,2}(?:\.[0-9]{1,6})?)")
 _submission = msgspec.json.Decoder(MoveSubmission)
 _encode = msgspec.json.Encoder().encode
 _JSON = (b"content-type", b"application/json")
@@ -56,7 +56,7 @@ def fast_turn(app: Any) -> Any:
     """``GET /v1/games/{id}/turn[?wait=s]``."""
 
     async def turn(scope: dict, receive: Any, send: Any) -> None:
-        query = _WAIT.match(scope["query_string"] or b"wait=0")
+        query = _WAIT.fullmatch(scope["query_string"] or b"wait=0")
         wait = float(query.group(1)) if query is not None and scope["method"] == "GET" else -1.0
         answer = None
         if 0 <= wait <= 60:
@@ -120,7 +120,7 @@ async def _answer(scope: dict, route: str, ask: Any, model: Any) -> bytes | None
     service = _on(scope)
     token = _token(scope)
     game_id = scope["path_params"]["game_id"]
-    if service is None or token is None or not GAME_ID.match(game_id):
+    if service is None or token is None or not GAME_ID.fullmatch(game_id):
         return None
     try:
         return _encode(model(**await ask(service, game_id, token)))
