@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-__all__ = ["main"]
+__all__ = ["build_parser", "main"]
 
 
 def _verify(args: argparse.Namespace) -> int:
@@ -67,6 +67,12 @@ def _openapi(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.run(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line: ``referee verify|serve|bench|tournament|openapi``."""
     parser = argparse.ArgumentParser(prog="referee", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     verify = commands.add_parser("verify", help="replay a finished game's record and check it")
@@ -122,8 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     openapi = commands.add_parser("openapi", help="print the OpenAPI document")
     openapi.add_argument("--output", "-o", default="-", help="file to write (default: stdout)")
     openapi.set_defaults(run=_openapi)
-    args = parser.parse_args(argv)
-    return args.run(args)
+    return parser
 
 
 if __name__ == "__main__":  # pragma: no cover
