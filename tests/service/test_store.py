@@ -49,6 +49,14 @@ async def _seat_0_decided(service: GameService) -> tuple:
     return doc, tokens, turns
 
 
+async def _seat_0_waits(service: GameService, doc, tokens) -> asyncio.Task:
+    """Seat 0 long-polling its turn (5 s), set waiting."""
+    waiting = asyncio.create_task(service.wait_turn(doc.id, tokens[0], 5))
+    await asyncio.sleep(0.1)
+    assert not waiting.done()
+    return waiting
+
+
 async def _listening(service: GameService) -> asyncio.Task:
     """The service hearing commits, as the app runs it."""
     watcher = asyncio.create_task(service.watch_commits(retry_s=0.05))
@@ -104,9 +112,7 @@ def test_a_seat_waiting_on_the_other_spends_one_round_trip(valkey):
         redis = service.store.redis
         await asyncio.gather(redis.ping(), redis.ping())  # two connections, set up before
         before = CountingConnection.round_trips
-        waiting = asyncio.create_task(service.wait_turn(doc.id, tokens[0], 5))
-        await asyncio.sleep(0.1)
-        assert not waiting.done()
+        waiting = await _seat_0_waits(service, doc, tokens)
         await service.move(doc.id, tokens[1], 0, [turns[1]["legal_moves"][0]])
         woken = await waiting
         trips = CountingConnection.round_trips - before
@@ -266,9 +272,7 @@ def test_a_listening_process_wakes_a_waiting_seat_without_a_round_trip(valkey):
         service = _counted(valkey)
         watcher = await _listening(service)
         doc, tokens, turns = await _seat_0_decided(service)
-        waiting = asyncio.create_task(service.wait_turn(doc.id, tokens[0], 5))
-        await asyncio.sleep(0.1)
-        assert not waiting.done()
+        waiting = await _seat_0_waits(service, doc, tokens)
         await service.move(doc.id, tokens[1], 0, [turns[1]["legal_moves"][0]])
         trips, woken = await _trips(waiting)
         cold = _counted(valkey)
@@ -289,8 +293,7 @@ def test_a_commit_of_another_replica_is_heard(valkey):
         one, two = _counted(valkey), _counted(valkey)
         watcher = await _listening(one)
         doc, tokens, turns = await _seat_0_decided(one)
-        waiting = asyncio.create_task(one.wait_turn(doc.id, tokens[0], 5))
-        await asyncio.sleep(0.1)
+        waiting = await _seat_0_waits(one, doc, tokens)
         await two.move(doc.id, tokens[1], 0, [turns[1]["legal_moves"][0]])
         woken = await asyncio.wait_for(waiting, 2)
         trips, seat_1 = await _trips(one.wait_turn(doc.id, tokens[1], 0))
@@ -365,8 +368,7 @@ def test_a_process_that_stops_hearing_commits_reads_events_until_it_hears_again(
         one, two = _counted(valkey), _counted(valkey)
         watcher = await _listening(one)
         doc, tokens, turns = await _seat_0_decided(one)
-        waiting = asyncio.create_task(one.wait_turn(doc.id, tokens[0], 5))
-        await asyncio.sleep(0.1)
+        waiting = await _seat_0_waits(one, doc, tokens)
         redis_client.execute_command("CLIENT", "KILL", "TYPE", "pubsub")
         for _ in range(100):
             if not one.listening:
