@@ -286,6 +286,20 @@ def _percentile(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=1000, method="inclusive")[int(q * 1000) - 1]
 
 
+def _ceiling_phase(
+    url: str, bots: int, processes: int, seconds: float, server: psutil.Process
+) -> dict[str, float]:
+    """``GET /healthz`` at the bots' concurrency, with the referee's CPU meanwhile."""
+    cpu_before = _cpu_seconds(server)
+    results = _run_load("ceiling", url, bots, processes, seconds)
+    return {
+        "requests": sum(r["requests"] for r in results),
+        "all_requests": sum(r["all_requests"] for r in results),
+        "elapsed": max(r["elapsed"] for r in results),
+        "cpu": _cpu_seconds(server) - cpu_before,
+    }
+
+
 def run_bench(
     seconds: float = 20.0,
     workers: int = 1,
@@ -302,26 +316,30 @@ def run_bench(
         client = redis.Redis.from_url(valkey.connection_url)
         _live_games(url, live_games)
         server = psutil.Process(referee.pid)
-        cpu_before = _cpu_seconds(server)
-        ceiling = _run_load("ceiling", url, bots, processes, seconds * 0.3)
-        ceiling_cpu = _cpu_seconds(server) - cpu_before
-        ceiling_elapsed = max(r["elapsed"] for r in ceiling)
-        ceiling_rps = sum(r["requests"] for r in ceiling) / ceiling_elapsed
+        # the ceiling is measured in two halves, before and after the games, so that a drift
+        # of the machine's speed during the run weighs on both sides of the ratio alike
+        before = _ceiling_phase(url, bots, processes, seconds * 0.15, server)
         ran_before, sent_before = _command_calls(client)
         cpu_before = _cpu_seconds(server)
         games = _run_load("games", url, bots, processes, seconds * 0.7)
         games_cpu = _cpu_seconds(server) - cpu_before
         ran_after, sent_after = _command_calls(client)
+        after = _ceiling_phase(url, bots, processes, seconds * 0.15, server)
+        ceiling_elapsed = before["elapsed"] + after["elapsed"]
+        ceiling_rps = (before["requests"] + after["requests"]) / ceiling_elapsed
+        ceiling_cpu = before["cpu"] + after["cpu"]
         calls, sent = ran_after - ran_before, sent_after - sent_before
         elapsed = max(r["elapsed"] for r in games)
         decisions = sum(r["decisions"] for r in games)
         requests = sum(r["turn"] + r["moves"] for r in games)
-        healthz_cpu_us = ceiling_cpu / max(sum(r["all_requests"] for r in ceiling), 1) * 1e6
+        healthz_cpu_us = ceiling_cpu / max(before["all_requests"] + after["all_requests"], 1) * 1e6
         game_cpu_us = games_cpu / max(sum(r["all_requests"] for r in games), 1) * 1e6
         latencies = [x for r in games for x in r["latencies"]]
         memory = _bytes_per_game(client, url)
         figures = {
             "ceiling_rps": round(ceiling_rps, 1),
+            "ceiling_rps_before": round(before["requests"] / before["elapsed"], 1),
+            "ceiling_rps_after": round(after["requests"] / after["elapsed"], 1),
             "decisions_per_s": round(decisions / elapsed, 1),
             "game_requests_per_s": round(requests / elapsed, 1),
             "ratio": round(requests / elapsed / ceiling_rps, 3),

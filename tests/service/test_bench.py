@@ -32,6 +32,8 @@ def test_bench_reports_every_figure():
     figures = json.loads(result.stdout.strip().splitlines()[-1])
     for name in (
         "ceiling_rps",
+        "ceiling_rps_before",
+        "ceiling_rps_after",
         "decisions_per_s",
         "ratio",
         "p50_ms",
@@ -47,6 +49,9 @@ def test_bench_reports_every_figure():
     ):
         assert isinstance(figures[name], (int, float)), name
     assert figures["decisions_per_s"] > 0 and figures["errors"] == 0
+    # the ceiling is the mean of its two halves, taken before and after the games
+    halves = sorted((figures["ceiling_rps_before"], figures["ceiling_rps_after"]))
+    assert halves[0] * 0.99 <= figures["ceiling_rps"] <= halves[1] * 1.01
     # a decision takes a commit at least; the commit script's own calls come on top
     assert 1 <= figures["redis_round_trips_per_decision"] < figures["redis_calls_per_decision"]
     # the referee worked in both phases, and a game request costs it more than /healthz
