@@ -272,9 +272,13 @@ def test_a_listening_process_wakes_a_waiting_seat_without_a_round_trip(valkey):
         service = _counted(valkey)
         watcher = await _listening(service)
         doc, tokens, turns = await _seat_0_decided(service)
+        redis = service.store.redis
+        await asyncio.gather(redis.ping(), redis.ping())  # two connections, set up before
+        before = CountingConnection.round_trips
         waiting = await _seat_0_waits(service, doc, tokens)
         await service.move(doc.id, tokens[1], 0, [turns[1]["legal_moves"][0]])
-        trips, woken = await _trips(waiting)
+        woken = await waiting
+        trips = CountingConnection.round_trips - before
         cold = _counted(valkey)
         theirs = await cold.wait_turn(doc.id, tokens[0], 0)
         await _close([watcher], service, cold)
@@ -282,7 +286,7 @@ def test_a_listening_process_wakes_a_waiting_seat_without_a_round_trip(valkey):
 
     trips, woken, theirs = asyncio.run(scenario())
     assert woken["status"] == "your_turn" and woken["seq"] == 1 and woken == theirs
-    assert trips == 0
+    assert trips == 1, "seat 1's commit; seat 0's wait and wake cost none"
 
 
 def test_a_commit_of_another_replica_is_heard(valkey):
