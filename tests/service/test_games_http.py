@@ -128,6 +128,8 @@ def test_no_one_sees_a_hidden_pool_or_an_undisclosed_decision(http):
     public = http.get(url).text
     assert '"pool"' not in public
     for seat, pool in enumerate(pools):
+        if pools.count(pool) > 1:
+            continue  # two seats dealt the same dice (1 game in ~300): nothing to tell apart
         others = [json.dumps(v) for i, v in enumerate(views) if i != seat]
         assert all(f'"pool": {json.dumps(pool)}' not in text for text in others)
     choice = create(http, "choice", 2)
