@@ -374,10 +374,10 @@ def test_a_process_that_stops_hearing_commits_reads_events_until_it_hears_again(
         doc, tokens, turns = await _seat_0_decided(one)
         waiting = await _seat_0_waits(one, doc, tokens)
         redis_client.execute_command("CLIENT", "KILL", "TYPE", "pubsub")
-        for _ in range(100):
+        for _ in range(400):
             if not one.listening:
                 break
-            await asyncio.sleep(0.001)
+            await asyncio.sleep(0.005)
         stopped = not one.listening
         await two.move(doc.id, tokens[1], 0, [turns[1]["legal_moves"][0]])
         woken = await asyncio.wait_for(waiting, 2)
