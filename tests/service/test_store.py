@@ -102,12 +102,21 @@ def test_a_decision_takes_two_round_trips_turn_and_move(valkey):
     assert asyncio.run(scenario()) == [2] * 6
 
 
-def test_a_seat_waiting_on_the_other_spends_one_round_trip(valkey):
+@pytest.mark.parametrize(
+    ("listening", "wake_trips", "next_turn_trips"),
+    [(False, 2, 1), (True, 1, 0)],
+    ids=["events: an XREAD and the commit", "listening: the commit alone"],
+)
+def test_a_seat_waiting_on_the_other_is_woken_without_a_read(
+    valkey, listening, wake_trips, next_turn_trips
+):
     """Seat 0 has decided and waits; seat 1's decision wakes it, and the game that decision
-    committed, written with the newest event, answers without another read."""
+    committed, written with the newest event, answers without another read. Seat 1's next
+    turn is read (not listening) or told from memory (listening)."""
 
     async def scenario():
         service = _counted(valkey)
+        watchers = [await _listening(service)] if listening else []
         doc, tokens, turns = await _seat_0_decided(service)
         redis = service.store.redis
         await asyncio.gather(redis.ping(), redis.ping())  # two connections, set up before
@@ -117,14 +126,15 @@ def test_a_seat_waiting_on_the_other_spends_one_round_trip(valkey):
         woken = await waiting
         trips = CountingConnection.round_trips - before
         idle, still = await _trips(service.wait_turn(doc.id, tokens[1], 0))
-        await service.store.redis.aclose()
-        return trips, woken, still, idle
+        cold = _counted(valkey)
+        theirs = await cold.wait_turn(doc.id, tokens[0], 0)
+        await _close(watchers, service, cold)
+        return trips, woken, still, idle, theirs
 
-    trips, woken, still, idle = asyncio.run(scenario())
-    assert woken["status"] == "your_turn" and woken["seq"] == 1
-    assert trips == 2, "seat 0's wait (one XREAD) and seat 1's commit"
-    # seat 1's next turn: to act on it, the seat gets the game as read, one round trip
-    assert still["status"] == "your_turn" and idle == 1
+    trips, woken, still, idle, theirs = asyncio.run(scenario())
+    assert woken["status"] == "your_turn" and woken["seq"] == 1 and woken == theirs
+    assert trips == wake_trips
+    assert still["status"] == "your_turn" and idle == next_turn_trips
 
 
 @pytest.mark.parametrize(
@@ -265,28 +275,6 @@ def test_a_listening_process_spends_one_round_trip_per_decision(valkey):
     used, same = asyncio.run(scenario())
     assert used == [1] * 6
     assert all(same)
-
-
-def test_a_listening_process_wakes_a_waiting_seat_without_a_round_trip(valkey):
-    async def scenario():
-        service = _counted(valkey)
-        watcher = await _listening(service)
-        doc, tokens, turns = await _seat_0_decided(service)
-        redis = service.store.redis
-        await asyncio.gather(redis.ping(), redis.ping())  # two connections, set up before
-        before = CountingConnection.round_trips
-        waiting = await _seat_0_waits(service, doc, tokens)
-        await service.move(doc.id, tokens[1], 0, [turns[1]["legal_moves"][0]])
-        woken = await waiting
-        trips = CountingConnection.round_trips - before
-        cold = _counted(valkey)
-        theirs = await cold.wait_turn(doc.id, tokens[0], 0)
-        await _close([watcher], service, cold)
-        return trips, woken, theirs
-
-    trips, woken, theirs = asyncio.run(scenario())
-    assert woken["status"] == "your_turn" and woken["seq"] == 1 and woken == theirs
-    assert trips == 1, "seat 1's commit; seat 0's wait and wake cost none"
 
 
 def test_a_commit_of_another_replica_is_heard(valkey):
