@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Awaitable
 from typing import Any
 
 import msgspec
@@ -46,10 +47,14 @@ def _token(scope: dict) -> str | None:
     return None
 
 
-def _on(scope: dict) -> Any:
-    """The service, if this app answers its hot routes itself."""
+def _asked(scope: dict) -> tuple[Any, str, str] | None:
+    """The service, game id and token of a request this app answers itself, or None."""
     state = scope["litestar_app"].state
-    return state.service if state.get("fast_routes") else None
+    game_id = scope["path_params"]["game_id"]
+    token = _token(scope)
+    if not state.get("fast_routes") or token is None or not GAME_ID.fullmatch(game_id):
+        return None
+    return state.service, game_id, token
 
 
 def fast_turn(app: Any) -> Any:
@@ -58,14 +63,11 @@ def fast_turn(app: Any) -> Any:
     async def turn(scope: dict, receive: Any, send: Any) -> None:
         query = _WAIT.fullmatch(scope["query_string"] or b"wait=0")
         wait = float(query.group(1)) if query is not None and scope["method"] == "GET" else -1.0
+        asked = _asked(scope) if 0 <= wait <= 60 else None
         answer = None
-        if 0 <= wait <= 60:
-            answer = await _answer(
-                scope,
-                "GET /turn",
-                lambda service, game_id, token: service.wait_turn(game_id, token, wait),
-                Turn,
-            )
+        if asked is not None:
+            service, game_id, token = asked
+            answer = await _answer("GET /turn", service.wait_turn(game_id, token, wait), Turn)
         if answer is None:
             await app(scope, receive, send)
         else:
@@ -78,7 +80,8 @@ def fast_moves(app: Any) -> Any:
     """``POST /v1/games/{id}/moves`` with a body of exactly one of ``move`` and ``moves``."""
 
     async def moves(scope: dict, receive: Any, send: Any) -> None:
-        if scope["method"] != "POST" or _on(scope) is None or _token(scope) is None:
+        asked = _asked(scope) if scope["method"] == "POST" else None
+        if asked is None:
             await app(scope, receive, send)
             return
         limit = scope["litestar_app"].request_max_body_size
@@ -100,13 +103,10 @@ def fast_moves(app: Any) -> Any:
             data = None
         answer = None
         if data is not None and (data.move is None) != (data.moves is None):
-            moves = [data.move] if data.move is not None else list(data.moves or [])
-            answer = await _answer(
-                scope,
-                "POST /moves",
-                lambda service, game_id, token: service.move(game_id, token, data.seq, moves),
-                MoveAccepted,
-            )
+            service, game_id, token = asked
+            decided = [data.move] if data.move is not None else list(data.moves or [])
+            call = service.move(game_id, token, data.seq, decided)
+            answer = await _answer("POST /moves", call, MoveAccepted)
         if answer is None:
             await app(scope, _replay(body, None, receive), send)
         else:
@@ -115,15 +115,10 @@ def fast_moves(app: Any) -> Any:
     return moves
 
 
-async def _answer(scope: dict, route: str, ask: Any, model: Any) -> bytes | None:
+async def _answer(route: str, call: Awaitable[dict[str, Any]], model: Any) -> bytes | None:
     """The service's answer, encoded, or None: the handler is to answer."""
-    service = _on(scope)
-    token = _token(scope)
-    game_id = scope["path_params"]["game_id"]
-    if service is None or token is None or not GAME_ID.fullmatch(game_id):
-        return None
     try:
-        return _encode(model(**await ask(service, game_id, token)))
+        return _encode(model(**await call))
     except (ApiError, GameError):
         return None
     except Exception:
