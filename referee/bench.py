@@ -286,17 +286,25 @@ def _percentile(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=1000, method="inclusive")[int(q * 1000) - 1]
 
 
+def _measured_load(
+    kind: str, url: str, bots: int, processes: int, seconds: float, server: psutil.Process
+) -> tuple[list[dict], float]:
+    """One load phase's results, with the referee's CPU seconds meanwhile."""
+    cpu_before = _cpu_seconds(server)
+    results = _run_load(kind, url, bots, processes, seconds)
+    return results, _cpu_seconds(server) - cpu_before
+
+
 def _ceiling_phase(
     url: str, bots: int, processes: int, seconds: float, server: psutil.Process
 ) -> dict[str, float]:
     """``GET /healthz`` at the bots' concurrency, with the referee's CPU meanwhile."""
-    cpu_before = _cpu_seconds(server)
-    results = _run_load("ceiling", url, bots, processes, seconds)
+    results, cpu = _measured_load("ceiling", url, bots, processes, seconds, server)
     return {
         "requests": sum(r["requests"] for r in results),
         "all_requests": sum(r["all_requests"] for r in results),
         "elapsed": max(r["elapsed"] for r in results),
-        "cpu": _cpu_seconds(server) - cpu_before,
+        "cpu": cpu,
     }
 
 
@@ -320,9 +328,7 @@ def run_bench(
         # of the machine's speed during the run weighs on both sides of the ratio alike
         before = _ceiling_phase(url, bots, processes, seconds * 0.15, server)
         ran_before, sent_before = _command_calls(client)
-        cpu_before = _cpu_seconds(server)
-        games = _run_load("games", url, bots, processes, seconds * 0.7)
-        games_cpu = _cpu_seconds(server) - cpu_before
+        games, games_cpu = _measured_load("games", url, bots, processes, seconds * 0.7, server)
         ran_after, sent_after = _command_calls(client)
         after = _ceiling_phase(url, bots, processes, seconds * 0.15, server)
         ceiling_elapsed = before["elapsed"] + after["elapsed"]
