@@ -203,11 +203,12 @@ class GameService:
             LRUCache(recent_games) if recent_games > 0 else None
         )
         self._deciding: dict[str, _Queue] = {}
-        # commits heard (game id -> newest event id) and the seats waiting for one
-        self.listening = False
+        self.listening = False  # to every replica's commits (watch_commits)
         self._epoch = 0  # bumped whenever listening starts or stops
-        # (it needs to outlast only a read or a commit in flight)
+        # commits heard: game id -> newest event id; it needs to outlast only a read or a
+        # commit in flight
         self._heard: LRUCache[str, str] = LRUCache(max(16384, recent_games))
+        # the seats (and entrants and streams) waiting to hear of a game's commit
         self._waiting: dict[str, list[asyncio.Future[str | None]]] = {}
 
     # -- creating and joining --------------------------------------------------------------
