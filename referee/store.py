@@ -25,11 +25,14 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import math
 from collections.abc import AsyncIterator
 from typing import Any, NamedTuple
 
 from redis.asyncio import Redis
 from redis.exceptions import NoScriptError, ResponseError
+
+from ._shared_connection import SharedConnection
 
 __all__ = [
     "COMMITS",
@@ -110,6 +113,8 @@ class Store:
         # long-polls and event streams wait in XREAD BLOCK on a pool of their own, so
         # waiting clients never take the connections that decisions need
         self.blocking = blocking or redis
+        # a game's reads and commits, the path every decision takes, share one connection
+        self.shared = SharedConnection(redis.connection_pool)
         self._commit_sha = hashlib.sha1(_COMMIT.encode()).hexdigest()
 
     async def load(self, game_id: str) -> Stored:
@@ -119,7 +124,8 @@ class Store:
         """
         keys = GameKeys(game_id)
         async with asyncio.timeout(self.timeout_s):
-            return await self._stored(keys, *await self.redis.hmget(keys.doc, ["v", "blob", "e"]))
+            found = await self.shared.execute("HMGET", keys.doc, "v", "blob", "e")
+            return await self._stored(keys, *found)
 
     async def _stored(
         self, keys: GameKeys, version: bytes | None, blob: bytes | None, last: bytes | None
@@ -175,16 +181,21 @@ class Store:
         self, keys: GameKeys, args: list[Any], game_id: str, deadline: float | bool | None
     ) -> Any:
         # EVALSHA directly: a pipelined Script object would add a SCRIPT EXISTS trip
+        commit = ("EVALSHA", self._commit_sha, 3, *keys.all(), *args)
         if deadline is False:  # the deadline hint did not change: one command
-            return await self.redis.evalsha(self._commit_sha, 3, *keys.all(), *args)
-        async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.evalsha(self._commit_sha, 3, *keys.all(), *args)
-            if deadline is None:
-                pipe.zrem(DEADLINES, game_id)
-            else:
-                pipe.zadd(DEADLINES, {game_id: deadline})
-            reply, _ = await pipe.execute()
+            return await self.shared.execute(*commit)
+        if deadline is None:
+            hint: tuple[Any, ...] = ("ZREM", DEADLINES, game_id)
+        else:
+            hint = ("ZADD", DEADLINES, deadline, game_id)
+        reply, hinted = await self.shared.execute_many(commit, hint)
+        for each in (reply, hinted):
+            if isinstance(each, ResponseError):
+                raise each
         return reply
+
+    async def aclose(self) -> None:
+        await self.shared.aclose()
 
     async def decisions(self, game_id: str) -> list[bytes]:
         return await self.redis.lrange(GameKeys(game_id).decisions, 0, -1)
@@ -199,15 +210,26 @@ class Store:
 
     async def commits(self) -> AsyncIterator[tuple[str, str] | None]:
         """Every commit of any replica, as ``(game id, newest event id)``, from the moment the
-        first ``None`` is given (subscribed); ends with an error when the connection does."""
-        async with self.blocking.pubsub() as pubsub:
-            await pubsub.subscribe(COMMITS)
-            async for message in pubsub.listen():
-                if message["type"] == "message":
-                    game_id, _, event_id = message["data"].decode().partition(" ")
+        first ``None`` is given (subscribed); ends with an error when the connection does.
+
+        A connection of its own, read directly: one message per commit of every replica
+        reaches each process, and redis-py's ``PubSub`` costs several times the read itself.
+        It speaks RESP2 whatever the URL asks, so messages come as plain replies.
+        """
+        pool = self.blocking.connection_pool
+        connection = pool.connection_class(**{**pool.connection_kwargs, "protocol": 2})
+        try:
+            await connection.connect()
+            await connection.send_command("SUBSCRIBE", COMMITS)
+            while True:
+                kind, _, data = await connection.read_response(timeout=math.inf)
+                if kind == b"message":
+                    game_id, _, event_id = data.decode().partition(" ")
                     yield game_id, event_id
-                elif message["type"] == "subscribe":
+                elif kind == b"subscribe":
                     yield None
+        finally:
+            await connection.disconnect()
 
     async def wait_any(self, positions: dict[str, str], block_ms: int) -> None:
         """Wait until any of several games has an event after its position (game id -> event

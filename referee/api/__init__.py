@@ -494,10 +494,10 @@ def create_app(settings: Settings | None = None) -> Litestar:
         embedded = None
         url = settings.redis_url
         if url is None:
-            from ..embedded import start_embedded
+            from ..embedded import embedded_url, start_embedded
 
             embedded = start_embedded(settings.data_dir)
-            url = embedded.connection_url
+            url = embedded_url(embedded)
         # no per-socket-call timeouts (redis-py runs each write as a task of its own for
         # them): the store puts one deadline on each of its operations instead
         redis = Redis.from_url(url, max_connections=256, socket_timeout=None)
@@ -528,6 +528,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             for task in tasks:
                 task.cancel()
             await asyncio.wait(tasks, timeout=5)
+            await service.store.aclose()
             await redis.aclose()
             await blocking.aclose()
             if embedded is not None:

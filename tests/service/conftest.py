@@ -13,7 +13,7 @@ import uvicorn
 
 from referee.api import create_app
 from referee.bench import start_referee
-from referee.embedded import start_embedded
+from referee.embedded import embedded_url, start_embedded
 from referee.settings import Settings
 
 
@@ -26,7 +26,7 @@ def free_port() -> int:
 @pytest.fixture(scope="session")
 def valkey(tmp_path_factory):
     server = start_embedded(tmp_path_factory.mktemp("valkey"))
-    yield server.connection_url
+    yield embedded_url(server)
     server.stop()
 
 

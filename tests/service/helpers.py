@@ -44,3 +44,30 @@ def play_out(http: httpx.Client, game: dict, rnd: random.Random | None = None, b
             )
             assert reply.status_code == 200, reply.text
     raise AssertionError("the game did not finish")
+
+
+class Counted:
+    """Mixed into a client's connection class (TCP or Unix socket, as its URL says): counts
+    the round trips (every packed request sent) and the connects of the clients made by
+    ``counted_redis``, so servers of other tests in this process (their sweepers) are not
+    counted."""
+
+    round_trips = 0
+    connects = 0
+
+    async def send_packed_command(self, *args, **kwargs):
+        Counted.round_trips += 1
+        return await super().send_packed_command(*args, **kwargs)
+
+    async def connect(self):
+        Counted.connects += not self.is_connected  # the pool calls it on every checkout
+        return await super().connect()
+
+
+def counted_redis(url: str):
+    """An asyncio client whose connections count what they do (``Counted``)."""
+    from redis.asyncio import ConnectionPool, Redis
+
+    pool = ConnectionPool.from_url(url)
+    pool.connection_class = type("CountedConnection", (Counted, pool.connection_class), {})
+    return Redis.from_pool(pool)

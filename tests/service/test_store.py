@@ -7,38 +7,24 @@ import contextlib
 import time
 
 import pytest
+from helpers import Counted, counted_redis
 from redis.asyncio import Redis
-from redis.asyncio.connection import Connection
 
 from referee.service import ApiError, GameService
 from referee.store import GameKeys, Store
 
 
-class CountingConnection(Connection):
-    """A connection that counts its round trips: every packed request it sends.
-
-    Only the test's own client uses it, so servers of other tests in this process (their
-    sweepers) are not counted.
-    """
-
-    round_trips = 0
-
-    async def send_packed_command(self, *args, **kwargs):
-        CountingConnection.round_trips += 1
-        return await super().send_packed_command(*args, **kwargs)
-
-
 def _counted(valkey: str, recent_games: int = 4096) -> GameService:
     return GameService(
-        Store(Redis.from_url(valkey, connection_class=CountingConnection)),
+        Store(counted_redis(valkey)),
         recent_games=recent_games,
     )
 
 
 async def _trips(call) -> tuple[int, object]:
-    before = CountingConnection.round_trips
+    before = Counted.round_trips
     result = await call
-    return CountingConnection.round_trips - before, result
+    return Counted.round_trips - before, result
 
 
 async def _seat_0_decided(service: GameService) -> tuple:
@@ -120,11 +106,11 @@ def test_a_seat_waiting_on_the_other_is_woken_without_a_read(
         doc, tokens, turns = await _seat_0_decided(service)
         redis = service.store.redis
         await asyncio.gather(redis.ping(), redis.ping())  # two connections, set up before
-        before = CountingConnection.round_trips
+        before = Counted.round_trips
         waiting = await _seat_0_waits(service, doc, tokens)
         await service.move(doc.id, tokens[1], 0, [turns[1]["legal_moves"][0]])
         woken = await waiting
-        trips = CountingConnection.round_trips - before
+        trips = Counted.round_trips - before
         idle, still = await _trips(service.wait_turn(doc.id, tokens[1], 0))
         cold = _counted(valkey)
         theirs = await cold.wait_turn(doc.id, tokens[0], 0)
@@ -424,7 +410,7 @@ def test_an_entrant_waiting_on_its_opponent_is_woken_by_the_move_not_by_a_timer(
     from referee.tournaments import TournamentSpec
 
     async def scenario():
-        redis = Redis.from_url(valkey, connection_class=CountingConnection)
+        redis = counted_redis(valkey)
         games = GameService(Store(redis))
         watchers = [await _listening(games)] if listening else []
         tournaments = TournamentService(games)
@@ -440,11 +426,11 @@ def test_an_entrant_waiting_on_its_opponent_is_woken_by_the_move_not_by_a_timer(
             await games.move(turn["game_id"], turn["seat_token"], turn["turn"]["seq"], [move])
 
         mover_task = asyncio.create_task(move_later())
-        before = CountingConnection.round_trips
+        before = Counted.round_trips
         began = time.monotonic()
         answer = await tournaments.next_decision(waiter, 10.0)
         waited = time.monotonic() - began
-        used = CountingConnection.round_trips - before
+        used = Counted.round_trips - before
         await mover_task
         await _close(watchers, games)
         return answer, used, waited
@@ -499,7 +485,7 @@ def test_an_entrant_with_several_games_waits_on_all_of_them_and_reads_no_other_t
     from referee.tournaments import TournamentSpec
 
     async def scenario():
-        redis = Redis.from_url(valkey, connection_class=CountingConnection)
+        redis = counted_redis(valkey)
         games = GameService(Store(redis))
         tournaments = TournamentService(games)
         spec = TournamentSpec("chopta", entrants=4, deadline_s=0)
@@ -508,9 +494,9 @@ def test_an_entrant_with_several_games_waits_on_all_of_them_and_reads_no_other_t
         _, doc = await tournaments._load(doc.id)
         assert sum(3 in table.entrants for table in doc.rounds[0]) == 3
 
-        before = CountingConnection.round_trips
+        before = Counted.round_trips
         idle = await tournaments.next_decision(tokens[3], 1.0)
-        idle_trips = CountingConnection.round_trips - before
+        idle_trips = Counted.round_trips - before
 
         table = next(t for t in doc.rounds[0] if t.entrants == [0, 3])
 

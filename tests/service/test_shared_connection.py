@@ -1,0 +1,145 @@
+"""The connection that a game's reads and commits share, against a real Valkey."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+
+import pytest
+from helpers import Counted, counted_redis
+from redis.asyncio import Redis
+from redis.exceptions import ConnectionError, NoScriptError, ResponseError
+
+from referee._shared_connection import SharedConnection
+from referee.store import Store
+
+
+def _shared(valkey: str) -> tuple[Redis, SharedConnection]:
+    redis = counted_redis(valkey)
+    return redis, SharedConnection(redis.connection_pool)
+
+
+async def _drop(redis: Redis, shared: SharedConnection) -> None:
+    await shared.aclose()
+    await redis.aclose()
+
+
+def test_each_task_gets_its_own_reply_and_one_turn_of_the_loop_is_one_write(valkey):
+    async def scenario():
+        redis, shared = _shared(valkey)
+        await shared.execute("PING")
+        writes = Counted.round_trips
+
+        async def one(i: int):
+            await shared.execute("SET", f"test:shared:{i}", i)
+            return await shared.execute("INCRBY", f"test:shared:{i}", i)
+
+        replies = await asyncio.gather(*(one(i) for i in range(200)))
+        writes = Counted.round_trips - writes
+        await _drop(redis, shared)
+        return replies, writes
+
+    replies, writes = asyncio.run(scenario())
+    assert replies == [2 * i for i in range(200)]
+    # 400 commands from 200 tasks: the 200 SETs go out together, then the INCRBYs together
+    # (a task's second command waits for its first reply, which come in a few reads)
+    assert writes <= 20
+
+
+def test_an_error_reply_is_its_commands_alone(valkey):
+    async def scenario():
+        redis, shared = _shared(valkey)
+        await shared.execute("SET", "test:shared:text", "not a number")
+        many = await shared.execute_many(
+            ("SET", "test:shared:n", 1), ("INCR", "test:shared:text"), ("INCR", "test:shared:n")
+        )
+        with pytest.raises(NoScriptError):  # redis-py's exception classes, as from the client
+            await shared.execute("EVALSHA", "0" * 40, 0)
+        after = await shared.execute("GET", "test:shared:n")
+        await _drop(redis, shared)
+        return many, after
+
+    many, after = asyncio.run(scenario())
+    assert many[0] is True or many[0] == b"OK"
+    assert isinstance(many[1], ResponseError) and "not an integer" in str(many[1])
+    assert many[2] == 2
+    assert after == b"2"
+
+
+def test_a_killed_connection_fails_what_waits_and_the_next_command_connects_again(valkey):
+    async def scenario():
+        redis, shared = _shared(valkey)
+        my_id = await shared.execute("CLIENT", "ID")
+        await redis.ping()  # the pool's own connection, for the kill, made before counting
+        connects = Counted.connects
+        # a command that waits in Redis (the list is empty) while the connection is killed
+        waiting = asyncio.create_task(shared.execute("BLPOP", "test:shared:never", 5))
+        await asyncio.sleep(0.1)
+        await redis.execute_command("CLIENT", "KILL", "ID", my_id)
+        with pytest.raises(ConnectionError):
+            await asyncio.wait_for(waiting, 2)
+        again = await shared.execute("PING")
+        connects = Counted.connects - connects
+        await _drop(redis, shared)
+        return again, connects
+
+    again, connects = asyncio.run(scenario())
+    assert again is True or again == b"PONG"
+    assert connects == 1  # the shared connection, again
+
+
+def test_a_command_given_up_drops_the_connection_so_no_later_reply_goes_astray(valkey):
+    async def scenario():
+        redis, shared = _shared(valkey)
+        first_id = await shared.execute("CLIENT", "ID")
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(0.2):
+                await shared.execute("BLPOP", "test:shared:never", 3)
+        began = time.monotonic()
+        # were the connection kept, this would wait behind the BLPOP, then get its reply
+        second_id = await shared.execute("CLIENT", "ID")
+        waited = time.monotonic() - began
+        value = await shared.execute("ECHO", "mine")
+        await _drop(redis, shared)
+        return first_id, second_id, waited, value
+
+    first_id, second_id, waited, value = asyncio.run(scenario())
+    assert second_id != first_id
+    assert waited < 1
+    assert value == b"mine"
+
+
+def test_closing_fails_the_waiting_commands(valkey):
+    async def scenario():
+        redis, shared = _shared(valkey)
+        waiting = asyncio.create_task(shared.execute("BLPOP", "test:shared:never", 5))
+        await asyncio.sleep(0.1)
+        await shared.aclose()
+        with pytest.raises(ConnectionError):
+            await asyncio.wait_for(waiting, 2)
+        await redis.aclose()
+
+    asyncio.run(scenario())
+
+
+def test_a_commit_reloads_its_script_after_a_flush(valkey):
+    """The commit's EVALSHA meets NOSCRIPT on a fresh or flushed server, loads it, goes on."""
+
+    async def scenario():
+        redis = Redis.from_url(valkey)
+        store = Store(redis)
+        game_id = "shared-noscript"
+        await redis.delete(*[f"{{game:{game_id}}}:{k}" for k in ("doc", "decisions", "events")])
+        await redis.script_flush()
+        ids = await store.commit(game_id, "", "v1", b"doc", events=[b"{}"], deadline=False)
+        loaded = await store.load(game_id)
+        with contextlib.suppress(Exception):
+            await redis.delete(*[f"{{game:{game_id}}}:{k}" for k in ("doc", "decisions", "events")])
+        await store.aclose()
+        await redis.aclose()
+        return ids, loaded
+
+    ids, loaded = asyncio.run(scenario())
+    assert len(ids) == 1
+    assert loaded.version == "v1" and loaded.blob == b"doc" and loaded.last_event_id == ids[0]
