@@ -152,10 +152,12 @@ class SharedConnection:
         return task
 
     async def aclose(self) -> None:
+        """Fail what still waits, close the connection; a later command connects again."""
         reader, connection = self._reader, self._connection
         if reader is not None:
             reader.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await reader
         if connection is not None:
-            await connection.disconnect()
+            self._lost(connection, ConnectionError("the shared connection was closed"))
+        await asyncio.gather(*self._tasks, return_exceptions=True)

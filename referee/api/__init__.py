@@ -44,7 +44,7 @@ from ..settings import Settings
 from ..store import Store
 from ..tournament_service import TournamentService
 from ..tournaments import TournamentSpec
-from ._fast import GAME_ID, bearer, fast_moves, fast_turn
+from ._fast import GAME_ID, bearer, put_in_front
 from .models import (
     Claimed,
     ClaimSeat,
@@ -330,7 +330,6 @@ class GameController(Controller):
     @get(
         "/{game_id:str}/turn",
         operation_id="getTurn",
-        middleware=[fast_turn],
         security=SECURITY,
         summary="What this seat must decide now",
         responses=problems(400, 401, 403, 404),
@@ -349,7 +348,6 @@ class GameController(Controller):
     @post(
         "/{game_id:str}/moves",
         operation_id="submitMove",
-        middleware=[fast_moves],
         status_code=200,
         security=SECURITY,
         summary="Submit a decision (any element of legal_moves, verbatim)",
@@ -571,6 +569,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         debug=False,
     )
     _finish_contract(app)
+    put_in_front(app)
     return app
 
 

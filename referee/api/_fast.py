@@ -1,10 +1,10 @@
 """The two routes a bot calls in a loop, answered without Litestar's per-request machinery.
 
 ``GET /turn`` and ``POST /moves`` are nearly every request of a tournament, and Litestar's
-parameter parsing, dependency injection and response building cost a quarter of such a request
-(callgrind, ``benchmarks/results/README.md``). These handler middlewares (Litestar has routed
-the request and parsed its path) answer only a plainly well-formed request that the service
-accepts, with the bytes the handler itself would send. Anything else (no token, any other
+routing, parameter parsing, dependency injection and response building cost about a third of
+such a request (callgrind, ``benchmarks/results/README.md``). In front of Litestar's router,
+this answers only a plainly well-formed request, on the exact path, that the service accepts,
+with the bytes the handler itself would send. Anything else (no token, any other
 query, a body the strict decoder refuses, a refusal, an error) goes on to the handler, which
 owns the contract and every problem answer; a refusal changes nothing, so asking again there
 is safe.
@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Awaitable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -23,10 +23,14 @@ from ..games import GameError
 from ..service import ApiError
 from .models import MoveAccepted, MoveSubmission, Turn
 
-__all__ = ["GAME_ID", "bearer", "fast_moves", "fast_turn"]
+if TYPE_CHECKING:
+    from litestar import Litestar
+
+__all__ = ["GAME_ID", "bearer", "put_in_front"]
 
 log = logging.getLogger("referee")
 GAME_ID = re.compile(r"[0-9a-f]{16}")
+_HOT = re.compile(r"/v1/games/([0-9a-f]{16})/(turn|moves)")
 _WAIT = re.compile(rb"wait=([0-9]{1,2}(?:\.[0-9]{1,6})?)")
 _submission = msgspec.json.Decoder(MoveSubmission)
 _encode = msgspec.json.Encoder().encode
@@ -47,72 +51,83 @@ def _token(scope: dict) -> str | None:
     return None
 
 
-def _asked(scope: dict) -> tuple[Any, str, str] | None:
-    """The service, game id and token of a request this app answers itself, or None."""
+def _asked(scope: dict, game_id: str) -> tuple[Any, str] | None:
+    """The service and token of a request this app answers itself, or None."""
     state = scope["litestar_app"].state
-    game_id = scope["path_params"]["game_id"]
     token = _token(scope)
-    if not state.get("fast_routes") or token is None or not GAME_ID.fullmatch(game_id):
+    if not state.get("fast_routes") or token is None:
         return None
-    return state.service, game_id, token
+    return state.service, token
 
 
-def fast_turn(app: Any) -> Any:
+def put_in_front(app: Litestar) -> None:
+    """Answer the two routes before Litestar's router and exception middleware see them.
+
+    Only the exact paths are taken (a trailing slash, a mounted prefix and every other path
+    go to the router); the answer is sent through Litestar's own ``send``, as the handlers'.
+    """
+    routed = app.asgi_handler
+
+    async def front(scope: Any, receive: Any, send: Any) -> None:
+        hot = _HOT.fullmatch(scope["path"]) if scope["type"] == "http" else None
+        if hot is None:
+            await routed(scope, receive, send)
+        elif hot.group(2) == "turn":
+            await _turn(scope, receive, send, routed, hot.group(1))
+        else:
+            await _moves(scope, receive, send, routed, hot.group(1))
+
+    app.asgi_handler = front
+
+
+async def _turn(scope: dict, receive: Any, send: Any, routed: Any, game_id: str) -> None:
     """``GET /v1/games/{id}/turn[?wait=s]``."""
-
-    async def turn(scope: dict, receive: Any, send: Any) -> None:
-        query = _WAIT.fullmatch(scope["query_string"] or b"wait=0")
-        wait = float(query.group(1)) if query is not None and scope["method"] == "GET" else -1.0
-        asked = _asked(scope) if 0 <= wait <= 60 else None
-        answer = None
-        if asked is not None:
-            service, game_id, token = asked
-            answer = await _answer("GET /turn", service.wait_turn(game_id, token, wait), Turn)
-        if answer is None:
-            await app(scope, receive, send)
-        else:
-            await _send(send, answer)
-
-    return turn
+    query = _WAIT.fullmatch(scope["query_string"] or b"wait=0")
+    wait = float(query.group(1)) if query is not None and scope["method"] == "GET" else -1.0
+    asked = _asked(scope, game_id) if 0 <= wait <= 60 else None
+    answer = None
+    if asked is not None:
+        service, token = asked
+        answer = await _answer("GET /turn", service.wait_turn(game_id, token, wait), Turn)
+    if answer is None:
+        await routed(scope, receive, send)
+    else:
+        await _send(send, answer)
 
 
-def fast_moves(app: Any) -> Any:
+async def _moves(scope: dict, receive: Any, send: Any, routed: Any, game_id: str) -> None:
     """``POST /v1/games/{id}/moves`` with a body of exactly one of ``move`` and ``moves``."""
-
-    async def moves(scope: dict, receive: Any, send: Any) -> None:
-        asked = _asked(scope) if scope["method"] == "POST" else None
-        if asked is None:
-            await app(scope, receive, send)
+    asked = _asked(scope, game_id) if scope["method"] == "POST" else None
+    if asked is None:
+        await routed(scope, receive, send)
+        return
+    limit = scope["litestar_app"].request_max_body_size
+    body = b""
+    more = True
+    while more and len(body) <= limit:
+        message = await receive()
+        if message["type"] != "http.request":
+            await routed(scope, _replay(body, message, receive), send)
             return
-        limit = scope["litestar_app"].request_max_body_size
-        body = b""
-        more = True
-        while more and len(body) <= limit:
-            message = await receive()
-            if message["type"] != "http.request":
-                await app(scope, _replay(body, message, receive), send)
-                return
-            body += message.get("body", b"")
-            more = message.get("more_body", False)
-        if more or len(body) > limit:
-            await app(scope, _replay(body, None, receive, more), send)
-            return
-        try:
-            data = _submission.decode(body)
-        except msgspec.DecodeError:
-            data = None
-        answer = None
-        if data is not None and (data.move is None) != (data.moves is None):
-            service, game_id, token = asked
-            decided = [data.move] if data.move is not None else list(data.moves or [])
-            call = service.move(game_id, token, data.seq, decided)
-            answer = await _answer("POST /moves", call, MoveAccepted)
-        if answer is None:
-            await app(scope, _replay(body, None, receive), send)
-        else:
-            await _send(send, answer)
-
-    return moves
+        body += message.get("body", b"")
+        more = message.get("more_body", False)
+    if more or len(body) > limit:
+        await routed(scope, _replay(body, None, receive, more), send)
+        return
+    try:
+        data = _submission.decode(body)
+    except msgspec.DecodeError:
+        data = None
+    answer = None
+    if data is not None and (data.move is None) != (data.moves is None):
+        service, token = asked
+        decided = [data.move] if data.move is not None else list(data.moves or [])
+        call = service.move(game_id, token, data.seq, decided)
+        answer = await _answer("POST /moves", call, MoveAccepted)
+    if answer is None:
+        await routed(scope, _replay(body, None, receive), send)
+    else:
+        await _send(send, answer)
 
 
 async def _answer(route: str, call: Awaitable[dict[str, Any]], model: Any) -> bytes | None:

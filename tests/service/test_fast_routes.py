@@ -117,3 +117,20 @@ def test_a_refusal_is_the_handlers_and_changes_nothing(http, handlers_only, fast
         _same(fast, full.post(path + "/moves", headers=auth(token), json=stale))
     assert http.get(path).json() == before
     assert len(fast_answers) == 1  # the turn, not the refusal
+
+
+def test_only_the_exact_paths_are_answered_in_front_of_the_router(
+    http, handlers_only, fast_answers
+):
+    """A trailing slash is the router's to normalise: the handler answers it, alike on both."""
+    game = create(http, "choice", 2)
+    token = game["seats"][0]["token"]
+    path = f"/v1/games/{game['id']}/turn/"
+    with httpx.Client(base_url=handlers_only.url, timeout=30) as full:
+        fast = http.get(path, headers=auth(token))
+        assert fast.status_code == 200, fast.text
+        assert fast.json()["status"] == "your_turn"
+        _same(fast, full.get(path, headers=auth(token)))
+    assert fast_answers == []
+    assert http.get(path.rstrip("/"), headers=auth(token)).status_code == 200
+    assert len(fast_answers) == 1
