@@ -129,9 +129,10 @@ def _settle(future: asyncio.Future, result: Any) -> None:
         future.set_result(result)
 
 
-def _event_order(event_id: str) -> tuple[int, ...]:
+def _event_order(event_id: str) -> tuple[int, int]:
     """Stream ids ("<ms>-<seq>", "0" for none) in the order Redis gave them."""
-    return tuple(int(part) for part in event_id.split("-"))
+    ms, _, seq = event_id.partition("-")
+    return int(ms), int(seq or 0)
 
 
 def new_token(game_id: str) -> str:
@@ -294,18 +295,30 @@ class GameService:
 
     # -- loading, deadlines, writing -------------------------------------------------------
 
-    async def _load_with(self, game_id: str, stored: Stored | None = None) -> Loaded:
-        """The game as ``stored`` gives it, or as read now, expired deadlines resolved."""
+    async def _load_with(
+        self, game_id: str, stored: Stored | None = None, *, reading: bool = False
+    ) -> Loaded:
+        """The game as ``stored`` gives it, or as read now, expired deadlines resolved.
+
+        ``reading``: the caller only reads the game, so the form decoded for the last reader of
+        the same remembered form may be shared, while none of its deadlines has passed.
+        """
         if stored is None:
             epoch = self._epoch
             stored = await self.store.load(game_id)
             self._remember(game_id, stored, epoch)
         if stored.blob is None:
             raise ApiError(404, "game-not-found", f"there is no game {game_id!r}")
+        now = time.time()
+        shared = stored.readable
+        if reading and shared is not None and (shared.first_deadline or math.inf) > now:
+            return shared
         game = Loaded(stored.version, _doc_decoder.decode(stored.blob))
         game.last_event_id = stored.last_event_id
         game.first_deadline = _first_deadline(game.doc)
-        self._resolve_expired(game, time.time())
+        self._resolve_expired(game, now)
+        if reading and not game.dirty and self._remembered(game_id) is stored:
+            self.recent[game_id] = stored._replace(readable=game)  # type: ignore[index]
         return game
 
     def _remember(self, game_id: str, stored: Stored, epoch: int) -> None:
@@ -323,11 +336,14 @@ class GameService:
     def _remembered(self, game_id: str) -> Stored | None:
         return self.recent.get(game_id) if self.recent is not None else None
 
-    async def fresh(self, game_id: str, stored: Stored | None = None) -> Loaded:
+    async def fresh(
+        self, game_id: str, stored: Stored | None = None, *, reading: bool = False
+    ) -> Loaded:
         """Load a game (or take it as ``stored``, a form known to be current) with its
-        expired deadlines resolved and written (exactly once)."""
+        expired deadlines resolved and written (exactly once). ``reading``: the caller
+        changes nothing of it (see ``_load_with``)."""
         for _ in range(MAX_RETRIES):
-            game = await self._load_with(game_id, stored)
+            game = await self._load_with(game_id, stored, reading=reading)
             if not game.dirty or await self._write(game):
                 if game.dirty:
                     last_id = game.last_event_id
@@ -533,7 +549,7 @@ class GameService:
         last_id = None
         while True:
             try:
-                game = await self.fresh(game_id, known)
+                game = await self.fresh(game_id, known, reading=True)
                 seat = self.authenticate(game, token)
             except ApiError:
                 if known is None:  # the game as read: a refusal
@@ -550,11 +566,10 @@ class GameService:
                     return self.turn(game, seat)
                 known, guess, last_id = None, False, None  # to act on, read the game as it is
                 continue
-            turn = self.turn(game, seat)
             known = None
             remaining = stop - time.monotonic()
-            if not guess and (turn["status"] != "waiting" or remaining <= 0):
-                return turn
+            if not guess and (self.turn_status(game, seat) != "waiting" or remaining <= 0):
+                return self.turn(game, seat)
             next_deadline = _first_deadline(game.doc)
             block = max(0.0, remaining)
             if next_deadline is not None:
@@ -570,14 +585,14 @@ class GameService:
             except (RedisTimeoutError, RedisConnectionError, TimeoutError, asyncio.CancelledError):
                 if guess:
                     raise
-                return turn  # the wait was cut short (shutdown, lost connection): answer now
+                return self.turn(game, seat)  # the wait was cut short: answer now
             guess = False  # an event read (or heard) followed: nothing came, or we read on
             if newest == "":  # the process stopped listening meanwhile: read the game
                 last_id = None
                 continue
             if newest is None:
                 if time.monotonic() >= stop and (next_deadline or math.inf) > time.time():
-                    return turn  # nothing happened: the game is as it was
+                    return self.turn(game, seat)  # nothing happened: as it was
                 continue
             last_id = newest
             recent = self._remembered(game_id)

@@ -149,6 +149,9 @@ class ChoiceScore(msgspec.Struct, frozen=True, gc=False):
     sums: tuple[SumScore, ...]
 
 
+_SUM_KEYS = tuple(str(total) for total in range(2, 13))  # a sheet's marks, keyed as sent
+
+
 def _sum_points(total: int, marks: int) -> int:
     if marks == 0 or marks == 5:
         return 0
@@ -653,7 +656,7 @@ class ChoiceRuleset:
 
     def _sheet_view(self, sheet: Sheet) -> dict:
         view = {
-            "marks": {str(s): n for s, n in zip(range(2, 13), sheet.marks, strict=True)},
+            "marks": dict(zip(_SUM_KEYS, sheet.marks, strict=True)),
             "fifth_dice": [
                 {"value": v, "marks": n}
                 for v, n in zip(sheet.fifth_values, sheet.fifth_counts, strict=True)

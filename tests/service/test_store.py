@@ -536,3 +536,27 @@ def test_a_game_stored_without_its_newest_event_id_still_gives_one(valkey):
 
     kept, recovered, newest = asyncio.run(scenario())
     assert kept == recovered == newest != "0"
+
+
+def test_a_form_shared_between_readers_is_not_read_past_a_deadline(valkey):
+    """Readers of one remembered form share what the first decoded; once a deadline has
+    passed, the game is decoded again and the timeout applied, never read from the share."""
+
+    async def scenario():
+        service = _counted(valkey)
+        watcher = await _listening(service)
+        doc, tokens = await service.create("choice", {}, [{"name": "a"}, {"name": "b"}], 1)
+        first = await service.wait_turn(doc.id, tokens[0], 0)
+        again = await service.wait_turn(doc.id, tokens[0], 0)
+        shared = service._remembered(doc.id).readable
+        await asyncio.sleep(1.2)
+        late = await service.wait_turn(doc.id, tokens[0], 0)
+        record = await service.store.decisions(doc.id)
+        await _close([watcher], service)
+        return first, again, shared, late, record
+
+    first, again, shared, late, record = asyncio.run(scenario())
+    assert again == first and first["seq"] == 0
+    assert shared is not None, "the second reader found the first one's decoded form"
+    assert late["seq"] == 1, late  # the timeouts of roll 0 were applied, and written
+    assert [b'"timeout":true' in decision for decision in record] == [True, True]
