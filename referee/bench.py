@@ -37,6 +37,7 @@ import msgspec
 import psutil
 import redis
 
+from ._gc import settle_collector
 from .embedded import embedded_url, start_embedded
 from .store import SCRIPT_COMMANDS, GameKeys
 
@@ -191,6 +192,9 @@ def _load_process(kind: str, url: str, concurrency: int, seconds: float, queue: 
         uvloop.install()
     except ImportError:  # pragma: no cover
         pass
+    # the bots' own collector passes would stall their loop and add to the latencies they
+    # measure: the same policy as the referee's
+    settle_collector()
     runner = _ceiling if kind == "ceiling" else _games
     queue.put(asyncio.run(runner(url, concurrency, seconds)))
 

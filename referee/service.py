@@ -50,6 +50,8 @@ __all__ = ["ApiError", "GameDoc", "GameService", "SeatDoc"]
 
 log = logging.getLogger("referee")
 MAX_RETRIES = 20
+#: games whose decoded form readers share (see GameService._read)
+SHARED_READS = 256
 CONFLICT_CODES = {"not-your-turn", "game-over"}
 
 
@@ -211,6 +213,10 @@ class GameService:
         self._heard: LRUCache[str, str] = LRUCache(max(16384, recent_games))
         # the seats (and entrants and streams) waiting to hear of a game's commit
         self._waiting: dict[str, list[asyncio.Future[str | None]]] = {}
+        # game id -> (a remembered form, the game a reader decoded of it): its other readers,
+        # who come within moments of the commit, share it. Few: each is some thirty objects
+        # the garbage collector's full passes walk, and those passes stall the event loop
+        self._read: LRUCache[str, tuple[Stored, Loaded]] = LRUCache(SHARED_READS)
 
     # -- creating and joining --------------------------------------------------------------
 
@@ -301,7 +307,8 @@ class GameService:
         """The game as ``stored`` gives it, or as read now, expired deadlines resolved.
 
         ``reading``: the caller only reads the game, so the form decoded for the last reader of
-        the same remembered form may be shared, while none of its deadlines has passed.
+        the same remembered form (the very object) may be shared, while none of its deadlines
+        has passed.
         """
         if stored is None:
             epoch = self._epoch
@@ -310,15 +317,19 @@ class GameService:
         if stored.blob is None:
             raise ApiError(404, "game-not-found", f"there is no game {game_id!r}")
         now = time.time()
-        shared = stored.readable
-        if reading and shared is not None and (shared.first_deadline or math.inf) > now:
-            return shared
+        shared = self._read.get(game_id) if reading else None
+        if (
+            shared is not None
+            and shared[0] is stored
+            and (shared[1].first_deadline or math.inf) > now
+        ):
+            return shared[1]
         game = Loaded(stored.version, _doc_decoder.decode(stored.blob))
         game.last_event_id = stored.last_event_id
         game.first_deadline = _first_deadline(game.doc)
         self._resolve_expired(game, now)
         if reading and not game.dirty and self._remembered(game_id) is stored:
-            self.recent[game_id] = stored._replace(readable=game)  # type: ignore[index]
+            self._read[game_id] = (stored, game)
         return game
 
     def _remember(self, game_id: str, stored: Stored, epoch: int) -> None:
@@ -776,6 +787,7 @@ class GameService:
         self._epoch += 1
         if self.recent is not None:
             self.recent.clear()
+        self._read.clear()
         self._heard.clear()
         waiting, self._waiting = self._waiting, {}
         for futures in waiting.values():

@@ -85,7 +85,6 @@ class Stored(NamedTuple):
     version: str  # "" for no game
     blob: bytes | None  # the game document; None for no game
     last_event_id: str  # "0" if none
-    readable: Any = None  # what a reader decoded of it, kept for the next reader
 
 
 class GameKeys:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import json
 import logging
 import re
@@ -35,6 +34,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from .. import __version__
+from .._gc import settle_collector
 from ..games import RULESETS, GameError, score_area, score_marks, warm_caches
 from ..games.choice import FreeThrow, Mark
 from ..games.choice_specials import Fdh, Kur, Minus1, Minus2, Null, SuppenKasper
@@ -509,12 +509,9 @@ def create_app(settings: Settings | None = None) -> Litestar:
         )
         app.state.tournaments = TournamentService(app.state.service)
         app.state.fast_routes = settings.fast_routes
-        # The app, the engines' caches and the pools live as long as the process. Frozen, they
-        # are left out of the garbage collector's full passes, which otherwise stall the event
-        # loop for ~50 ms about once a second under load (benchmarks/results/README.md).
+        # the app, the engines' caches and the pools live as long as the process (see _gc)
         warm_caches()
-        gc.collect()
-        gc.freeze()
+        settle_collector()
         service = app.state.service
         tasks = [
             asyncio.create_task(service.sweep_forever(settings.sweep_interval_s)),

@@ -134,3 +134,14 @@ def test_only_the_exact_paths_are_answered_in_front_of_the_router(
     assert fast_answers == []
     assert http.get(path.rstrip("/"), headers=auth(token)).status_code == 200
     assert len(fast_answers) == 1
+
+
+def test_the_running_app_keeps_the_collector_quiet(server):
+    """Started, the app has frozen what lives as long as it, and spaced the collector's
+    passes out (``referee._gc``): a pass walks every live object with the event loop stopped."""
+    import gc
+
+    from referee._gc import THRESHOLDS
+
+    assert gc.get_threshold() == THRESHOLDS
+    assert gc.get_freeze_count() > 10_000

@@ -548,7 +548,7 @@ def test_a_form_shared_between_readers_is_not_read_past_a_deadline(valkey):
         doc, tokens = await service.create("choice", {}, [{"name": "a"}, {"name": "b"}], 1)
         first = await service.wait_turn(doc.id, tokens[0], 0)
         again = await service.wait_turn(doc.id, tokens[0], 0)
-        shared = service._remembered(doc.id).readable
+        shared = service._read.get(doc.id)
         await asyncio.sleep(1.2)
         late = await service.wait_turn(doc.id, tokens[0], 0)
         record = await service.store.decisions(doc.id)
