@@ -36,6 +36,7 @@ import httpx
 import msgspec
 import psutil
 import redis
+from multidict import CIMultiDict
 
 from ._gc import settle_collector
 from .embedded import embedded_url, start_embedded
@@ -154,13 +155,14 @@ async def _games(url: str, bots: int, seconds: float) -> dict[str, Any]:
     async with _session(url, bots + 4) as client:
 
         async def bot(game_id: str, token: str) -> None:
-            headers = {"Authorization": f"Bearer {token}"}
-            posting = {**headers, "Content-Type": "application/json"}
+            # built once per seat, as a bot in a loop keeps them
+            headers = CIMultiDict({"Authorization": f"Bearer {token}"})
+            posting = CIMultiDict({**headers, "Content-Type": "application/json"})
+            turn_path = f"/v1/games/{game_id}/turn?wait="
+            moves_path = f"/v1/games/{game_id}/moves"
             while True:
                 wait = f"{max(0.0, min(5.0, stop - time.monotonic())):.3f}"
-                async with client.get(
-                    f"/v1/games/{game_id}/turn", params={"wait": wait}, headers=headers
-                ) as reply:
+                async with client.get(turn_path + wait, headers=headers) as reply:
                     body = _decode_turn(await reply.read())
                 stats["all_requests"] += 1
                 if time.monotonic() > stop:
@@ -172,7 +174,7 @@ async def _games(url: str, bots: int, seconds: float) -> dict[str, Any]:
                     continue
                 began = time.perf_counter()
                 async with client.post(
-                    f"/v1/games/{game_id}/moves",
+                    moves_path,
                     headers=posting,
                     data=_json_encode({"seq": body.seq, "move": body.legal_moves[0]}),
                 ) as reply:
