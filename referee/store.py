@@ -30,7 +30,7 @@ from collections.abc import AsyncIterator
 from typing import Any, NamedTuple
 
 from redis.asyncio import Redis
-from redis.exceptions import NoScriptError, ResponseError
+from redis.exceptions import ConnectionError, NoScriptError, ResponseError
 
 from ._shared_connection import SharedConnection
 
@@ -124,7 +124,10 @@ class Store:
         """
         keys = GameKeys(game_id)
         async with asyncio.timeout(self.timeout_s):
-            found = await self.shared.execute("HMGET", keys.doc, "v", "blob", "e")
+            try:
+                found = await self.shared.execute("HMGET", keys.doc, "v", "blob", "e")
+            except ConnectionError:  # the shared connection was lost: once more on a new one
+                found = await self.shared.execute("HMGET", keys.doc, "v", "blob", "e")
             return await self._stored(keys, *found)
 
     async def _stored(
@@ -164,18 +167,26 @@ class Store:
         args += [len(decisions), len(events), game_id]
         args += decisions
         args += events
-        for attempt in (1, 2):
+        reloaded = reconnected = False
+        while True:
             try:
                 async with asyncio.timeout(self.timeout_s):
                     reply = await self._commit_once(keys, args, game_id, deadline)
                     if reply[0] == 0:
                         return await self._stored(keys, *(reply[1:] + [None] * 3)[:3])
-                break
+                return [i.decode() for i in reply[1:]]
             except NoScriptError:  # a fresh or flushed server: load once, then go on
-                if attempt == 2:
+                if reloaded:
                     raise
+                reloaded = True
                 await self.redis.script_load(_COMMIT)
-        return [i.decode() for i in reply[1:]]
+            except ConnectionError:
+                # the shared connection was lost with the commit on it; whether Redis ran it is
+                # unknown, and sending it again on a new one is safe: the commit checks the
+                # version it builds on, so run already, it answers with the game as it now is
+                if reconnected:
+                    raise
+                reconnected = True
 
     async def _commit_once(
         self, keys: GameKeys, args: list[Any], game_id: str, deadline: float | bool | None

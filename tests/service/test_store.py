@@ -560,3 +560,33 @@ def test_a_form_shared_between_readers_is_not_read_past_a_deadline(valkey):
     assert shared is not None, "the second reader found the first one's decoded form"
     assert late["seq"] == 1, late  # the timeouts of roll 0 were applied, and written
     assert [b'"timeout":true' in decision for decision in record] == [True, True]
+
+
+def test_a_commit_cut_off_with_its_connection_is_sent_again_and_lands_once(valkey):
+    """The shared connection dies with a commit on it (Redis holds the commit: clients are
+    paused): the store sends it again on a new connection, and the decision lands once."""
+
+    async def scenario():
+        admin = Redis.from_url(valkey)
+        service = GameService(Store(Redis.from_url(valkey)))
+        doc, tokens = await service.create("choice", {}, [{"name": "a"}, {"name": "b"}], 0)
+        turn = await service.wait_turn(doc.id, tokens[0], 0)
+        shared_id = await service.store.shared.execute("CLIENT", "ID")
+        await admin.execute_command("CLIENT", "PAUSE", 400, "WRITE")
+        moving = asyncio.create_task(
+            service.move(doc.id, tokens[0], 0, [turn["legal_moves"][0]])
+        )
+        await asyncio.sleep(0.1)
+        killed = await admin.execute_command("CLIENT", "KILL", "ID", shared_id)
+        accepted = await asyncio.wait_for(moving, 5)
+        new_id = await service.store.shared.execute("CLIENT", "ID")
+        record = await service.store.decisions(doc.id)
+        await service.store.aclose()
+        await service.store.redis.aclose()
+        await admin.aclose()
+        return killed, accepted, new_id != shared_id, record
+
+    killed, accepted, reconnected, record = asyncio.run(scenario())
+    assert killed in (1, True) and reconnected
+    assert accepted["accepted"] and accepted["seq"] == 0
+    assert len(record) == 1 and b'"seat":0' in record[0]
