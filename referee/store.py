@@ -113,8 +113,9 @@ class Store:
         # long-polls and event streams wait in XREAD BLOCK on a pool of their own, so
         # waiting clients never take the connections that decisions need
         self.blocking = blocking or redis
-        # a game's reads and commits, the path every decision takes, share one connection
-        self.shared = SharedConnection(redis.connection_pool)
+        # a game's reads and commits, the path every decision takes, share one connection,
+        # which keeps the deadline of each command itself
+        self.shared = SharedConnection(redis.connection_pool, timeout_s)
         self._commit_sha = hashlib.sha1(_COMMIT.encode()).hexdigest()
 
     async def load(self, game_id: str) -> Stored:
@@ -123,18 +124,18 @@ class Store:
         The three are written together by the commit, so no event slips between them.
         """
         keys = GameKeys(game_id)
-        async with asyncio.timeout(self.timeout_s):
-            try:
-                found = await self.shared.execute("HMGET", keys.doc, "v", "blob", "e")
-            except ConnectionError:  # the shared connection was lost: once more on a new one
-                found = await self.shared.execute("HMGET", keys.doc, "v", "blob", "e")
-            return await self._stored(keys, *found)
+        try:
+            found = await self.shared.execute("HMGET", keys.doc, "v", "blob", "e")
+        except ConnectionError:  # the shared connection was lost: once more on a new one
+            found = await self.shared.execute("HMGET", keys.doc, "v", "blob", "e")
+        return await self._stored(keys, *found)
 
     async def _stored(
         self, keys: GameKeys, version: bytes | None, blob: bytes | None, last: bytes | None
     ) -> Stored:
         if last is None and blob is not None:  # a game stored before ``e`` was kept
-            newest = await self.redis.xrevrange(keys.events, count=1)
+            async with asyncio.timeout(self.timeout_s):
+                newest = await self.redis.xrevrange(keys.events, count=1)
             last = newest[0][0] if newest else None
         return Stored(version.decode() if version else "", blob, last.decode() if last else "0")
 
@@ -170,16 +171,16 @@ class Store:
         reloaded = reconnected = False
         while True:
             try:
-                async with asyncio.timeout(self.timeout_s):
-                    reply = await self._commit_once(keys, args, game_id, deadline)
-                    if reply[0] == 0:
-                        return await self._stored(keys, *(reply[1:] + [None] * 3)[:3])
+                reply = await self._commit_once(keys, args, game_id, deadline)
+                if reply[0] == 0:
+                    return await self._stored(keys, *(reply[1:] + [None] * 3)[:3])
                 return [i.decode() for i in reply[1:]]
             except NoScriptError:  # a fresh or flushed server: load once, then go on
                 if reloaded:
                     raise
                 reloaded = True
-                await self.redis.script_load(_COMMIT)
+                async with asyncio.timeout(self.timeout_s):
+                    await self.redis.script_load(_COMMIT)
             except ConnectionError:
                 # the shared connection was lost with the commit on it; whether Redis ran it is
                 # unknown, and sending it again on a new one is safe: the commit checks the

@@ -143,3 +143,25 @@ def test_a_commit_reloads_its_script_after_a_flush(valkey):
     ids, loaded = asyncio.run(scenario())
     assert len(ids) == 1
     assert loaded.version == "v1" and loaded.blob == b"doc" and loaded.last_event_id == ids[0]
+
+
+def test_a_command_unanswered_past_the_deadline_ends_the_connection(valkey):
+    """One watchdog per connection keeps the commands' deadlines: Redis holding a reply
+    (here a BLPOP on an empty list) past it fails what waits with a TimeoutError."""
+    from redis.exceptions import TimeoutError as RedisTimeoutError
+
+    async def scenario():
+        redis = counted_redis(valkey)
+        shared = SharedConnection(redis.connection_pool, timeout_s=0.4)
+        first_id = await shared.execute("CLIENT", "ID")
+        began = time.monotonic()
+        with pytest.raises(RedisTimeoutError):
+            await shared.execute("BLPOP", "test:shared:never", 5)
+        waited = time.monotonic() - began
+        second_id = await shared.execute("CLIENT", "ID")
+        await _drop(redis, shared)
+        return first_id, second_id, waited
+
+    first_id, second_id, waited = asyncio.run(scenario())
+    assert 0.4 <= waited < 1.5
+    assert second_id != first_id

@@ -573,9 +573,7 @@ def test_a_commit_cut_off_with_its_connection_is_sent_again_and_lands_once(valke
         turn = await service.wait_turn(doc.id, tokens[0], 0)
         shared_id = await service.store.shared.execute("CLIENT", "ID")
         await admin.execute_command("CLIENT", "PAUSE", 400, "WRITE")
-        moving = asyncio.create_task(
-            service.move(doc.id, tokens[0], 0, [turn["legal_moves"][0]])
-        )
+        moving = asyncio.create_task(service.move(doc.id, tokens[0], 0, [turn["legal_moves"][0]]))
         await asyncio.sleep(0.1)
         killed = await admin.execute_command("CLIENT", "KILL", "ID", shared_id)
         accepted = await asyncio.wait_for(moving, 5)
