@@ -19,6 +19,9 @@ Every commit also publishes ``<game id> <newest event id>`` on the channel
 ``referee:commits``, from inside the script, so no commit goes untold: each process listens on
 one connection and wakes its own waiting seats, instead of holding a blocked XREAD (and a
 connection) per waiting seat.
+
+Loads and commits, every decision's path, go on one connection that all of a process's
+requests share (``referee._shared_connection``); everything else uses redis-py's pools.
 """
 
 from __future__ import annotations
@@ -106,8 +109,8 @@ class Store:
     def __init__(
         self, redis: Redis, blocking: Redis | None = None, *, timeout_s: float = 10
     ) -> None:
-        # one deadline per store operation, rather than redis-py's per-socket-call timeouts
-        # (a task per write), which the service's clients switch off
+        # a deadline per store operation (per command on the shared connection), rather than
+        # redis-py's per-socket-call timeouts (a task per write), which the service switches off
         self.timeout_s = timeout_s
         self.redis = redis
         # long-polls and event streams wait in XREAD BLOCK on a pool of their own, so
