@@ -41,6 +41,7 @@ class SharedConnection:
         self._pool = pool
         self._timeout_s = timeout_s
         self._watchdog: asyncio.TimerHandle | None = None
+        self._loop: asyncio.AbstractEventLoop = None  # type: ignore[assignment]  # on connecting
         self._connection: AbstractConnection | None = None
         self._reader: asyncio.Task | None = None
         self._connecting = asyncio.Lock()
@@ -81,7 +82,7 @@ class SharedConnection:
         return replies
 
     def _enqueue(self, args: tuple[Any, ...]) -> asyncio.Future:
-        loop = asyncio.get_running_loop()
+        loop = self._loop  # the connection's: asyncio.get_running_loop() costs a getpid()
         future = loop.create_future()
         if not self._outbox:
             loop.call_soon(self._flush)
@@ -108,6 +109,7 @@ class SharedConnection:
             if self._connection is None:
                 connection = self._pool.make_connection()
                 await connection.connect()
+                self._loop = asyncio.get_running_loop()
                 self._connection = connection
                 self._reader = asyncio.create_task(self._read(connection))
                 self._watch(connection)
@@ -117,7 +119,7 @@ class SharedConnection:
         """Now and then: a command unanswered past its deadline ends the connection."""
         if connection is not self._connection:
             return
-        loop = asyncio.get_running_loop()
+        loop = self._loop
         if self._waiting and self._waiting[0][1] < loop.time():
             late = TimeoutError(f"Redis did not answer within {self._timeout_s} s")
             self._lost(connection, late)

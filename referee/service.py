@@ -207,6 +207,7 @@ class GameService:
         )
         self._deciding: dict[str, _Queue] = {}
         self.listening = False  # to every replica's commits (watch_commits)
+        self._loop: asyncio.AbstractEventLoop | None = None  # the one listening
         self._epoch = 0  # bumped whenever listening starts or stops
         # commits heard: game id -> newest event id; it needs to outlast only a read or a
         # commit in flight
@@ -783,6 +784,8 @@ class GameService:
     def _listen(self, on: bool) -> None:
         """Start or stop trusting what is heard. Commits may have gone unheard before now, so
         no remembered form is kept, and the seats waiting to hear look at their games again."""
+        if on:
+            self._loop = asyncio.get_running_loop()
         self.listening = on
         self._epoch += 1
         if self.recent is not None:
@@ -827,7 +830,8 @@ class GameService:
     async def _hear(self, positions: dict[str, str], seconds: float) -> str | None:
         """The newest event id heard of a game (id -> event id) after its position, waiting
         up to ``seconds``; None if nothing came, "" if the process stopped listening."""
-        loop = asyncio.get_running_loop()
+        # where the commits are heard: asyncio.get_running_loop() costs a getpid() each time
+        loop = self._loop or asyncio.get_running_loop()
         stop = loop.time() + seconds
         after = {game_id: _event_order(event_id) for game_id, event_id in positions.items()}
         while True:
