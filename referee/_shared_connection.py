@@ -27,6 +27,9 @@ from redis.exceptions import ConnectionError, RedisError, ResponseError, Timeout
 
 __all__ = ["SharedConnection"]
 
+# past this many bytes waiting in the socket's buffer, writes wait for it to drain
+_WRITE_BUFFER = 1 << 20
+
 
 class SharedConnection:
     """Commands of any number of tasks on one connection, replies in order.
@@ -95,8 +98,17 @@ class SharedConnection:
         outbox, self._outbox, connection = self._outbox, [], self._connection
         if connection is None or not outbox:
             return  # the connection was lost meanwhile: its commands have failed already
-        task = self._spawn(connection.send_packed_command(outbox, check_health=False))
-        task.add_done_callback(lambda done: self._sent(connection, done))
+        writer = getattr(connection, "_writer", None)  # redis-py's asyncio StreamWriter
+        if writer is None or writer.transport.get_write_buffer_size() > _WRITE_BUFFER:
+            # through redis-py, which waits for the socket to drain: a task, and its write a
+            # turn of the loop later
+            task = self._spawn(connection.send_packed_command(outbox, check_health=False))
+            task.add_done_callback(lambda done: self._sent(connection, done))
+            return
+        try:  # written now: every turn of the loop a commit waits for adds to a decision's time
+            writer.writelines(outbox)
+        except Exception as error:  # the socket failed: so did the connection
+            self._lost(connection, error)
 
     def _sent(self, connection: AbstractConnection, task: asyncio.Task) -> None:
         if not task.cancelled() and task.exception() is None:

@@ -48,20 +48,26 @@ def play_out(http: httpx.Client, game: dict, rnd: random.Random | None = None, b
 
 class Counted:
     """Mixed into a client's connection class (TCP or Unix socket, as its URL says): counts
-    the round trips (every packed request sent) and the connects of the clients made by
-    ``counted_redis``, so servers of other tests in this process (their sweepers) are not
-    counted."""
+    the round trips (every write of packed requests to the socket, however it is made) and
+    the connects of the clients made by ``counted_redis``, so servers of other tests in this
+    process (their sweepers) are not counted."""
 
     round_trips = 0
     connects = 0
 
-    async def send_packed_command(self, *args, **kwargs):
-        Counted.round_trips += 1
-        return await super().send_packed_command(*args, **kwargs)
-
     async def connect(self):
         Counted.connects += not self.is_connected  # the pool calls it on every checkout
-        return await super().connect()
+        await super().connect()
+        writer = self._writer
+        if not getattr(writer, "counted", False):
+            write = writer.writelines
+
+            def writelines(data):
+                Counted.round_trips += 1
+                return write(data)
+
+            writer.writelines = writelines
+            writer.counted = True
 
 
 def counted_redis(url: str):

@@ -165,3 +165,20 @@ def test_a_command_unanswered_past_the_deadline_ends_the_connection(valkey):
     first_id, second_id, waited = asyncio.run(scenario())
     assert 0.4 <= waited < 1.5
     assert second_id != first_id
+
+
+def test_redis_py_still_keeps_the_stream_writer_that_commands_are_written_to(valkey):
+    """The shared connection writes straight to the redis-py connection's ``_writer`` (a write
+    a turn of the loop sooner, and no task per write), falling back to
+    ``send_packed_command`` without it. This pins that private attribute: should an upgrade
+    of redis-py drop it, this fails while the referee goes on by the slower path."""
+
+    async def scenario():
+        redis, shared = _shared(valkey)
+        await shared.execute("PING")
+        writer = getattr(shared._connection, "_writer", None)
+        await _drop(redis, shared)
+        return writer
+
+    writer = asyncio.run(scenario())
+    assert isinstance(writer, asyncio.StreamWriter)
