@@ -35,7 +35,8 @@ def _serve(args: argparse.Namespace) -> int:
 
         embedded = start_embedded(settings.data_dir)
         os.environ["REDIS_URL"] = embedded_url(embedded)
-        print(f"embedded Valkey at {os.environ['REDIS_URL']}, data in {settings.data_dir}/")
+        url, tcp = os.environ["REDIS_URL"], f"redis://{embedded.host}:{embedded.port}"
+        print(f"embedded Valkey at {url} (and {tcp}), data in {settings.data_dir}/")
     try:
         # uvicorn stops on SIGTERM after the requests in flight; each decision is one atomic
         # Redis script, so no game is ever half written.
