@@ -343,8 +343,9 @@ def run_bench(
     valkey = start_embedded(data_dir, persist=False)
     referee = None
     try:
-        referee, url = start_referee(embedded_url(valkey), workers)
-        client = redis.Redis.from_url(embedded_url(valkey))
+        redis_url = embedded_url(valkey)
+        referee, url = start_referee(redis_url, workers)
+        client = redis.Redis.from_url(redis_url)
         _live_games(url, live_games)
         server = psutil.Process(referee.pid)
         # the ceiling is measured in two halves, before and after the games, so that a drift

@@ -127,10 +127,11 @@ class Store:
         The three are written together by the commit, so no event slips between them.
         """
         keys = GameKeys(game_id)
+        read = ("HMGET", keys.doc, "v", "blob", "e")
         try:
-            found = await self.shared.execute("HMGET", keys.doc, "v", "blob", "e")
+            found = await self.shared.execute(*read)
         except ConnectionError:  # the shared connection was lost: once more on a new one
-            found = await self.shared.execute("HMGET", keys.doc, "v", "blob", "e")
+            found = await self.shared.execute(*read)
         return await self._stored(keys, *found)
 
     async def _stored(

@@ -30,7 +30,7 @@ __all__ = ["GAME_ID", "bearer", "put_in_front"]
 
 log = logging.getLogger("referee")
 GAME_ID = re.compile(r"[0-9a-f]{16}")
-_HOT = re.compile(r"/v1/games/([0-9a-f]{16})/(turn|moves)")
+_HOT = re.compile(rf"/v1/games/({GAME_ID.pattern})/(turn|moves)")
 _WAIT = re.compile(rb"wait=([0-9]{1,2}(?:\.[0-9]{1,6})?)")
 _submission = msgspec.json.Decoder(MoveSubmission)
 _encode = msgspec.json.Encoder().encode
@@ -51,7 +51,7 @@ def _token(scope: dict) -> str | None:
     return None
 
 
-def _asked(scope: dict, game_id: str) -> tuple[Any, str] | None:
+def _asked(scope: dict) -> tuple[Any, str] | None:
     """The service and token of a request this app answers itself, or None."""
     state = scope["litestar_app"].state
     token = _token(scope)
@@ -84,7 +84,7 @@ async def _turn(scope: dict, receive: Any, send: Any, routed: Any, game_id: str)
     """``GET /v1/games/{id}/turn[?wait=s]``."""
     query = _WAIT.fullmatch(scope["query_string"] or b"wait=0")
     wait = float(query.group(1)) if query is not None and scope["method"] == "GET" else -1.0
-    asked = _asked(scope, game_id) if 0 <= wait <= 60 else None
+    asked = _asked(scope) if 0 <= wait <= 60 else None
     answer = None
     if asked is not None:
         service, token = asked
@@ -97,7 +97,7 @@ async def _turn(scope: dict, receive: Any, send: Any, routed: Any, game_id: str)
 
 async def _moves(scope: dict, receive: Any, send: Any, routed: Any, game_id: str) -> None:
     """``POST /v1/games/{id}/moves`` with a body of exactly one of ``move`` and ``moves``."""
-    asked = _asked(scope, game_id) if scope["method"] == "POST" else None
+    asked = _asked(scope) if scope["method"] == "POST" else None
     if asked is None:
         await routed(scope, receive, send)
         return
