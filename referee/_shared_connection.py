@@ -7,28 +7,98 @@ given in one turn of the event loop leave in one write, and one task reads the r
 they come, often several in one read. Redis answers a connection's commands in order, so the
 n-th reply is the n-th command's.
 
-redis-py still connects (AUTH, SELECT, TLS from the URL) and parses the replies; hiredis packs
-the commands (redis-py's asyncio client packs them in Python, 6x slower for a commit). One
-watchdog per connection, not a timer per command (4 µs each under uvloop), gives up on a
-Redis that does not answer.
+redis-py connects (AUTH, SELECT, TLS from the URL); then the connection's transport is taken
+over (``TakenOver``): its replies are parsed by hiredis in the loop's own callback as bytes
+arrive, and each waiting command's future is settled there. A reader task on redis-py's
+stream took a turn of the loop more per reply, and its layers of coroutines cost more than
+the parse. hiredis also packs the commands (redis-py's asyncio client packs them in Python,
+6x slower for a commit). One watchdog per connection, not a timer per command (4 µs each
+under uvloop), gives up on a Redis that does not answer.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import math
 from collections import deque
 from typing import Any
 
-from hiredis import pack_command
+from hiredis import Reader, pack_command
+from redis._parsers.base import BaseParser
 from redis.asyncio.connection import AbstractConnection, ConnectionPool
-from redis.exceptions import ConnectionError, RedisError, ResponseError, TimeoutError
+from redis.exceptions import (
+    ConnectionError,
+    InvalidResponse,
+    RedisError,
+    ResponseError,
+    TimeoutError,
+)
 
-__all__ = ["SharedConnection"]
+__all__ = ["INCOMPLETE", "SharedConnection", "TakenOver", "reply_reader"]
 
-# past this many bytes waiting in the socket's buffer, writes wait for it to drain
-_WRITE_BUFFER = 1 << 20
+
+class TakenOver(asyncio.Protocol):
+    """A protocol that receives what a connected redis-py connection reads from now on.
+
+    redis-py has done the handshake and waits for nothing, so nothing of a reply is left in
+    its stream. Its ``_writer`` (private, pinned by a test) keeps writing to the same
+    transport; the end of the connection is passed on to its stream too, so that
+    ``connection.disconnect()`` still closes it and its wait for the close returns.
+    """
+
+    _stream: asyncio.BaseProtocol | None = None
+
+    def take_over(self, connection: AbstractConnection) -> None:
+        transport = connection._writer.transport  # type: ignore[union-attr]
+        self._stream = transport.get_protocol()
+        transport.set_protocol(self)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._stream is not None:
+            self._stream.connection_lost(exc)
+
+
+#: what ``Reader.gets()`` gives while a reply is incomplete (RESP3 has a ``False`` of its own)
+INCOMPLETE = object()
+
+
+def reply_reader() -> Reader:
+    """A parser of replies as redis-py's own: error replies become its exception classes
+    (NOSCRIPT a ``NoScriptError``), values stay bytes; ``INCOMPLETE`` while one is cut."""
+    return Reader(
+        protocolError=InvalidResponse, replyError=BaseParser.parse_error, notEnoughData=INCOMPLETE
+    )
+
+
+class _Replies(TakenOver):
+    """The replies of a shared connection, settled as they arrive."""
+
+    def __init__(self, owner: SharedConnection, connection: AbstractConnection) -> None:
+        self.owner = owner
+        self.connection = connection
+        self.reader = reply_reader()
+        self.paused = False  # the socket's buffer is full: writes wait for resume_writing
+
+    def data_received(self, data: bytes) -> None:
+        reader, answer = self.reader, self.owner._answer
+        reader.feed(data)
+        try:
+            reply = reader.gets()
+            while reply is not INCOMPLETE:
+                answer(self.connection, reply)
+                reply = reader.gets()
+        except Exception as error:  # a broken stream: nothing after it can be trusted
+            self.owner._lost(self.connection, error)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.owner._lost(self.connection, exc or ConnectionError("Redis closed the connection"))
+        super().connection_lost(exc)
+
+    def pause_writing(self) -> None:
+        self.paused = True
+
+    def resume_writing(self) -> None:
+        self.paused = False
+        self.owner._flush()
 
 
 class SharedConnection:
@@ -46,7 +116,7 @@ class SharedConnection:
         self._watchdog: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop = None  # type: ignore[assignment]  # on connecting
         self._connection: AbstractConnection | None = None
-        self._reader: asyncio.Task | None = None
+        self._replies: _Replies | None = None
         self._connecting = asyncio.Lock()
         self._waiting: deque[tuple[asyncio.Future, float]] = deque()  # with its deadline
         self._outbox: list[bytes] = []
@@ -95,26 +165,14 @@ class SharedConnection:
 
     def _flush(self) -> None:
         """Write what this turn of the loop gave, in the order the replies are awaited."""
-        outbox, self._outbox, connection = self._outbox, [], self._connection
-        if connection is None or not outbox:
-            return  # the connection was lost meanwhile: its commands have failed already
-        writer = getattr(connection, "_writer", None)  # redis-py's asyncio StreamWriter
-        if writer is None or writer.transport.get_write_buffer_size() > _WRITE_BUFFER:
-            # through redis-py, which waits for the socket to drain: a task, and its write a
-            # turn of the loop later
-            task = self._spawn(connection.send_packed_command(outbox, check_health=False))
-            task.add_done_callback(lambda done: self._sent(connection, done))
-            return
+        connection, replies = self._connection, self._replies
+        if connection is None or replies is None or replies.paused or not self._outbox:
+            return  # lost meanwhile (its commands failed already), or resume_writing flushes
+        outbox, self._outbox = self._outbox, []
         try:  # written now: every turn of the loop a commit waits for adds to a decision's time
-            writer.writelines(outbox)
+            connection._writer.writelines(outbox)  # type: ignore[union-attr]
         except Exception as error:  # the socket failed: so did the connection
             self._lost(connection, error)
-
-    def _sent(self, connection: AbstractConnection, task: asyncio.Task) -> None:
-        if not task.cancelled() and task.exception() is None:
-            return
-        error = task.exception() if not task.cancelled() else None
-        self._lost(connection, error or ConnectionError("the write was cancelled"))
 
     async def _connect(self) -> AbstractConnection:
         async with self._connecting:  # the commands that find no connection wait for one
@@ -122,8 +180,9 @@ class SharedConnection:
                 connection = self._pool.make_connection()
                 await connection.connect()
                 self._loop = asyncio.get_running_loop()
+                self._replies = _Replies(self, connection)
+                self._replies.take_over(connection)
                 self._connection = connection
-                self._reader = asyncio.create_task(self._read(connection))
                 self._watch(connection)
             return self._connection
 
@@ -138,28 +197,20 @@ class SharedConnection:
             return
         self._watchdog = loop.call_later(min(1.0, self._timeout_s / 4), self._watch, connection)
 
-    async def _read(self, connection: AbstractConnection) -> None:
-        waiting = self._waiting
-        try:
-            while True:
-                try:
-                    reply = await connection.read_response(timeout=math.inf)
-                except ResponseError as error:
-                    reply = error
-                if not waiting:
-                    raise ConnectionError("a reply that no command waits for")
-                future, _ = waiting.popleft()
-                if future.done():  # its caller gave up (a timeout): the reply is dropped
-                    continue
-                if isinstance(reply, ResponseError):
-                    future.set_exception(reply)
-                else:
-                    future.set_result(reply)
-        except asyncio.CancelledError:
-            self._lost(connection, ConnectionError("the shared connection was closed"))
-            raise
-        except Exception as error:  # every failure of the socket ends the connection alike
-            self._lost(connection, error)
+    def _answer(self, connection: AbstractConnection, reply: Any) -> None:
+        """The next reply: the oldest waiting command's."""
+        if connection is not self._connection:
+            return
+        if not self._waiting:
+            self._lost(connection, ConnectionError("a reply that no command waits for"))
+            return
+        future, _ = self._waiting.popleft()
+        if future.done():  # its caller gave up (a timeout): the reply is dropped
+            return
+        if isinstance(reply, ResponseError):
+            future.set_exception(reply)
+        else:
+            future.set_result(reply)
 
     def _lost(self, connection: AbstractConnection, error: BaseException) -> None:
         if connection is not self._connection:
@@ -174,9 +225,7 @@ class SharedConnection:
         for future, _ in waiting:
             if not future.done():
                 future.set_exception(error)
-        if self._reader is not None and self._reader is not asyncio.current_task():
-            self._reader.cancel()
-        self._reader = None
+        self._replies = None
         self._spawn(connection.disconnect(nowait=True))
 
     def _spawn(self, work: Any) -> asyncio.Task:
@@ -188,11 +237,7 @@ class SharedConnection:
 
     async def aclose(self) -> None:
         """Fail what still waits, close the connection; a later command connects again."""
-        reader, connection = self._reader, self._connection
-        if reader is not None:
-            reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await reader
+        connection = self._connection
         if connection is not None:
             self._lost(connection, ConnectionError("the shared connection was closed"))
         await asyncio.gather(*self._tasks, return_exceptions=True)

@@ -770,11 +770,7 @@ class GameService:
         """Listen to every replica's commits for as long as the process runs."""
         while True:
             try:
-                async for heard in self.store.commits():
-                    if heard is None:
-                        self._listen(True)
-                    else:
-                        self._heard_commit(*heard)
+                await self.store.listen(self._heard_commit, lambda: self._listen(True))
             except (RedisError, OSError) as exc:
                 log.warning("not hearing commits (%r); waiting seats read events", exc)
             finally:

@@ -28,14 +28,13 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import math
-from collections.abc import AsyncIterator
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from redis.asyncio import Redis
 from redis.exceptions import ConnectionError, NoScriptError, ResponseError
 
-from ._shared_connection import SharedConnection
+from ._shared_connection import INCOMPLETE, SharedConnection, TakenOver, reply_reader
 
 __all__ = [
     "COMMITS",
@@ -80,6 +79,37 @@ return ids
 #: The commands the commit script calls inside Redis; the referee never sends them itself on
 #: a game's path, so command statistics without them count the commands it sent.
 SCRIPT_COMMANDS = ("hget", "hset", "rpush", "xadd", "expire", "publish")
+
+
+class _Commits(TakenOver):
+    """The subscribed connection's messages, told as they arrive; ``ended`` gets the error
+    that ends the connection."""
+
+    def __init__(self, heard: Callable[[str, str], None], ended: asyncio.Future) -> None:
+        self.heard = heard
+        self.ended = ended
+        self.reader = reply_reader()
+
+    def data_received(self, data: bytes) -> None:
+        reader = self.reader
+        reader.feed(data)
+        try:
+            message = reader.gets()
+            while message is not INCOMPLETE:
+                if message[0] == b"message":
+                    game_id, _, event_id = message[2].decode().partition(" ")
+                    self.heard(game_id, event_id)
+                message = reader.gets()
+        except Exception as error:  # a broken stream, or a hearer's failure: listen anew
+            self._end(error)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._end(exc or ConnectionError("Redis closed the subscribed connection"))
+        super().connection_lost(exc)
+
+    def _end(self, error: BaseException) -> None:
+        if not self.ended.done():
+            self.ended.set_exception(error)
 
 
 class Stored(NamedTuple):
@@ -224,28 +254,34 @@ class Store:
             )
         return reply[0][1] if reply else []
 
-    async def commits(self) -> AsyncIterator[tuple[str, str] | None]:
-        """Every commit of any replica, as ``(game id, newest event id)``, from the moment the
-        first ``None`` is given (subscribed); ends with an error when the connection does.
+    async def listen(
+        self, heard: Callable[[str, str], None], subscribed: Callable[[], None]
+    ) -> None:
+        """Every commit of any replica, told to ``heard(game id, newest event id)`` as it
+        arrives, once ``subscribed()`` was called; returns never, raises when the connection
+        ends.
 
-        A connection of its own, read directly: one message per commit of every replica
-        reaches each process, and redis-py's ``PubSub`` costs several times the read itself.
-        It speaks RESP2 whatever the URL asks, so messages come as plain replies.
+        A connection of its own, speaking RESP2 whatever the URL asks, so messages come as
+        plain replies. Once subscribed, its bytes are parsed in the loop's own callback and
+        told at once: one message per commit of every replica reaches each process, and
+        redis-py's ``PubSub`` (or a task reading its stream) costs several times the parse.
         """
         pool = self.blocking.connection_pool
         connection = pool.connection_class(**{**pool.connection_kwargs, "protocol": 2})
         try:
             await connection.connect()
             await connection.send_command("SUBSCRIBE", COMMITS)
-            while True:
-                kind, _, data = await connection.read_response(timeout=math.inf)
-                if kind == b"message":
-                    game_id, _, event_id = data.decode().partition(" ")
-                    yield game_id, event_id
-                elif kind == b"subscribe":
-                    yield None
+            kind, *_ = await connection.read_response(timeout=self.timeout_s)
+            if kind != b"subscribe":
+                raise ConnectionError(f"SUBSCRIBE answered {kind!r}")
+            ended = asyncio.get_running_loop().create_future()
+            # a message read together with the confirmation is dropped: its commit came
+            # before ``subscribed()``, which has the process trust nothing it knew before
+            _Commits(heard, ended).take_over(connection)
+            subscribed()
+            await ended
         finally:
-            await connection.disconnect()
+            await connection.disconnect(nowait=True)
 
     async def wait_any(self, positions: dict[str, str], block_ms: int) -> None:
         """Wait until any of several games has an event after its position (game id -> event

@@ -11,7 +11,7 @@ from helpers import Counted, counted_redis
 from redis.asyncio import Redis
 from redis.exceptions import ConnectionError, NoScriptError, ResponseError
 
-from referee._shared_connection import SharedConnection
+from referee._shared_connection import SharedConnection, _Replies
 from referee.store import Store
 
 
@@ -167,18 +167,48 @@ def test_a_command_unanswered_past_the_deadline_ends_the_connection(valkey):
     assert second_id != first_id
 
 
-def test_redis_py_still_keeps_the_stream_writer_that_commands_are_written_to(valkey):
-    """The shared connection writes straight to the redis-py connection's ``_writer`` (a write
-    a turn of the loop sooner, and no task per write), falling back to
-    ``send_packed_command`` without it. This pins that private attribute: should an upgrade
-    of redis-py drop it, this fails while the referee goes on by the slower path."""
+def test_redis_py_still_keeps_what_the_shared_connection_takes_over(valkey):
+    """The shared connection writes straight to the redis-py connection's ``_writer`` and
+    takes over its transport to read the replies; error replies become redis-py's exception
+    classes through its ``BaseParser.parse_error``. This pins those private names, so that an
+    upgrade of redis-py that drops one fails here, not in production."""
+    from redis._parsers.base import BaseParser
 
     async def scenario():
         redis, shared = _shared(valkey)
         await shared.execute("PING")
-        writer = getattr(shared._connection, "_writer", None)
+        writer = shared._connection._writer
+        protocol = writer.transport.get_protocol()
         await _drop(redis, shared)
-        return writer
+        return writer, protocol
 
-    writer = asyncio.run(scenario())
+    writer, protocol = asyncio.run(scenario())
     assert isinstance(writer, asyncio.StreamWriter)
+    assert isinstance(protocol, _Replies) and isinstance(
+        protocol._stream, asyncio.StreamReaderProtocol
+    )
+    assert isinstance(BaseParser.parse_error("NOSCRIPT No matching script."), NoScriptError)
+
+
+def test_while_the_socket_is_full_commands_wait_and_leave_together_when_it_drains(valkey):
+    """The transport says its buffer is full (``pause_writing``): commands queue, nothing is
+    written, and ``resume_writing`` sends them in one write, answered in order."""
+
+    async def scenario():
+        redis, shared = _shared(valkey)
+        await shared.execute("PING")
+        replies = shared._connection._writer.transport.get_protocol()
+        replies.pause_writing()
+        before = Counted.round_trips
+        waiting = [asyncio.ensure_future(shared.execute("ECHO", str(n))) for n in range(3)]
+        await asyncio.sleep(0.05)
+        held = Counted.round_trips - before, [future.done() for future in waiting]
+        replies.resume_writing()
+        answers = await asyncio.gather(*waiting)
+        sent = Counted.round_trips - before
+        await _drop(redis, shared)
+        return held, sent, answers
+
+    held, sent, answers = asyncio.run(scenario())
+    assert held == (0, [False, False, False])
+    assert sent == 1 and answers == [b"0", b"1", b"2"]
