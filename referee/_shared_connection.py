@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from typing import Any
+from typing import Any, NamedTuple
 
 from hiredis import Reader, pack_command
 from redis._parsers.base import BaseParser
@@ -33,7 +33,7 @@ from redis.exceptions import (
     TimeoutError,
 )
 
-__all__ = ["INCOMPLETE", "SharedConnection", "TakenOver", "reply_reader"]
+__all__ = ["INCOMPLETE", "Sent", "SharedConnection", "TakenOver", "reply_reader"]
 
 
 class TakenOver(asyncio.Protocol):
@@ -101,6 +101,13 @@ class _Replies(TakenOver):
         self.owner._flush()
 
 
+class Sent(NamedTuple):
+    """Commands queued on a connection: their replies will settle ``futures``, in order."""
+
+    connection: AbstractConnection
+    futures: list[asyncio.Future]
+
+
 class SharedConnection:
     """Commands of any number of tasks on one connection, replies in order.
 
@@ -133,24 +140,37 @@ class SharedConnection:
         """Several commands sent together; their replies in order, error replies as
         exception values (the caller decides which of them matter)."""
         connection = self._connection or await self._connect()
-        futures = [self._enqueue(args) for args in commands]
+        return await self.replies(Sent(connection, [self._enqueue(args) for args in commands]))
+
+    def send(self, *commands: tuple[Any, ...]) -> Sent | None:
+        """Queue commands now, behind everything queued before them, and return at once;
+        ``replies`` gives their replies. None while there is no connection (the caller
+        sends them with ``execute_many``, which connects): nothing was queued then."""
+        connection = self._connection
+        if connection is None:
+            return None
+        return Sent(connection, [self._enqueue(args) for args in commands])
+
+    async def replies(self, sent: Sent) -> list[Any]:
+        """The replies of commands sent, in order, error replies as exception values."""
         replies: list[Any] = []
         try:
-            for future in futures:
+            for future in sent.futures:
                 try:
                     replies.append(await future)
                 except ResponseError as error:
                     replies.append(error)
         except BaseException:
-            for future in futures:  # none is left with an error nobody looked at
+            for future in sent.futures:  # none is left with an error nobody looked at
                 if future.done() and not future.cancelled():
                     future.exception()
                 future.cancel()
-            if not futures[-1].done() or futures[-1].cancelled():
+            last = sent.futures[-1]
+            if not last.done() or last.cancelled():
                 # given up (a timeout, a shutdown) before Redis answered: its reply may never
                 # come, so the connection is dropped, as redis-py drops a connection whose
                 # reply a cancelled command left unread
-                self._lost(connection, ConnectionError("a command was given up unanswered"))
+                self._lost(sent.connection, ConnectionError("a command was given up unanswered"))
             raise
         return replies
 

@@ -8,7 +8,9 @@ A process remembers the newest stored form of the games it has read or written l
 (``recent``). A decision is tried on that form first and committed without reading: if the game
 moved meanwhile (another seat, another replica), the commit fails and returns the game as it
 is, and the decision is tried again on that. A refusal is never given from a remembered game,
-only from one just read.
+only from one just read. While a commit of this process is on its way, the game's next
+decision builds on it and is sent behind it on the same connection (``move``): a version is
+never written twice, so a decision built on a commit that then fails can only fail too.
 
 The process listens to every replica's commits (``watch_commits``; the store publishes each
 one). A game heard to have moved past its remembered form is forgotten, and a form read or
@@ -27,6 +29,7 @@ import contextlib
 import functools
 import hashlib
 import hmac
+import itertools
 import logging
 import math
 import secrets
@@ -44,7 +47,7 @@ from .games import GameError, RuleViolation, get_ruleset, new_seed
 from .games import commitment as seed_commitment
 from .games import dice_key as make_dice_key
 from .games._common import check_seats, plain
-from .store import DEADLINES, EVENTS_PER_READ, Store, Stored
+from .store import DEADLINES, EVENTS_PER_READ, Commit, Store, Stored
 
 __all__ = ["ApiError", "GameDoc", "GameService", "SeatDoc"]
 
@@ -137,6 +140,23 @@ def _event_order(event_id: str) -> tuple[int, int]:
     return int(ms), int(seq or 0)
 
 
+#: this process's mark in the versions it writes (``_next_version``)
+_WRITER = secrets.token_hex(4)
+_writes = itertools.count()
+
+
+def _version_number(version: str) -> int:
+    return int(version.partition(".")[0] or 0)
+
+
+def _next_version(version: str) -> str:
+    """The version a commit on ``version`` writes: its number, one more, and a mark no other
+    write has. A decision chained on a commit still on its way expects that commit's
+    version; had the commit lost its race, a version of the same number written by another
+    would otherwise pass for it."""
+    return f"{_version_number(version) + 1}.{_WRITER}{next(_writes):x}"
+
+
 def new_token(game_id: str) -> str:
     """A seat's bearer secret; it starts with the game's id, so a token alone finds its game."""
     return f"{game_id}.{secrets.token_urlsafe(32)}"
@@ -179,6 +199,34 @@ class Loaded:
         self.now_stored: Stored | None = None  # the game as it is, after a lost commit
 
 
+class _InFlight:
+    """A commit of this process on its way: the game as it will be stored if it lands."""
+
+    __slots__ = ("commit", "epoch", "first_deadline", "landed_waiters", "settled", "stored")
+
+    def __init__(self, stored: Stored, commit: Commit, first_deadline: float | None, epoch: int):
+        self.stored = stored  # its newest event id is the one before it: not to wait after
+        self.commit = commit
+        self.first_deadline = first_deadline
+        self.epoch = epoch
+        self.settled = False
+        self.landed_waiters: list[asyncio.Future[None]] | None = None
+
+    async def landed(self) -> None:
+        """Until the commit's outcome is known (and, written, remembered)."""
+        if not self.settled:
+            future = asyncio.get_running_loop().create_future()
+            if self.landed_waiters is None:
+                self.landed_waiters = []
+            self.landed_waiters.append(future)
+            await future
+
+    def settle(self) -> None:
+        self.settled = True
+        for future in self.landed_waiters or ():
+            _settle(future, None)
+
+
 class _Queue:
     __slots__ = ("lock", "users")
 
@@ -206,6 +254,8 @@ class GameService:
             LRUCache(recent_games) if recent_games > 0 else None
         )
         self._deciding: dict[str, _Queue] = {}
+        # game id -> the newest commit of this process on its way: a decision builds on it
+        self._in_flight: dict[str, _InFlight] = {}
         self.listening = False  # to every replica's commits (watch_commits)
         self._loop: asyncio.AbstractEventLoop | None = None  # the one listening
         self._epoch = 0  # bumped whenever listening starts or stops
@@ -342,7 +392,7 @@ class GameService:
             return  # read or committed before a commit already heard: out of date
         known = self.recent.get(game_id)
         # a read answered after a newer commit of this process must not replace it
-        if known is None or int(known.version) <= int(stored.version):
+        if known is None or _version_number(known.version) <= _version_number(stored.version):
             self.recent[game_id] = stored
 
     def _remembered(self, game_id: str) -> Stored | None:
@@ -357,9 +407,9 @@ class GameService:
         for _ in range(MAX_RETRIES):
             game = await self._load_with(game_id, stored, reading=reading)
             if not game.dirty or await self._write(game):
-                if game.dirty:
+                if game.dirty:  # written: as stored now, with nothing more to write
                     last_id = game.last_event_id
-                    game = Loaded(str(int(game.version or 0) + 1), game.doc)
+                    game = Loaded(game.version, game.doc)
                     game.last_event_id = last_id
                 return game
             stored = game.now_stored
@@ -444,18 +494,24 @@ class GameService:
         game.dirty = True
 
     async def _write(self, game: Loaded) -> bool:
+        """Commit the game's change: True, or False with the game as it now is in
+        ``now_stored`` (the version had moved)."""
+        return await self._written(game, self._send(game))
+
+    def _send(self, game: Loaded) -> _InFlight:
+        """Queue the game's commit now (no await), and make it the base of this process's
+        next decision on the game until its outcome is known."""
         doc = game.doc
         if game.state is not None:
             doc.state = _encoder.encode(game.state)
         first = _first_deadline(doc)
         hint: float | bool | None = False if first == game.first_deadline else first
-        new_version = str(int(game.version or 0) + 1)
+        version = _next_version(game.version)
         blob = _encoder.encode(doc)
-        epoch = self._epoch
-        written = await self.store.commit(
+        commit = self.store.send_commit(
             doc.id,
             game.version,
-            new_version,
+            version,
             blob,
             decisions=game.change.decisions,
             events=game.change.events,
@@ -463,14 +519,28 @@ class GameService:
             events_ttl=self.events_retention_s,
             deadline=hint,
         )
-        if isinstance(written, Stored):  # lost the race: here is the game as it is
-            game.now_stored = written
-            self._remember(doc.id, written, epoch)
-            return False
-        game.first_deadline = first
-        game.last_event_id = written[-1]
-        self._remember(doc.id, Stored(new_version, blob, written[-1]), epoch)
-        return True
+        in_flight = _InFlight(Stored(version, blob, game.last_event_id), commit, first, self._epoch)
+        self._in_flight[doc.id] = in_flight
+        return in_flight
+
+    async def _written(self, game: Loaded, in_flight: _InFlight) -> bool:
+        """The outcome of a commit sent (``_send``); see ``_write``."""
+        game_id = game.doc.id
+        try:
+            written = await self.store.committed(in_flight.commit)
+            if isinstance(written, Stored):  # lost the race: here is the game as it is
+                game.now_stored = written
+                self._remember(game_id, written, in_flight.epoch)
+                return False
+            stored = in_flight.stored._replace(last_event_id=written[-1])
+            game.version, game.first_deadline = stored.version, in_flight.first_deadline
+            game.last_event_id = stored.last_event_id
+            self._remember(game_id, stored, in_flight.epoch)
+            return True
+        finally:
+            if self._in_flight.get(game_id) is in_flight:
+                del self._in_flight[game_id]
+            in_flight.settle()
 
     # -- what seats and spectators see -----------------------------------------------------
 
@@ -608,10 +678,11 @@ class GameService:
                 continue
             last_id = newest
             recent = self._remembered(game_id)
-            if getattr(recent, "last_event_id", None) != last_id and game_id in self._deciding:
-                # the event may be this process's own decision, whose reply is still on its way
-                async with self._one_at_a_time(game_id):
-                    recent = self._remembered(game_id)
+            in_flight = self._in_flight.get(game_id)
+            if getattr(recent, "last_event_id", None) != last_id and in_flight is not None:
+                # the event may be this process's own commit, whose reply is still on its way
+                await in_flight.landed()
+                recent = self._remembered(game_id)
             if recent is not None and recent.last_event_id == last_id and complete:
                 # written with the newest event, and every change adds one: the game as it is
                 # now, without reading it again
@@ -627,13 +698,50 @@ class GameService:
     async def move(
         self, game_id: str, token: str | None, seq: int, moves: list[Any]
     ) -> dict[str, Any]:
-        async with self._one_at_a_time(game_id):
-            return await self._move(game_id, token, seq, moves)
+        """Decide on the game as this process last wrote or knew it, committed without
+        reading; if it had moved, on the game as the failed commit found it.
+
+        This process's decisions on a game take turns only until each one's commit is sent:
+        the next builds on it while it is on its way, and is sent behind it on the same
+        connection, so the two are answered in one round trip. Should the first fail, the
+        version the second expects is nowhere, and the second is taken again like any
+        decision that lost a race. A refusal, or a retry's answer from the record, is never
+        given from a game not yet stored: the commit it builds on lands first, then the game
+        is read.
+        """
+        stored: Stored | None = None
+        guess = True  # known, not read: good to commit on, not to refuse
+        for _ in range(MAX_RETRIES):
+            async with self._one_at_a_time(game_id):
+                in_flight = None
+                if guess:
+                    in_flight = self._in_flight.get(game_id)
+                    if in_flight is not None and not in_flight.commit.queued:
+                        in_flight = None  # no connection yet: not surely sent before this one
+                    stored = in_flight.stored if in_flight else self._remembered(game_id)
+                    guess = stored is not None
+                game = await self._load_with(game_id, stored)
+                try:
+                    answer, sent = await self._decide(game, token, seq, moves)
+                except ApiError:
+                    if not guess:
+                        raise
+                    answer, sent, game.now_stored = None, None, None  # ask the store first
+                if in_flight is not None and sent is None:
+                    await in_flight.landed()  # then read the game as it is
+                    answer, game.now_stored = None, None
+            if sent is not None:
+                if await self._written(game, sent):
+                    return answer  # type: ignore[return-value]
+            elif answer is not None:
+                return answer
+            stored, guess = game.now_stored, False
+        raise ApiError(503, "busy", "the game changed too often; try again")
 
     @contextlib.asynccontextmanager
     async def _one_at_a_time(self, game_id: str) -> AsyncIterator[None]:
-        """This process's decisions on one game take turns: the second builds on the game the
-        first committed instead of losing a race to it (replicas still race, safely)."""
+        """This process's decisions on one game take turns until each one's commit is sent:
+        the next builds on it instead of losing a race to it (replicas still race, safely)."""
         queue = self._deciding.get(game_id)
         if queue is None:
             queue = self._deciding[game_id] = _Queue()
@@ -646,28 +754,11 @@ class GameService:
             if not queue.users:
                 del self._deciding[game_id]
 
-    async def _move(
-        self, game_id: str, token: str | None, seq: int, moves: list[Any]
-    ) -> dict[str, Any]:
-        stored = self._remembered(game_id)
-        guess = stored is not None  # remembered, not read: good to commit on, not to refuse
-        for _ in range(MAX_RETRIES):
-            game = await self._load_with(game_id, stored)
-            try:
-                accepted = await self._decide(game, token, seq, moves)
-            except ApiError:
-                if not guess:
-                    raise
-                accepted, game.now_stored = None, None  # ask the store before refusing
-            if accepted is not None:
-                return accepted
-            stored, guess = game.now_stored, False
-        raise ApiError(503, "busy", "the game changed too often; try again")
-
     async def _decide(
         self, game: Loaded, token: str | None, seq: int, moves: list[Any]
-    ) -> dict[str, Any] | None:
-        """One try at a decision: the answer, or None if the game must be taken again."""
+    ) -> tuple[dict[str, Any] | None, _InFlight | None]:
+        """One try at a decision: the answer and the commit it waits for (None for an answer
+        from the record), or no answer if the game must be taken again."""
         seat = self.authenticate(game, token)
         state, ruleset = game.state, game.ruleset
         if state is None:
@@ -676,11 +767,11 @@ class GameService:
         if seq != current:
             if game.dirty:  # resolve expired deadlines first, then answer
                 await self._write(game)
-                return None
+                return None, None
             if seq < current:
                 replayed = await self._replay(game, seat, seq, moves)
                 if replayed is not None:
-                    return replayed
+                    return replayed, None
                 raise ApiError(
                     409,
                     "seq-already-decided",
@@ -708,9 +799,7 @@ class GameService:
                 status, exc.code, exc.message, field=exc.field, current_seq=current
             ) from None
         self._refresh_deadlines(game, time.time())
-        if await self._write(game):
-            return _accepted(seat, seq, moves, game.doc.status)
-        return None
+        return _accepted(seat, seq, moves, game.doc.status), self._send(game)
 
     async def _replay(
         self, game: Loaded, seat: int, seq: int, moves: list[Any]

@@ -34,13 +34,14 @@ from typing import Any, NamedTuple
 from redis.asyncio import Redis
 from redis.exceptions import ConnectionError, NoScriptError, ResponseError
 
-from ._shared_connection import INCOMPLETE, SharedConnection, TakenOver, reply_reader
+from ._shared_connection import INCOMPLETE, Sent, SharedConnection, TakenOver, reply_reader
 
 __all__ = [
     "COMMITS",
     "DEADLINES",
     "EVENTS_PER_READ",
     "SCRIPT_COMMANDS",
+    "Commit",
     "GameKeys",
     "Store",
     "Stored",
@@ -110,6 +111,18 @@ class _Commits(TakenOver):
     def _end(self, error: BaseException) -> None:
         if not self.ended.done():
             self.ended.set_exception(error)
+
+
+class Commit(NamedTuple):
+    """A commit on its way (``Store.send_commit``)."""
+
+    keys: GameKeys
+    commands: tuple[tuple[Any, ...], ...]
+    sent: Sent | None  # None: not queued yet (no connection when it was made)
+
+    @property
+    def queued(self) -> bool:
+        return self.sent is not None
 
 
 class Stored(NamedTuple):
@@ -193,6 +206,35 @@ class Store:
         ``ttl`` > 0 makes the game expire (a finished game); its event stream then goes after
         ``events_ttl`` (at most ``ttl``): the record keeps everything the stream told.
         """
+        sending = self.send_commit(
+            game_id,
+            expected,
+            version,
+            blob,
+            decisions=decisions,
+            events=events,
+            ttl=ttl,
+            events_ttl=events_ttl,
+            deadline=deadline,
+        )
+        return await self.committed(sending)
+
+    def send_commit(
+        self,
+        game_id: str,
+        expected: str,
+        version: str,
+        blob: bytes,
+        *,
+        decisions: list[bytes] = (),  # type: ignore[assignment]
+        events: list[bytes] = (),  # type: ignore[assignment]
+        ttl: int = 0,
+        events_ttl: int = 0,
+        deadline: float | bool | None = None,
+    ) -> Commit:
+        """``commit``, queued on the shared connection now, behind every command queued
+        before it (a later command on it sees what this one wrote); ``committed`` gives its
+        outcome. Queued later if the connection is being made (``Commit.queued`` is False)."""
         if not events:
             # readers take the newest event id as the version's name (see the module's doc)
             raise ValueError("every change of a game is told by at least one event")
@@ -202,12 +244,25 @@ class Store:
         args += [len(decisions), len(events), game_id]
         args += decisions
         args += events
-        reloaded = reconnected = False
+        commands = self._commit_commands(keys, args, game_id, deadline)
+        return Commit(keys, commands, self.shared.send(*commands))
+
+    async def committed(self, commit: Commit) -> list[str] | Stored:
+        """The outcome of a commit sent: the new events' ids, or the game as it now is."""
+        sent, reloaded, reconnected = commit.sent, False, False
         while True:
             try:
-                reply = await self._commit_once(keys, args, game_id, deadline)
+                if sent is not None:  # the first time: as sent; after a failure, anew
+                    first, sent = sent, None
+                    replies = await self.shared.replies(first)
+                else:
+                    replies = await self.shared.execute_many(*commit.commands)
+                for each in replies:
+                    if isinstance(each, ResponseError):
+                        raise each
+                reply = replies[0]
                 if reply[0] == 0:
-                    return await self._stored(keys, *(reply[1:] + [None] * 3)[:3])
+                    return await self._stored(commit.keys, *(reply[1:] + [None] * 3)[:3])
                 return [i.decode() for i in reply[1:]]
             except NoScriptError:  # a fresh or flushed server: load once, then go on
                 if reloaded:
@@ -223,22 +278,16 @@ class Store:
                     raise
                 reconnected = True
 
-    async def _commit_once(
+    def _commit_commands(
         self, keys: GameKeys, args: list[Any], game_id: str, deadline: float | bool | None
-    ) -> Any:
+    ) -> tuple[tuple[Any, ...], ...]:
         # EVALSHA directly: a pipelined Script object would add a SCRIPT EXISTS trip
         commit = ("EVALSHA", self._commit_sha, 3, *keys.all(), *args)
         if deadline is False:  # the deadline hint did not change: one command
-            return await self.shared.execute(*commit)
+            return (commit,)
         if deadline is None:
-            hint: tuple[Any, ...] = ("ZREM", DEADLINES, game_id)
-        else:
-            hint = ("ZADD", DEADLINES, deadline, game_id)
-        reply, hinted = await self.shared.execute_many(commit, hint)
-        for each in (reply, hinted):
-            if isinstance(each, ResponseError):
-                raise each
-        return reply
+            return commit, ("ZREM", DEADLINES, game_id)
+        return commit, ("ZADD", DEADLINES, deadline, game_id)
 
     async def aclose(self) -> None:
         await self.shared.aclose()

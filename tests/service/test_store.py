@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import time
 
+import msgspec
 import pytest
 from helpers import Counted, counted_redis
 from redis.asyncio import Redis
@@ -588,3 +589,91 @@ def test_a_commit_cut_off_with_its_connection_is_sent_again_and_lands_once(valke
     assert killed in (1, True) and reconnected
     assert accepted["accepted"] and accepted["seq"] == 0
     assert len(record) == 1 and b'"seat":0' in record[0]
+
+
+async def _three_seats(service: GameService) -> tuple:
+    """A 3-seat CHOICE game, its first turns read: doc, tokens, each seat's legal moves."""
+    seats = [{"name": name} for name in "abc"]
+    doc, tokens = await service.create("choice", {}, seats, 0)
+    turns = [await service.wait_turn(doc.id, token, 0) for token in tokens]
+    return doc, tokens, [turn["legal_moves"] for turn in turns]
+
+
+def test_a_games_simultaneous_decisions_share_one_round_trip(valkey):
+    """Two seats decide at once in one process: the second builds on the first's commit while
+    it is on its way and is sent behind it, so both go in one write, and both land."""
+
+    async def scenario():
+        service = _counted(valkey)
+        doc, tokens, moves = await _three_seats(service)
+        before = Counted.round_trips
+        both = await asyncio.gather(
+            *(service.move(doc.id, tokens[seat], 0, moves[seat][:1]) for seat in (0, 1))
+        )
+        trips = Counted.round_trips - before
+        cold = _counted(valkey)
+        turns = [await cold.wait_turn(doc.id, token, 0) for token in tokens]
+        record = await cold.store.decisions(doc.id)
+        await _close([], service, cold)
+        return both, trips, turns, record
+
+    both, trips, turns, record = asyncio.run(scenario())
+    assert [accepted["seat"] for accepted in both] == [0, 1]
+    assert trips == 1
+    assert [turn["seq"] for turn in turns] == [1, 1, 0] and len(record) == 2
+
+
+def test_a_decision_chained_on_a_commit_that_loses_its_race_is_taken_again(valkey):
+    """Replica ``two`` takes seat 0's decision; ``one``, on the game as it knew it, takes
+    seats 1 and 2 at once, the second chained on the first. The first loses its race, so
+    the second expects a version that was never written: it must not pass for the one
+    ``two`` wrote (that would drop decisions). Both are taken again; all three land once."""
+
+    async def scenario():
+        one, two = _counted(valkey), _counted(valkey)
+        doc, tokens, moves = await _three_seats(one)
+        await two.move(doc.id, tokens[0], 0, moves[0][:1])
+        both = await asyncio.gather(
+            *(one.move(doc.id, tokens[seat], 0, moves[seat][:1]) for seat in (1, 2))
+        )
+        cold = _counted(valkey)
+        turns = [await cold.wait_turn(doc.id, token, 0) for token in tokens]
+        record = await cold.store.decisions(doc.id)
+        await _close([], one, two, cold)
+        return both, turns, record
+
+    both, turns, record = asyncio.run(scenario())
+    assert [accepted["seat"] for accepted in both] == [1, 2]
+    assert all(turn["seq"] == 1 for turn in turns), turns
+    assert [sum(b'"seat":%d' % seat in d for d in record) for seat in range(3)] == [1, 1, 1]
+
+
+def test_a_retry_sent_while_its_decision_is_on_its_way_gets_the_same_answer(valkey):
+    """A bot sends its decision again before the first reply came: the second builds on the
+    first, on its way, finds the seq decided, and answers from the record once the first
+    has landed, the same answer."""
+
+    async def scenario():
+        service = _counted(valkey)
+        doc, tokens, moves = await _three_seats(service)
+        first, again = await asyncio.gather(
+            service.move(doc.id, tokens[0], 0, moves[0][:1]),
+            service.move(doc.id, tokens[0], 0, moves[0][:1]),
+        )
+        try:
+            await asyncio.gather(
+                service.move(doc.id, tokens[1], 0, moves[1][:1]),
+                service.move(doc.id, tokens[1], 0, moves[1][1:2]),
+            )
+            refused = None
+        except ApiError as error:
+            refused = error.code
+        record = await service.store.decisions(doc.id)
+        await _close([], service)
+        return first, again, refused, record
+
+    first, again, refused, record = asyncio.run(scenario())
+    sent = [msgspec.json.decode(msgspec.json.encode(answer)) for answer in (first, again)]
+    assert sent[0] == sent[1] and first["accepted"]
+    assert refused == "seq-already-decided"
+    assert len(record) == 2
