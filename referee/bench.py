@@ -29,14 +29,14 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 from typing import Any
 
-import aiohttp
+import httptools
 import httpx
 import msgspec
 import psutil
 import redis
-from multidict import CIMultiDict
 
 from ._gc import settle_collector
 from .embedded import embedded_url, start_embedded
@@ -109,9 +109,78 @@ def start_referee(
 # --- load generators (each runs in a process of its own) ----------------------------------
 
 
-def _session(url: str, connections: int) -> aiohttp.ClientSession:
-    connector = aiohttp.TCPConnector(limit=connections, limit_per_host=connections)
-    return aiohttp.ClientSession(url, connector=connector, timeout=aiohttp.ClientTimeout(total=60))
+class _Http(asyncio.Protocol):
+    """One keep-alive HTTP/1.1 connection of a load generator, one request at a time.
+
+    The bots share the referee's two cores, and what their own event loop spends on a request
+    is added to every latency they time: aiohttp took about as much CPU per request as the
+    referee. A bot needs no more than this: requests it builds once, a response parsed by
+    httptools (the parser uvicorn serves with).
+    """
+
+    def __init__(self) -> None:
+        self.parser = httptools.HttpResponseParser(self)
+        self.transport: asyncio.Transport | None = None
+        self.reply: asyncio.Future[tuple[int, bytes]] | None = None
+        self.body: list[bytes] = []
+
+    @classmethod
+    async def open(cls, url: str) -> _Http:
+        address = urllib.parse.urlsplit(url)
+        loop = asyncio.get_running_loop()
+        _, connection = await loop.create_connection(cls, address.hostname, address.port)
+        return connection
+
+    async def request(self, head: bytes, body: bytes | None = None) -> tuple[int, bytes]:
+        """Status and body of the response to a request (``head`` built by ``_head``)."""
+        if self.transport is None or self.transport.is_closing():
+            raise ConnectionError("the referee closed the connection")
+        self.reply = asyncio.get_running_loop().create_future()
+        self.body = []
+        if body is None:
+            self.transport.write(head + b"\r\n")
+        else:
+            self.transport.write(b"%sContent-Length: %d\r\n\r\n%s" % (head, len(body), body))
+        return await asyncio.wait_for(self.reply, 60)
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserError as error:
+            self._fail(ConnectionError(f"a response that is not HTTP: {error}"))
+
+    def on_body(self, body: bytes) -> None:
+        self.body.append(body)
+
+    def on_message_complete(self) -> None:
+        if self.reply is not None and not self.reply.done():
+            self.reply.set_result((self.parser.get_status_code(), b"".join(self.body)))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._fail(ConnectionError(f"the connection to the referee was lost: {exc!r}"))
+
+    def _fail(self, error: Exception) -> None:
+        if self.reply is not None and not self.reply.done():
+            self.reply.set_exception(error)
+        if self.transport is not None:
+            self.transport.close()
+
+    def close(self) -> None:
+        if self.transport is not None:
+            self.transport.close()
+
+
+def _head(method: str, path: str, token: str | None = None) -> bytes:
+    """A request's line and headers but the body's length (``_Http.request`` adds it)."""
+    head = f"{method} {path} HTTP/1.1\r\nHost: referee\r\n"
+    if token is not None:
+        head += f"Authorization: Bearer {token}\r\n"
+    if method == "POST":
+        head += "Content-Type: application/json\r\n"
+    return head.encode()
 
 
 async def _ceiling(url: str, concurrency: int, seconds: float) -> dict[str, Any]:
@@ -120,17 +189,20 @@ async def _ceiling(url: str, concurrency: int, seconds: float) -> dict[str, Any]
     start = time.monotonic()
     stop = start + seconds
     stats = {"requests": 0, "all_requests": 0, "elapsed": seconds}
-    async with _session(url, concurrency) as client:
+    healthz = _head("GET", "/healthz")
 
-        async def worker() -> None:
+    async def worker() -> None:
+        connection = await _Http.open(url)
+        try:
             while time.monotonic() < stop:
-                async with client.get("/healthz") as reply:
-                    await reply.read()
-                    ok = reply.status == 200
+                status, _ = await connection.request(healthz)
+                ok = status == 200
                 stats["all_requests"] += ok
                 stats["requests"] += ok and time.monotonic() <= stop
+        finally:
+            connection.close()
 
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
     return stats
 
 
@@ -152,18 +224,18 @@ async def _games(url: str, bots: int, seconds: float) -> dict[str, Any]:
         "latencies": [],
         "elapsed": seconds,
     }
-    async with _session(url, bots + 4) as client:
+    create, game_body = _head("POST", "/v1/games"), _json_encode(BENCH_GAME)
 
-        async def bot(game_id: str, token: str) -> None:
-            # built once per seat, as a bot in a loop keeps them
-            headers = CIMultiDict({"Authorization": f"Bearer {token}"})
-            posting = CIMultiDict({**headers, "Content-Type": "application/json"})
-            turn_path = f"/v1/games/{game_id}/turn?wait="
-            moves_path = f"/v1/games/{game_id}/moves"
+    async def bot(game_id: str, token: str) -> None:
+        connection = await _Http.open(url)
+        # built once, as a bot in a loop keeps them
+        turn_path = f"/v1/games/{game_id}/turn?wait="
+        moves = _head("POST", f"/v1/games/{game_id}/moves", token)
+        try:
             while True:
                 wait = f"{max(0.0, min(5.0, stop - time.monotonic())):.3f}"
-                async with client.get(turn_path + wait, headers=headers) as reply:
-                    body = _decode_turn(await reply.read())
+                _, reply = await connection.request(_head("GET", turn_path + wait, token))
+                body = _decode_turn(reply)
                 stats["all_requests"] += 1
                 if time.monotonic() > stop:
                     return
@@ -173,28 +245,29 @@ async def _games(url: str, bots: int, seconds: float) -> dict[str, Any]:
                         return
                     continue
                 began = time.perf_counter()
-                async with client.post(
-                    moves_path,
-                    headers=posting,
-                    data=_json_encode({"seq": body.seq, "move": body.legal_moves[0]}),
-                ) as reply:
-                    await reply.read()
-                    ok = reply.status == 200
+                decision = _json_encode({"seq": body.seq, "move": body.legal_moves[0]})
+                status, _ = await connection.request(moves, decision)
                 stats["all_requests"] += 1
                 if time.monotonic() > stop:
                     return
                 stats["latencies"].append((time.perf_counter() - began) * 1000)
                 stats["moves"] += 1
-                stats["decisions" if ok else "errors"] += 1
+                stats["decisions" if status == 200 else "errors"] += 1
+        finally:
+            connection.close()
 
-        async def table() -> None:
+    async def table() -> None:
+        connection = await _Http.open(url)
+        try:
             while time.monotonic() < stop:
-                async with client.post("/v1/games", json=BENCH_GAME) as reply:
-                    game = await reply.json()
+                _, reply = await connection.request(create, game_body)
+                game = json.loads(reply)
                 await asyncio.gather(*(bot(game["id"], s["token"]) for s in game["seats"]))
                 stats["games"] += 1
+        finally:
+            connection.close()
 
-        await asyncio.gather(*(table() for _ in range(max(1, bots // 2))))
+    await asyncio.gather(*(table() for _ in range(max(1, bots // 2))))
     return stats
 
 

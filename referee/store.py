@@ -186,39 +186,6 @@ class Store:
             last = newest[0][0] if newest else None
         return Stored(version.decode() if version else "", blob, last.decode() if last else "0")
 
-    async def commit(
-        self,
-        game_id: str,
-        expected: str,
-        version: str,
-        blob: bytes,
-        *,
-        decisions: list[bytes] = (),  # type: ignore[assignment]
-        events: list[bytes] = (),  # type: ignore[assignment]
-        ttl: int = 0,
-        events_ttl: int = 0,
-        deadline: float | bool | None = None,
-    ) -> list[str] | Stored:
-        """One round trip: the atomic write and the deadline hint (a time, None to drop it,
-        False to leave it as it is). Returns the new events' ids, or, if the version moved,
-        the game as it now is (nothing written).
-
-        ``ttl`` > 0 makes the game expire (a finished game); its event stream then goes after
-        ``events_ttl`` (at most ``ttl``): the record keeps everything the stream told.
-        """
-        sending = self.send_commit(
-            game_id,
-            expected,
-            version,
-            blob,
-            decisions=decisions,
-            events=events,
-            ttl=ttl,
-            events_ttl=events_ttl,
-            deadline=deadline,
-        )
-        return await self.committed(sending)
-
     def send_commit(
         self,
         game_id: str,
@@ -232,9 +199,15 @@ class Store:
         events_ttl: int = 0,
         deadline: float | bool | None = None,
     ) -> Commit:
-        """``commit``, queued on the shared connection now, behind every command queued
-        before it (a later command on it sees what this one wrote); ``committed`` gives its
-        outcome. Queued later if the connection is being made (``Commit.queued`` is False)."""
+        """The atomic write and the deadline hint (a time, None to drop it, False to leave it
+        as it is), queued on the shared connection now, behind every command queued before it
+        (a later command on it sees what this one wrote), in one round trip; ``committed``
+        gives its outcome. Queued later if the connection is being made (``Commit.queued`` is
+        False).
+
+        ``ttl`` > 0 makes the game expire (a finished game); its event stream then goes after
+        ``events_ttl`` (at most ``ttl``): the record keeps everything the stream told.
+        """
         if not events:
             # readers take the newest event id as the version's name (see the module's doc)
             raise ValueError("every change of a game is told by at least one event")
@@ -248,7 +221,8 @@ class Store:
         return Commit(keys, commands, self.shared.send(*commands))
 
     async def committed(self, commit: Commit) -> list[str] | Stored:
-        """The outcome of a commit sent: the new events' ids, or the game as it now is."""
+        """The outcome of a commit sent: the new events' ids, or, if the version had moved,
+        the game as it now is (nothing written)."""
         sent, reloaded, reconnected = commit.sent, False, False
         while True:
             try:

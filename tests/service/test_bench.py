@@ -60,3 +60,49 @@ def test_bench_reports_every_figure():
     assert figures["redis_bytes_per_game"] > 1000
     assert figures["redis_bytes_per_game_max"] >= figures["redis_bytes_per_game"]
     assert 0 < figures["redis_bytes_per_game_retained"] < figures["redis_bytes_per_game"]
+
+
+def test_the_bots_http_client_reads_split_responses_keeps_alive_and_fails_on_a_close():
+    """The bench's bots speak HTTP/1.1 themselves (``referee.bench._Http``): a response cut
+    anywhere is read whole, the connection serves the next request, and a connection the
+    server closes fails the request waiting on it instead of leaving it hanging."""
+    import asyncio
+
+    from referee.bench import _head, _Http
+
+    async def scenario():
+        asked = []
+
+        async def serve(reader, writer):
+            for answer in (b"first", b"second"):
+                asked.append(await reader.readuntil(b"\r\n\r\n"))
+                if b"Content-Length: " in asked[-1]:
+                    asked.append(await reader.readexactly(int(asked[-1].split(b": ")[-1])))
+                reply = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(answer), answer)
+                for cut in (reply[:10], reply[10:-3], reply[-3:]):
+                    writer.write(cut)
+                    await writer.drain()
+                    await asyncio.sleep(0.01)
+            await reader.readuntil(b"\r\n\r\n")
+            writer.close()
+
+        server = await asyncio.start_server(serve, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        connection = await _Http.open(f"http://127.0.0.1:{port}")
+        first = await connection.request(_head("GET", "/healthz", "t0k"))
+        second = await connection.request(_head("POST", "/v1/games"), b'{"a":1}')
+        try:
+            await connection.request(_head("GET", "/healthz"))
+            failed = None
+        except ConnectionError as error:
+            failed = error
+        connection.close()
+        server.close()
+        await server.wait_closed()
+        return asked, first, second, failed
+
+    asked, first, second, failed = asyncio.run(scenario())
+    assert first == (200, b"first") and second == (200, b"second")
+    assert asked[0].startswith(b"GET /healthz HTTP/1.1\r\n") and b"Bearer t0k" in asked[0]
+    assert b"Content-Type: application/json" in asked[1] and asked[2] == b'{"a":1}'
+    assert isinstance(failed, ConnectionError)

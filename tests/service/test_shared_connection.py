@@ -132,7 +132,8 @@ def test_a_commit_reloads_its_script_after_a_flush(valkey):
         game_id = "shared-noscript"
         await redis.delete(*[f"{{game:{game_id}}}:{k}" for k in ("doc", "decisions", "events")])
         await redis.script_flush()
-        ids = await store.commit(game_id, "", "v1", b"doc", events=[b"{}"], deadline=False)
+        sent = store.send_commit(game_id, "", "v1", b"doc", events=[b"{}"], deadline=False)
+        ids = await store.committed(sent)
         loaded = await store.load(game_id)
         with contextlib.suppress(Exception):
             await redis.delete(*[f"{{game:{game_id}}}:{k}" for k in ("doc", "decisions", "events")])
