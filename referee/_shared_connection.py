@@ -2,10 +2,12 @@
 
 redis-py lends each command a pooled connection for its whole round trip: a checkout, a
 write, a wake-up and a release per command, about 35 µs of the referee's CPU under load
-(``benchmarks/results/README.md``). Here every command goes on one connection: the commands
-given in one turn of the event loop leave in one write, and one task reads the replies as
-they come, often several in one read. Redis answers a connection's commands in order, so the
-n-th reply is the n-th command's.
+(``benchmarks/results/README.md``). Here every command goes on one connection, written at
+once (the commands of one call in one write), and the replies are read as they come, often
+several in one read. Redis answers a connection's commands in order, so the n-th reply is the
+n-th command's. Gathering a turn of the event loop's commands into one write saved a write
+per few commands, but under load a turn is long (every request ready runs in it), and a
+commit written only in the next one kept its decision waiting that much longer.
 
 redis-py connects (AUTH, SELECT, TLS from the URL); then the connection's transport is taken
 over (``TakenOver``): its replies are parsed by hiredis in the loop's own callback as bytes
@@ -140,7 +142,9 @@ class SharedConnection:
         """Several commands sent together; their replies in order, error replies as
         exception values (the caller decides which of them matter)."""
         connection = self._connection or await self._connect()
-        return await self.replies(Sent(connection, [self._enqueue(args) for args in commands]))
+        sent = Sent(connection, [self._enqueue(args) for args in commands])
+        self._flush()
+        return await self.replies(sent)
 
     def send(self, *commands: tuple[Any, ...]) -> Sent | None:
         """Queue commands now, behind everything queued before them, and return at once;
@@ -149,7 +153,9 @@ class SharedConnection:
         connection = self._connection
         if connection is None:
             return None
-        return Sent(connection, [self._enqueue(args) for args in commands])
+        sent = Sent(connection, [self._enqueue(args) for args in commands])
+        self._flush()
+        return sent
 
     async def replies(self, sent: Sent) -> list[Any]:
         """The replies of commands sent, in order, error replies as exception values."""
@@ -177,19 +183,18 @@ class SharedConnection:
     def _enqueue(self, args: tuple[Any, ...]) -> asyncio.Future:
         loop = self._loop  # the connection's: asyncio.get_running_loop() costs a getpid()
         future = loop.create_future()
-        if not self._outbox:
-            loop.call_soon(self._flush)
         self._outbox.append(pack_command(args))
         self._waiting.append((future, loop.time() + self._timeout_s))
         return future
 
     def _flush(self) -> None:
-        """Write what this turn of the loop gave, in the order the replies are awaited."""
+        """Write the commands queued, in the order their replies are awaited; while the
+        socket's buffer is full, they wait for ``resume_writing``."""
         connection, replies = self._connection, self._replies
         if connection is None or replies is None or replies.paused or not self._outbox:
             return  # lost meanwhile (its commands failed already), or resume_writing flushes
         outbox, self._outbox = self._outbox, []
-        try:  # written now: every turn of the loop a commit waits for adds to a decision's time
+        try:
             connection._writer.writelines(outbox)  # type: ignore[union-attr]
         except Exception as error:  # the socket failed: so did the connection
             self._lost(connection, error)
