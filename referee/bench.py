@@ -173,6 +173,24 @@ class _Http(asyncio.Protocol):
             self.transport.close()
 
 
+class _Client:
+    """A load generator's connection, opened again where the referee closed it (uvicorn
+    closes a keep-alive connection idle for 5 s: a table's, while its game is played)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.http: _Http | None = None
+
+    async def request(self, head: bytes, body: bytes | None = None) -> tuple[int, bytes]:
+        if self.http is None or self.http.transport is None or self.http.transport.is_closing():
+            self.http = await _Http.open(self.url)
+        return await self.http.request(head, body)
+
+    def close(self) -> None:
+        if self.http is not None:
+            self.http.close()
+
+
 def _head(method: str, path: str, token: str | None = None) -> bytes:
     """A request's line and headers but the body's length (``_Http.request`` adds it)."""
     head = f"{method} {path} HTTP/1.1\r\nHost: referee\r\n"
@@ -192,7 +210,7 @@ async def _ceiling(url: str, concurrency: int, seconds: float) -> dict[str, Any]
     healthz = _head("GET", "/healthz")
 
     async def worker() -> None:
-        connection = await _Http.open(url)
+        connection = _Client(url)
         try:
             while time.monotonic() < stop:
                 status, _ = await connection.request(healthz)
@@ -227,7 +245,7 @@ async def _games(url: str, bots: int, seconds: float) -> dict[str, Any]:
     create, game_body = _head("POST", "/v1/games"), _json_encode(BENCH_GAME)
 
     async def bot(game_id: str, token: str) -> None:
-        connection = await _Http.open(url)
+        connection = _Client(url)
         # built once, as a bot in a loop keeps them
         turn_path = f"/v1/games/{game_id}/turn?wait="
         moves = _head("POST", f"/v1/games/{game_id}/moves", token)
@@ -257,7 +275,7 @@ async def _games(url: str, bots: int, seconds: float) -> dict[str, Any]:
             connection.close()
 
     async def table() -> None:
-        connection = await _Http.open(url)
+        connection = _Client(url)
         try:
             while time.monotonic() < stop:
                 _, reply = await connection.request(create, game_body)

@@ -64,11 +64,12 @@ def test_bench_reports_every_figure():
 
 def test_the_bots_http_client_reads_split_responses_keeps_alive_and_fails_on_a_close():
     """The bench's bots speak HTTP/1.1 themselves (``referee.bench._Http``): a response cut
-    anywhere is read whole, the connection serves the next request, and a connection the
-    server closes fails the request waiting on it instead of leaving it hanging."""
+    anywhere is read whole, the connection serves the next request, a connection the server
+    closes fails the request waiting on it instead of leaving it hanging, and a bot's next
+    request opens a new one (``_Client``)."""
     import asyncio
 
-    from referee.bench import _head, _Http
+    from referee.bench import _Client, _head, _Http
 
     async def scenario():
         asked = []
@@ -96,13 +97,16 @@ def test_the_bots_http_client_reads_split_responses_keeps_alive_and_fails_on_a_c
             failed = None
         except ConnectionError as error:
             failed = error
-        connection.close()
+        client = _Client(f"http://127.0.0.1:{port}")
+        client.http = connection  # closed by the server
+        again = await client.request(_head("GET", "/healthz"))
+        client.close()
         server.close()
         await server.wait_closed()
-        return asked, first, second, failed
+        return asked, first, second, failed, again
 
-    asked, first, second, failed = asyncio.run(scenario())
+    asked, first, second, failed, again = asyncio.run(scenario())
     assert first == (200, b"first") and second == (200, b"second")
     assert asked[0].startswith(b"GET /healthz HTTP/1.1\r\n") and b"Bearer t0k" in asked[0]
     assert b"Content-Type: application/json" in asked[1] and asked[2] == b'{"a":1}'
-    assert isinstance(failed, ConnectionError)
+    assert isinstance(failed, ConnectionError) and again == (200, b"first")
