@@ -35,11 +35,18 @@ from redis.exceptions import (
     TimeoutError,
 )
 
-__all__ = ["INCOMPLETE", "Sent", "SharedConnection", "TakenOver", "reply_reader"]
+__all__ = ["Sent", "SharedConnection", "TakenOver"]
+
+
+#: what ``Reader.gets()`` gives while a reply is incomplete (RESP3 has a ``False`` of its own)
+_INCOMPLETE = object()
 
 
 class TakenOver(asyncio.Protocol):
-    """A protocol that receives what a connected redis-py connection reads from now on.
+    """A protocol that receives what a connected redis-py connection reads from now on, and
+    tells each reply, parsed as redis-py would (error replies become its exception classes,
+    NOSCRIPT a ``NoScriptError``; values stay bytes), to ``reply``; ``broken`` hears the
+    error that ends the connection.
 
     redis-py has done the handshake and waits for nothing, so nothing of a reply is left in
     its stream. Its ``_writer`` (private, pinned by a test) keeps writing to the same
@@ -49,51 +56,55 @@ class TakenOver(asyncio.Protocol):
 
     _stream: asyncio.BaseProtocol | None = None
 
+    def __init__(self) -> None:
+        self.reader = Reader(
+            protocolError=InvalidResponse,
+            replyError=BaseParser.parse_error,
+            notEnoughData=_INCOMPLETE,
+        )
+
     def take_over(self, connection: AbstractConnection) -> None:
         transport = connection._writer.transport  # type: ignore[union-attr]
         self._stream = transport.get_protocol()
         transport.set_protocol(self)
 
+    def reply(self, reply: Any) -> None:
+        raise NotImplementedError
+
+    def broken(self, error: BaseException) -> None:
+        raise NotImplementedError
+
+    def data_received(self, data: bytes) -> None:
+        reader = self.reader
+        reader.feed(data)
+        try:
+            reply = reader.gets()
+            while reply is not _INCOMPLETE:
+                self.reply(reply)
+                reply = reader.gets()
+        except Exception as error:  # a broken stream (or its hearer): nothing after it holds
+            self.broken(error)
+
     def connection_lost(self, exc: Exception | None) -> None:
+        self.broken(exc or ConnectionError("Redis closed the connection"))
         if self._stream is not None:
             self._stream.connection_lost(exc)
-
-
-#: what ``Reader.gets()`` gives while a reply is incomplete (RESP3 has a ``False`` of its own)
-INCOMPLETE = object()
-
-
-def reply_reader() -> Reader:
-    """A parser of replies as redis-py's own: error replies become its exception classes
-    (NOSCRIPT a ``NoScriptError``), values stay bytes; ``INCOMPLETE`` while one is cut."""
-    return Reader(
-        protocolError=InvalidResponse, replyError=BaseParser.parse_error, notEnoughData=INCOMPLETE
-    )
 
 
 class _Replies(TakenOver):
     """The replies of a shared connection, settled as they arrive."""
 
     def __init__(self, owner: SharedConnection, connection: AbstractConnection) -> None:
+        super().__init__()
         self.owner = owner
         self.connection = connection
-        self.reader = reply_reader()
         self.paused = False  # the socket's buffer is full: writes wait for resume_writing
 
-    def data_received(self, data: bytes) -> None:
-        reader, answer = self.reader, self.owner._answer
-        reader.feed(data)
-        try:
-            reply = reader.gets()
-            while reply is not INCOMPLETE:
-                answer(self.connection, reply)
-                reply = reader.gets()
-        except Exception as error:  # a broken stream: nothing after it can be trusted
-            self.owner._lost(self.connection, error)
+    def reply(self, reply: Any) -> None:
+        self.owner._answer(self.connection, reply)
 
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.owner._lost(self.connection, exc or ConnectionError("Redis closed the connection"))
-        super().connection_lost(exc)
+    def broken(self, error: BaseException) -> None:
+        self.owner._lost(self.connection, error)
 
     def pause_writing(self) -> None:
         self.paused = True
@@ -142,20 +153,14 @@ class SharedConnection:
         """Several commands sent together; their replies in order, error replies as
         exception values (the caller decides which of them matter)."""
         connection = self._connection or await self._connect()
-        sent = Sent(connection, [self._enqueue(args) for args in commands])
-        self._flush()
-        return await self.replies(sent)
+        return await self.replies(self._queue(connection, commands))
 
     def send(self, *commands: tuple[Any, ...]) -> Sent | None:
         """Queue commands now, behind everything queued before them, and return at once;
         ``replies`` gives their replies. None while there is no connection (the caller
         sends them with ``execute_many``, which connects): nothing was queued then."""
         connection = self._connection
-        if connection is None:
-            return None
-        sent = Sent(connection, [self._enqueue(args) for args in commands])
-        self._flush()
-        return sent
+        return None if connection is None else self._queue(connection, commands)
 
     async def replies(self, sent: Sent) -> list[Any]:
         """The replies of commands sent, in order, error replies as exception values."""
@@ -179,6 +184,12 @@ class SharedConnection:
                 self._lost(sent.connection, ConnectionError("a command was given up unanswered"))
             raise
         return replies
+
+    def _queue(self, connection: AbstractConnection, commands: tuple[tuple[Any, ...], ...]) -> Sent:
+        """Queue the commands and write them, together, now."""
+        sent = Sent(connection, [self._enqueue(args) for args in commands])
+        self._flush()
+        return sent
 
     def _enqueue(self, args: tuple[Any, ...]) -> asyncio.Future:
         loop = self._loop  # the connection's: asyncio.get_running_loop() costs a getpid()

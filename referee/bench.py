@@ -132,9 +132,13 @@ class _Http(asyncio.Protocol):
         _, connection = await loop.create_connection(cls, address.hostname, address.port)
         return connection
 
+    @property
+    def closed(self) -> bool:
+        return self.transport is None or self.transport.is_closing()
+
     async def request(self, head: bytes, body: bytes | None = None) -> tuple[int, bytes]:
         """Status and body of the response to a request (``head`` built by ``_head``)."""
-        if self.transport is None or self.transport.is_closing():
+        if self.closed:
             raise ConnectionError("the referee closed the connection")
         loop = asyncio.get_running_loop()
         self.reply = reply = loop.create_future()
@@ -193,7 +197,7 @@ class _Client:
         self.http: _Http | None = None
 
     async def request(self, head: bytes, body: bytes | None = None) -> tuple[int, bytes]:
-        if self.http is None or self.http.transport is None or self.http.transport.is_closing():
+        if self.http is None or self.http.closed:
             self.http = await _Http.open(self.url)
         return await self.http.request(head, body)
 

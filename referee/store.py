@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 from redis.asyncio import Redis
 from redis.exceptions import ConnectionError, NoScriptError, ResponseError
 
-from ._shared_connection import INCOMPLETE, Sent, SharedConnection, TakenOver, reply_reader
+from ._shared_connection import Sent, SharedConnection, TakenOver
 
 __all__ = [
     "COMMITS",
@@ -87,28 +87,16 @@ class _Commits(TakenOver):
     that ends the connection."""
 
     def __init__(self, heard: Callable[[str, str], None], ended: asyncio.Future) -> None:
+        super().__init__()
         self.heard = heard
         self.ended = ended
-        self.reader = reply_reader()
 
-    def data_received(self, data: bytes) -> None:
-        reader = self.reader
-        reader.feed(data)
-        try:
-            message = reader.gets()
-            while message is not INCOMPLETE:
-                if message[0] == b"message":
-                    game_id, _, event_id = message[2].decode().partition(" ")
-                    self.heard(game_id, event_id)
-                message = reader.gets()
-        except Exception as error:  # a broken stream, or a hearer's failure: listen anew
-            self._end(error)
+    def reply(self, reply: Any) -> None:
+        if reply[0] == b"message":
+            game_id, _, event_id = reply[2].decode().partition(" ")
+            self.heard(game_id, event_id)
 
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._end(exc or ConnectionError("Redis closed the subscribed connection"))
-        super().connection_lost(exc)
-
-    def _end(self, error: BaseException) -> None:
+    def broken(self, error: BaseException) -> None:  # listen anew
         if not self.ended.done():
             self.ended.set_exception(error)
 
