@@ -467,3 +467,15 @@ def test_warmed_round_caches_hold_every_round_play_can_meet(ruleset_id):
             seat = ruleset.to_decide(state)[0]
             ruleset.decide(state, seat, [pick.choice(ruleset.legal_moves(state, seat))])
     assert (round_moves.cache_info().currsize, _round_move_set.cache_info().currsize) == held
+
+
+def test_every_sheet_in_a_view_shows_its_score_as_score_marks_gives_it(choice):
+    state = new(choice, seats=2)
+    force_rolls(state, (1, 3, 4, 4, 6))
+    choice.decide(state, 0, [Mark(4, ((1, 3), (4, 6)))])
+    choice.decide(state, 1, [Mark(1, ((3, 4), (4, 6)))])
+    view = msgspec.json.decode(msgspec.json.encode(choice.view(state, 0)))
+    for sheet, shown in zip(state.sheets, view["seats"], strict=True):
+        assert shown["score"] == msgspec.json.decode(msgspec.json.encode(score_marks(sheet.marks)))
+    assert view["seats"][0]["score"]["minus"] == 400  # 4 and 10 marked once each
+    assert view["you"]["sheet"]["score"] == view["seats"][0]["score"]

@@ -310,3 +310,27 @@ def test_chopta_arrangement_equals_brute_force_optimum(area, bonus, face):
                 range(group.dice[0], group.dice[-1] + 1)
             )
     assert sum(g.points for g in score.groups) == score.points
+
+
+@PROPERTY
+@given(
+    ruleset_id=st.sampled_from(["choice", "choice-specials", "chopta"]),
+    seats=st.integers(2, 4),
+    seed=st.binary(min_size=1, max_size=16),
+    rnd=st.randoms(use_true_random=False),
+)
+def test_a_seats_view_is_the_public_view_and_its_seat_view(ruleset_id, seats, seed, rnd):
+    """The service builds the public part once for every seat reading the same form."""
+    ruleset = get_ruleset(ruleset_id)
+    state = ruleset.create({}, seats, seed)
+
+    def check(state, seat, legal):
+        public = ruleset.view(state)
+        for viewer in range(seats):
+            assert ruleset.view(state, viewer) == {
+                **public,
+                "you": ruleset.seat_view(state, viewer),
+            }
+        assert ruleset.view(state) == public, "a seat's view changed the public one"
+
+    random_play(ruleset, state, rnd, check)

@@ -508,7 +508,8 @@ def create_app(settings: Settings | None = None) -> Litestar:
             recent_games=settings.recent_games,
         )
         app.state.tournaments = TournamentService(app.state.service)
-        app.state.fast_routes = settings.fast_routes
+        if settings.fast_routes:
+            fast.service = app.state.service
         # the app, the engines' caches and the pools live as long as the process (see _gc)
         warm_caches()
         settle_collector()
@@ -520,6 +521,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         try:
             yield
         finally:
+            fast.service = None
             for task in tasks:
                 task.cancel()
             await asyncio.wait(tasks, timeout=5)
@@ -566,7 +568,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         debug=False,
     )
     _finish_contract(app)
-    put_in_front(app)
+    fast = put_in_front(app)
     return app
 
 

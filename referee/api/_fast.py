@@ -26,7 +26,7 @@ from .models import MoveAccepted, MoveSubmission, Turn
 if TYPE_CHECKING:
     from litestar import Litestar
 
-__all__ = ["GAME_ID", "bearer", "put_in_front"]
+__all__ = ["GAME_ID", "FastRoutes", "bearer", "put_in_front"]
 
 log = logging.getLogger("referee")
 GAME_ID = re.compile(r"[0-9a-f]{16}")
@@ -51,40 +51,54 @@ def _token(scope: dict) -> str | None:
     return None
 
 
-def _asked(scope: dict) -> tuple[Any, str] | None:
+class FastRoutes:
+    """What the front answers with: the service, set once the app has started (None: the
+    handlers answer every request), and the app's limit on a body."""
+
+    __slots__ = ("limit", "service")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.service: Any = None
+
+
+def _asked(routes: FastRoutes, scope: dict) -> tuple[Any, str] | None:
     """The service and token of a request this app answers itself, or None."""
-    state = scope["litestar_app"].state
-    token = _token(scope)
-    if not state.get("fast_routes") or token is None:
-        return None
-    return state.service, token
+    service = routes.service
+    token = _token(scope) if service is not None else None
+    return None if token is None else (service, token)
 
 
-def put_in_front(app: Litestar) -> None:
-    """Answer the two routes before Litestar's router and exception middleware see them.
+def put_in_front(app: Litestar) -> FastRoutes:
+    """Answer the two routes before Litestar's router and exception middleware see them,
+    once the returned ``FastRoutes`` has a service.
 
     Only the exact paths are taken (a trailing slash, a mounted prefix and every other path
     go to the router); the answer is sent through Litestar's own ``send``, as the handlers'.
     """
     routed = app.asgi_handler
+    routes = FastRoutes(app.request_max_body_size)
 
     async def front(scope: Any, receive: Any, send: Any) -> None:
         hot = _HOT.fullmatch(scope["path"]) if scope["type"] == "http" else None
         if hot is None:
             await routed(scope, receive, send)
         elif hot.group(2) == "turn":
-            await _turn(scope, receive, send, routed, hot.group(1))
+            await _turn(routes, scope, receive, send, routed, hot.group(1))
         else:
-            await _moves(scope, receive, send, routed, hot.group(1))
+            await _moves(routes, scope, receive, send, routed, hot.group(1))
 
     app.asgi_handler = front
+    return routes
 
 
-async def _turn(scope: dict, receive: Any, send: Any, routed: Any, game_id: str) -> None:
+async def _turn(
+    routes: FastRoutes, scope: dict, receive: Any, send: Any, routed: Any, game_id: str
+) -> None:
     """``GET /v1/games/{id}/turn[?wait=s]``."""
     query = _WAIT.fullmatch(scope["query_string"] or b"wait=0")
     wait = float(query.group(1)) if query is not None and scope["method"] == "GET" else -1.0
-    asked = _asked(scope) if 0 <= wait <= 60 else None
+    asked = _asked(routes, scope) if 0 <= wait <= 60 else None
     answer = None
     if asked is not None:
         service, token = asked
@@ -95,13 +109,15 @@ async def _turn(scope: dict, receive: Any, send: Any, routed: Any, game_id: str)
         await _send(send, answer)
 
 
-async def _moves(scope: dict, receive: Any, send: Any, routed: Any, game_id: str) -> None:
+async def _moves(
+    routes: FastRoutes, scope: dict, receive: Any, send: Any, routed: Any, game_id: str
+) -> None:
     """``POST /v1/games/{id}/moves`` with a body of exactly one of ``move`` and ``moves``."""
-    asked = _asked(scope) if scope["method"] == "POST" else None
+    asked = _asked(routes, scope) if scope["method"] == "POST" else None
     if asked is None:
         await routed(scope, receive, send)
         return
-    limit = scope["litestar_app"].request_max_body_size
+    limit = routes.limit
     body = b""
     more = True
     while more and len(body) <= limit:

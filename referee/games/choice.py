@@ -177,6 +177,14 @@ def _score(counts: tuple[int, ...]) -> ChoiceScore:
     return ChoiceScore(plus - minus, plus, minus, sums)
 
 
+@lru_cache(maxsize=8192)
+def _score_json(counts: tuple[int, ...]) -> msgspec.Raw:
+    """A sheet's score as sent, remembered: every turn shows every sheet's score, and a Raw is
+    copied where the score's twelve Structs were encoded each time (a third of a turn's
+    encoding)."""
+    return msgspec.Raw(msgspec.json.encode(_score(counts)))
+
+
 def roll_dice(key: bytes, n: int) -> bytes:
     """The five dice of game-wide roll ``n``, in the order drawn.
 
@@ -665,7 +673,7 @@ class ChoiceRuleset:
             "retired": sheet.retired,
             "rounds": sheet.rounds,
             "free_throws": sheet.free_throws,
-            "score": score_marks(sheet.marks),  # a frozen Struct, encoded as it is sent
+            "score": _score_json(tuple(sheet.marks)),  # JSON, as msgspec encodes a ChoiceScore
         }
         if self.cards:
             view["cards"] = list(sheet.cards)
@@ -675,7 +683,8 @@ class ChoiceRuleset:
     def view(self, state: ChoiceState, seat: int | None = None) -> dict:
         """The public view, plus the seat's own hidden decisions and draft sheet when ``seat``.
 
-        Builtins and frozen Structs (each sheet's ``score``): encode it with msgspec.
+        Builtins and ``msgspec.Raw`` (each sheet's ``score``, already JSON): encode it with
+        msgspec.
         """
         seats = []
         for s, sheet in enumerate(state.sheets):
@@ -696,14 +705,18 @@ class ChoiceRuleset:
         if state.finished:
             view["ranking"] = self.ranking(state)
         if seat is not None:
-            self._check_seat(state, seat)
-            view["you"] = {
-                "seat": seat,
-                "roll_index": state.progress[seat],
-                "decisions": plain(state.pending[seat]),
-                "sheet": self._sheet_view(self._current(state, seat)),
-            }
+            view["you"] = self.seat_view(state, seat)
         return view
+
+    def seat_view(self, state: ChoiceState, seat: int) -> dict:
+        """What only ``seat`` sees: its hidden decisions and draft sheet (``view``'s "you")."""
+        self._check_seat(state, seat)
+        return {
+            "seat": seat,
+            "roll_index": state.progress[seat],
+            "decisions": plain(state.pending[seat]),
+            "sheet": self._sheet_view(self._current(state, seat)),
+        }
 
     def dice_log(self, state: ChoiceState) -> list[dict]:
         """Every roll drawn so far, by game-wide index (public rolls, so no secret here)."""

@@ -469,9 +469,13 @@ class ChoptaRuleset:
         if state.finished:
             view["ranking"] = self.ranking(state)
         if seat is not None:
-            self._check_seat(state, seat)
-            view["you"] = {"seat": seat, "pool": _dice_of(state.pools[seat])}
+            view["you"] = self.seat_view(state, seat)
         return view
+
+    def seat_view(self, state: ChoptaState, seat: int) -> dict:
+        """What only ``seat`` sees: its own pool (``view``'s "you")."""
+        self._check_seat(state, seat)
+        return {"seat": seat, "pool": _dice_of(state.pools[seat])}
 
     def dice_log(self, state: ChoptaState) -> list[dict]:
         """Every pool rolled so far, by round and seat (secret until the round is over)."""

@@ -563,6 +563,31 @@ def test_a_form_shared_between_readers_is_not_read_past_a_deadline(valkey):
     assert [b'"timeout":true' in decision for decision in record] == [True, True]
 
 
+def test_seats_reading_one_form_share_its_public_view_and_each_sees_its_own(valkey):
+    """The public part of a turn's view is built once for every reader of a shared form;
+    each seat still gets its own "you", and the next form is viewed anew."""
+
+    async def scenario():
+        service = _counted(valkey)
+        watcher = await _listening(service)
+        doc, tokens = await service.create("choice", {}, [{"name": "a"}, {"name": "b"}], 0)
+        turns = [await service.wait_turn(doc.id, token, 0) for token in tokens]
+        game = await service._load_with(doc.id)  # decoded anew, shared with nobody
+        expected = [game.ruleset.view(game.state, seat) for seat in range(2)]
+        await service.move(doc.id, tokens[0], 0, [turns[0]["legal_moves"][0]])
+        after = [await service.wait_turn(doc.id, token, 0) for token in tokens]
+        await _close([watcher], service)
+        return turns, expected, after
+
+    turns, expected, after = asyncio.run(scenario())
+    assert [turn["view"] for turn in turns] == expected
+    assert turns[0]["view"]["seats"] is turns[1]["view"]["seats"], "built twice"
+    assert [turn["view"]["you"]["seat"] for turn in turns] == [0, 1]
+    assert [s["decided"] for s in after[1]["view"]["seats"]] == [True, False]
+    assert after[0]["view"]["you"]["roll_index"] == 1
+    assert after[0]["view"]["seats"] is after[1]["view"]["seats"]
+
+
 def test_a_commit_cut_off_with_its_connection_is_sent_again_and_lands_once(valkey):
     """The shared connection dies with a commit on it (Redis holds the commit: clients are
     paused): the store sends it again on a new connection, and the decision lands once."""
