@@ -137,8 +137,10 @@ def _settle(future: asyncio.Future, result: Any) -> None:
         future.set_result(result)
 
 
+@functools.lru_cache(maxsize=8192)
 def _event_order(event_id: str) -> tuple[int, int]:
-    """Stream ids ("<ms>-<seq>", "0" for none) in the order Redis gave them."""
+    """Stream ids ("<ms>-<seq>", "0" for none) in the order Redis gave them; remembered, as
+    each commit's id is compared some five times (heard, remembered, waited after)."""
     ms, _, seq = event_id.partition("-")
     return int(ms), int(seq or 0)
 
@@ -786,11 +788,22 @@ class GameService:
                     answer, game.now_stored = None, None
             if sent is not None:
                 if await self._written(game, sent):
+                    self._share(game)
                     return answer  # type: ignore[return-value]
             elif answer is not None:
                 return answer
             stored, guess = game.now_stored, False
         raise ApiError(503, "busy", "the game changed too often; try again")
+
+    def _share(self, game: Loaded) -> None:
+        """A decision's game, as just stored and remembered, for its readers to share (the
+        seats' turns come next): they need not decode the form again. The decision is done
+        with it; nothing changes it any more."""
+        game_id = game.doc.id
+        stored = self._remembered(game_id)
+        if stored is not None and stored.version == game.version:
+            game.change, game.dirty, game.shared = Change(), False, True
+            self._read[game_id] = (stored, game)
 
     def _one_at_a_time(self, game_id: str) -> _Queue:
         """This process's decisions on one game take turns until each one's commit is sent:

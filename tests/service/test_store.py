@@ -11,6 +11,7 @@ import pytest
 from helpers import Counted, counted_redis
 from redis.asyncio import Redis
 
+from referee import service as service_module
 from referee.service import ApiError, GameService
 from referee.store import GameKeys, Store
 
@@ -586,6 +587,41 @@ def test_seats_reading_one_form_share_its_public_view_and_each_sees_its_own(valk
     assert [s["decided"] for s in after[1]["view"]["seats"]] == [True, False]
     assert after[0]["view"]["you"]["roll_index"] == 1
     assert after[0]["view"]["seats"] is after[1]["view"]["seats"]
+
+
+def test_the_turns_after_a_decision_share_the_game_it_stored_without_decoding_it(
+    valkey, monkeypatch
+):
+    """The decision's own game, as stored, answers the seats' next turns: nothing is decoded
+    again, and the answers are those of the game as read anew."""
+    decoded: list[bytes] = []
+
+    class Counting:
+        def decode(self, blob: bytes):
+            decoded.append(blob)
+            return real.decode(blob)
+
+    real = service_module._doc_decoder
+
+    async def scenario():
+        service = _counted(valkey)
+        watcher = await _listening(service)
+        doc, tokens = await service.create("choice", {}, [{"name": "a"}, {"name": "b"}], 0)
+        turns = [await service.wait_turn(doc.id, token, 0) for token in tokens]
+        for seat, token in enumerate(tokens):
+            await service.move(doc.id, token, 0, [turns[seat]["legal_moves"][0]])
+        monkeypatch.setattr(service_module, "_doc_decoder", Counting())
+        after = [await service.wait_turn(doc.id, token, 0) for token in tokens]
+        monkeypatch.undo()
+        cold = _counted(valkey)
+        expected = [await cold.wait_turn(doc.id, token, 0) for token in tokens]
+        await _close([watcher], service, cold)
+        return after, expected
+
+    after, expected = asyncio.run(scenario())
+    assert decoded == []
+    assert after == expected and [turn["seq"] for turn in after] == [1, 1]
+    assert all(turn["status"] == "your_turn" for turn in after)
 
 
 def test_a_commit_cut_off_with_its_connection_is_sent_again_and_lands_once(valkey):
