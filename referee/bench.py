@@ -221,17 +221,20 @@ async def _ceiling(url: str, concurrency: int, seconds: float) -> dict[str, Any]
     ``all_requests`` every answer (for CPU per request)."""
     start = time.monotonic()
     stop = start + seconds
-    stats = {"requests": 0, "all_requests": 0, "elapsed": seconds}
+    stats: dict[str, Any] = {"requests": 0, "all_requests": 0, "elapsed": seconds, "latencies": []}
     healthz = _head("GET", "/healthz")
 
     async def worker() -> None:
         connection = _Client(url)
         try:
             while time.monotonic() < stop:
+                began = time.perf_counter()
                 status, _ = await connection.request(healthz)
                 ok = status == 200
                 stats["all_requests"] += ok
-                stats["requests"] += ok and time.monotonic() <= stop
+                if ok and time.monotonic() <= stop:
+                    stats["requests"] += 1
+                    stats["latencies"].append((time.perf_counter() - began) * 1000)
         finally:
             connection.close()
 
@@ -432,7 +435,7 @@ def _measured_load(
 
 def _ceiling_phase(
     url: str, bots: int, processes: int, seconds: float, server: psutil.Process
-) -> dict[str, float]:
+) -> dict[str, Any]:
     """``GET /healthz`` at the bots' concurrency, with the referee's CPU meanwhile."""
     results, cpu = _measured_load("ceiling", url, bots, processes, seconds, server)
     return {
@@ -440,6 +443,7 @@ def _ceiling_phase(
         "all_requests": sum(r["all_requests"] for r in results),
         "elapsed": max(r["elapsed"] for r in results),
         "cpu": cpu,
+        "latencies": [x for r in results for x in r["latencies"]],
     }
 
 
@@ -477,6 +481,7 @@ def run_bench(
         healthz_cpu_us = ceiling_cpu / max(before["all_requests"] + after["all_requests"], 1) * 1e6
         game_cpu_us = games_cpu / max(sum(r["all_requests"] for r in games), 1) * 1e6
         latencies = [x for r in games for x in r["latencies"]]
+        ceiling_latencies = before["latencies"] + after["latencies"]
         memory = _bytes_per_game(client, url)
         figures = {
             "ceiling_rps": round(ceiling_rps, 1),
@@ -492,6 +497,9 @@ def run_bench(
             "cpu_ratio": round(healthz_cpu_us / max(game_cpu_us, 1e-9), 3),
             "p50_ms": round(_percentile(latencies, 0.5), 2),
             "p99_ms": round(_percentile(latencies, 0.99), 2),
+            # the stack's own latency floor at the same concurrency: GET /healthz
+            "ceiling_p50_ms": round(_percentile(ceiling_latencies, 0.5), 2),
+            "ceiling_p99_ms": round(_percentile(ceiling_latencies, 0.99), 2),
             "redis_round_trips_per_decision": round(sent / max(decisions, 1), 2),
             "redis_calls_per_decision": round(calls / max(decisions, 1), 2),
             "redis_bytes_per_game": memory["mean"],

@@ -38,6 +38,8 @@ def test_bench_reports_every_figure():
         "ratio",
         "p50_ms",
         "p99_ms",
+        "ceiling_p50_ms",
+        "ceiling_p99_ms",
         "redis_round_trips_per_decision",
         "redis_calls_per_decision",
         "referee_cores_ceiling",
@@ -57,6 +59,7 @@ def test_bench_reports_every_figure():
     # the referee worked in both phases, and a game request costs it more than /healthz
     assert figures["referee_cores_ceiling"] > 0 and figures["referee_cores_games"] > 0
     assert 0 < figures["cpu_ratio"] < 1
+    assert 0 < figures["ceiling_p50_ms"] <= figures["ceiling_p99_ms"]
     assert figures["redis_bytes_per_game"] > 1000
     assert figures["redis_bytes_per_game_max"] >= figures["redis_bytes_per_game"]
     assert 0 < figures["redis_bytes_per_game_retained"] < figures["redis_bytes_per_game"]
