@@ -624,6 +624,37 @@ def test_the_turns_after_a_decision_share_the_game_it_stored_without_decoding_it
     assert all(turn["status"] == "your_turn" for turn in after)
 
 
+def test_a_games_turn_taking_is_forgotten_once_its_decisions_end_cancelled_or_refused(valkey):
+    """A decision waiting for the game's turn and cancelled, or refused, leaves nothing
+    behind: the game's queue lasts only while a decision holds or waits for it."""
+
+    async def scenario():
+        service = _counted(valkey)
+        doc, tokens = await service.create("choice", {}, [{"name": "a"}, {"name": "b"}], 0)
+        turn = await service.wait_turn(doc.id, tokens[0], 0)
+        queue = service._one_at_a_time(doc.id)
+        async with queue:  # the game's turn, held
+            waiting = asyncio.create_task(service.move(doc.id, tokens[0], 0, turn["legal_moves"]))
+            await asyncio.sleep(0.05)
+            held = (waiting.done(), queue.users)
+            waiting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await waiting
+            left = queue.users
+        after_cancel = dict(service._deciding)
+        with pytest.raises(ApiError):
+            await service.move(doc.id, tokens[0], 7, [turn["legal_moves"][0]])
+        after_refusal = dict(service._deciding)
+        accepted = await service.move(doc.id, tokens[0], 0, [turn["legal_moves"][0]])
+        await service.store.aclose()
+        return held, left, after_cancel, after_refusal, accepted, dict(service._deciding)
+
+    held, left, after_cancel, after_refusal, accepted, after = asyncio.run(scenario())
+    assert held == (False, 2) and left == 1
+    assert after_cancel == after_refusal == after == {}
+    assert accepted["accepted"] and accepted["seq"] == 0
+
+
 def test_a_commit_cut_off_with_its_connection_is_sent_again_and_lands_once(valkey):
     """The shared connection dies with a commit on it (Redis holds the commit: clients are
     paused): the store sends it again on a new connection, and the decision lands once."""
