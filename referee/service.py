@@ -354,12 +354,12 @@ class GameService:
         if not await self._write(game):
             if not named:  # 64 random bits collided
                 raise ApiError(503, "busy", "try again")
-            return (await self._load_with(game_id)).doc, handed  # created by an earlier attempt
+            return (await self._load(game_id)).doc, handed  # created by an earlier attempt
         return doc, handed
 
     async def claim(self, game_id: str, name: str, client_seed: str | None) -> tuple[int, str]:
         for _ in range(MAX_RETRIES):
-            game = await self._load_with(game_id)
+            game = await self._load(game_id)
             free = [i for i, s in enumerate(game.doc.seats) if s.name is None]
             if not free:
                 raise ApiError(409, "no-open-seat", "every seat of this game is taken")
@@ -385,24 +385,20 @@ class GameService:
 
     # -- loading, deadlines, writing -------------------------------------------------------
 
-    async def _load_with(
-        self, game_id: str, stored: Stored | None = None, *, reading: bool = False
-    ) -> Loaded:
-        """The game as ``stored`` gives it, or as read now, expired deadlines resolved.
+    async def _load(self, game_id: str, *, reading: bool = False) -> Loaded:
+        """The game as read now (``_decoded``), its form remembered."""
+        epoch = self._epoch
+        stored = await self.store.load(game_id)
+        self._remember(game_id, stored, epoch)
+        return self._decoded(game_id, stored, reading)
+
+    def _decoded(self, game_id: str, stored: Stored, reading: bool = False) -> Loaded:
+        """The game as ``stored`` gives it, expired deadlines resolved.
 
         ``reading``: the caller only reads the game, so the form decoded for the last reader of
         the same remembered form (the very object) may be shared, while none of its deadlines
         has passed.
         """
-        if stored is None:
-            epoch = self._epoch
-            stored = await self.store.load(game_id)
-            self._remember(game_id, stored, epoch)
-        return self._decoded(game_id, stored, reading)
-
-    def _decoded(self, game_id: str, stored: Stored, reading: bool = False) -> Loaded:
-        """``_load_with`` of a form at hand: no coroutine to make and await (a decision's
-        path takes it directly)."""
         if stored.blob is None:
             raise ApiError(404, "game-not-found", f"there is no game {game_id!r}")
         now = time.time()
@@ -418,9 +414,14 @@ class GameService:
         game.first_deadline = _first_deadline(game.doc)
         self._resolve_expired(game, now)
         if reading and not game.dirty and self._remembered(game_id) is stored:
-            game.shared = True
-            self._read[game_id] = (stored, game)
+            self._share(game_id, stored, game)
         return game
+
+    def _share(self, game_id: str, stored: Stored, game: Loaded) -> None:
+        """The readers of ``stored`` (the very object) take ``game`` instead of decoding the
+        form again; nothing changes it any more, so its public view is built once for all."""
+        game.shared = True
+        self._read[game_id] = (stored, game)
 
     def _remember(self, game_id: str, stored: Stored, epoch: int) -> None:
         """Keep the newest stored form, read or written since ``epoch`` began."""
@@ -442,10 +443,10 @@ class GameService:
     ) -> Loaded:
         """Load a game (or take it as ``stored``, a form known to be current) with its
         expired deadlines resolved and written (exactly once). ``reading``: the caller
-        changes nothing of it (see ``_load_with``)."""
+        changes nothing of it (see ``_decoded``)."""
         for _ in range(MAX_RETRIES):
             if stored is None:
-                game = await self._load_with(game_id, reading=reading)
+                game = await self._load(game_id, reading=reading)
             else:
                 game = self._decoded(game_id, stored, reading)
             if not game.dirty or await self._write(game):
@@ -774,7 +775,7 @@ class GameService:
                     stored = in_flight.stored if in_flight else self._remembered(game_id)
                     guess = stored is not None
                 if stored is None:
-                    game = await self._load_with(game_id)
+                    game = await self._load(game_id)
                 else:
                     game = self._decoded(game_id, stored)
                 try:
@@ -788,22 +789,21 @@ class GameService:
                     answer, game.now_stored = None, None
             if sent is not None:
                 if await self._written(game, sent):
-                    self._share(game)
+                    self._share_decided(game)
                     return answer  # type: ignore[return-value]
             elif answer is not None:
                 return answer
             stored, guess = game.now_stored, False
         raise ApiError(503, "busy", "the game changed too often; try again")
 
-    def _share(self, game: Loaded) -> None:
+    def _share_decided(self, game: Loaded) -> None:
         """A decision's game, as just stored and remembered, for its readers to share (the
-        seats' turns come next): they need not decode the form again. The decision is done
-        with it; nothing changes it any more."""
+        seats' turns come next); the decision is done with it."""
         game_id = game.doc.id
         stored = self._remembered(game_id)
         if stored is not None and stored.version == game.version:
-            game.change, game.dirty, game.shared = Change(), False, True
-            self._read[game_id] = (stored, game)
+            game.change, game.dirty = Change(), False
+            self._share(game_id, stored, game)
 
     def _one_at_a_time(self, game_id: str) -> _Queue:
         """This process's decisions on one game take turns until each one's commit is sent:

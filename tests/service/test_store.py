@@ -573,7 +573,7 @@ def test_seats_reading_one_form_share_its_public_view_and_each_sees_its_own(valk
         watcher = await _listening(service)
         doc, tokens = await service.create("choice", {}, [{"name": "a"}, {"name": "b"}], 0)
         turns = [await service.wait_turn(doc.id, token, 0) for token in tokens]
-        game = await service._load_with(doc.id)  # decoded anew, shared with nobody
+        game = await service._load(doc.id)  # decoded anew, shared with nobody
         expected = [game.ruleset.view(game.state, seat) for seat in range(2)]
         await service.move(doc.id, tokens[0], 0, [turns[0]["legal_moves"][0]])
         after = [await service.wait_turn(doc.id, token, 0) for token in tokens]
