@@ -78,9 +78,8 @@ def start_referee(
         [
             sys.executable,
             "-m",
-            "uvicorn",
-            "referee.api:create_app",
-            "--factory",
+            "referee.cli",
+            "serve",
             "--host",
             "127.0.0.1",
             "--port",

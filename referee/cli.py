@@ -6,7 +6,13 @@ import argparse
 import sys
 from pathlib import Path
 
-__all__ = ["build_parser", "main"]
+__all__ = ["UVICORN_OPTIONS", "build_parser", "main"]
+
+#: How uvicorn serves the referee, wherever it runs it (``serve``, the bench, the tests). No
+#: proxy headers: nothing reads a client's address, and the middleware that rewrites it cost
+#: every request a coroutine and a scan of its headers. No ``server`` header: it told only
+#: what the referee runs on, in every answer.
+UVICORN_OPTIONS = {"proxy_headers": False, "server_header": False}
 
 
 def _verify(args: argparse.Namespace) -> int:
@@ -49,6 +55,8 @@ def _serve(args: argparse.Namespace) -> int:
             loop="auto",
             http="auto",
             log_level=args.log_level,
+            access_log=args.access_log,
+            **UVICORN_OPTIONS,
         )
     finally:
         if embedded is not None:
@@ -85,6 +93,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--workers", type=int, default=1)
     serve.add_argument("--log-level", default="info")
+    serve.add_argument(
+        "--access-log",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="a log line per request (default: on)",
+    )
     serve.set_defaults(run=_serve)
     bench = commands.add_parser("bench", help="measure throughput, latency and memory over HTTP")
     bench.add_argument("--seconds", type=float, default=20.0, help="load time (default 20)")

@@ -44,7 +44,7 @@ from ..settings import Settings
 from ..store import Store
 from ..tournament_service import TournamentService
 from ..tournaments import TournamentSpec
-from ._fast import GAME_ID, bearer, put_in_front
+from ._fast import GAME_ID, FrontedLitestar, bearer
 from .models import (
     Claimed,
     ClaimSeat,
@@ -488,7 +488,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
     settings = settings or Settings.from_env()
 
     @contextlib.asynccontextmanager
-    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+    async def lifespan(app: FrontedLitestar) -> AsyncIterator[None]:
         embedded = None
         url = settings.redis_url
         if url is None:
@@ -509,7 +509,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         )
         app.state.tournaments = TournamentService(app.state.service)
         if settings.fast_routes:
-            fast.service = app.state.service
+            app.fast.service = app.state.service
         # the app, the engines' caches and the pools live as long as the process (see _gc)
         warm_caches()
         settle_collector()
@@ -521,7 +521,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         try:
             yield
         finally:
-            fast.service = None
+            app.fast.service = None
             for task in tasks:
                 task.cancel()
             await asyncio.wait(tasks, timeout=5)
@@ -531,7 +531,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             if embedded is not None:
                 embedded.stop()
 
-    app = Litestar(
+    app = FrontedLitestar(
         route_handlers=[
             SystemController,
             RulesetController,
@@ -568,7 +568,6 @@ def create_app(settings: Settings | None = None) -> Litestar:
         debug=False,
     )
     _finish_contract(app)
-    fast = put_in_front(app)
     return app
 
 

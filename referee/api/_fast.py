@@ -2,7 +2,7 @@
 
 ``GET /turn`` and ``POST /moves`` are nearly every request of a tournament, and Litestar's
 routing, parameter parsing, dependency injection and response building cost about a third of
-such a request (callgrind, ``benchmarks/results/README.md``). In front of Litestar's router,
+such a request (callgrind, ``benchmarks/results/README.md``). In front of Litestar itself,
 this answers only a plainly well-formed request, on the exact path, that the service accepts,
 with the bytes the handler itself would send. Anything else (no token, any other
 query, a body the strict decoder refuses, a refusal, an error) goes on to the handler, which
@@ -15,18 +15,16 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Awaitable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
+from litestar import Litestar
 
 from ..games import GameError
 from ..service import ApiError
 from .models import MoveAccepted, MoveSubmission, Turn
 
-if TYPE_CHECKING:
-    from litestar import Litestar
-
-__all__ = ["GAME_ID", "FastRoutes", "bearer", "put_in_front"]
+__all__ = ["GAME_ID", "FastRoutes", "FrontedLitestar", "bearer"]
 
 log = logging.getLogger("referee")
 GAME_ID = re.compile(r"[0-9a-f]{16}")
@@ -69,27 +67,32 @@ def _asked(routes: FastRoutes, scope: dict) -> tuple[Any, str] | None:
     return None if token is None else (service, token)
 
 
-def put_in_front(app: Litestar) -> FastRoutes:
-    """Answer the two routes before Litestar's router and exception middleware see them,
-    once the returned ``FastRoutes`` has a service.
+class FrontedLitestar(Litestar):
+    """Litestar, with the two routes a bot calls in a loop answered before its own entry point
+    (which sets up the scope and the ``send`` its handlers need) once ``fast.service`` is set.
 
-    Only the exact paths are taken (a trailing slash, a mounted prefix and every other path
-    go to the router); the answer is sent through Litestar's own ``send``, as the handlers'.
+    Only the exact paths are taken (a trailing slash, a mounted prefix and every other path go
+    to Litestar, as does whatever the front does not answer itself). The front answers through
+    the server's ``send``: the app has no ``before_send`` hooks (tested) for it to skip.
     """
-    routed = app.asgi_handler
-    routes = FastRoutes(app.request_max_body_size)
 
-    async def front(scope: Any, receive: Any, send: Any) -> None:
+    fast: FastRoutes
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fast = FastRoutes(self.request_max_body_size)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         hot = _HOT.fullmatch(scope["path"]) if scope["type"] == "http" else None
         if hot is None:
-            await routed(scope, receive, send)
+            await super().__call__(scope, receive, send)
         elif hot.group(2) == "turn":
-            await _turn(routes, scope, receive, send, routed, hot.group(1))
+            await _turn(self.fast, scope, receive, send, self._routed, hot.group(1))
         else:
-            await _moves(routes, scope, receive, send, routed, hot.group(1))
+            await _moves(self.fast, scope, receive, send, self._routed, hot.group(1))
 
-    app.asgi_handler = front
-    return routes
+    async def _routed(self, scope: Any, receive: Any, send: Any) -> None:
+        await super().__call__(scope, receive, send)
 
 
 async def _turn(

@@ -13,6 +13,7 @@ import uvicorn
 
 from referee.api import create_app
 from referee.bench import start_referee
+from referee.cli import UVICORN_OPTIONS
 from referee.embedded import embedded_url, start_embedded
 from referee.settings import Settings
 
@@ -50,6 +51,7 @@ class ThreadServer:
             port=self.port,
             log_level="warning",
             lifespan="on",
+            **UVICORN_OPTIONS,
         )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)

@@ -120,3 +120,13 @@ def test_seats_long_polling_different_replicas_wake_each_other(process_server):
         record = second.get(f"/v1/games/{game['id']}/record")
     assert record.status_code == 200 and verify(record.content).ok
     assert min(moves) > 5
+
+
+def test_the_served_referee_answers_with_a_date_and_names_no_server(process_server):
+    """``referee serve`` (as the bench and the image run it) applies ``UVICORN_OPTIONS``."""
+    served = process_server()
+    with httpx.Client(base_url=served.url, timeout=10) as http:
+        response = http.get("/healthz", headers={"X-Forwarded-For": "203.0.113.9"})
+    assert response.status_code == 200
+    assert "server" not in response.headers
+    assert "date" in response.headers

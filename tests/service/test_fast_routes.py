@@ -10,7 +10,9 @@ import pytest
 from conftest import ThreadServer
 from helpers import auth, create
 
-from referee.api import _fast
+from referee.api import _fast, create_app
+from referee.api._fast import FrontedLitestar
+from referee.settings import Settings
 
 
 @pytest.fixture
@@ -145,3 +147,11 @@ def test_the_running_app_keeps_the_collector_quiet(server):
 
     assert gc.get_threshold() == THRESHOLDS
     assert gc.get_freeze_count() > 10_000
+
+
+def test_the_front_skips_nothing_litestar_would_do_to_an_answer():
+    """The front sends through the server's ``send``; Litestar would wrap it only for
+    ``before_send`` hooks, and the app has none."""
+    app = create_app(Settings(redis_url="redis://unused"))
+    assert isinstance(app, FrontedLitestar)
+    assert not app.before_send
