@@ -2,11 +2,13 @@
 
 Its data lives in a data directory with the append-only file on, so a restart keeps live games.
 The referee reaches it through a Unix socket, which costs less per command than loopback TCP;
-it also listens on a free loopback port, for tools that only speak TCP.
+it also listens on a free loopback port, for tools that only speak TCP. Ctrl-C leaves it to
+the referee, which stops it once its own requests are done.
 """
 
 from __future__ import annotations
 
+import signal
 import tempfile
 from pathlib import Path
 
@@ -33,7 +35,14 @@ def start_embedded(data_dir: Path | None = None, *, persist: bool = True) -> Val
         appendonly="yes",
         appendfsync="everysec",
     )
-    server.start()
+    # The server inherits a blocked SIGINT: Ctrl-C in a terminal interrupts the whole process
+    # group, and the referee, which drains its requests in flight before stopping the server
+    # with SIGTERM, must not lose its store under them.
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        server.start()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
     return server
 
 

@@ -1,0 +1,30 @@
+"""The embedded Valkey outlives a Ctrl-C to the terminal's process group, so the referee can
+drain its requests in flight; it stops when the referee stops it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import psutil
+import redis
+
+from referee.embedded import embedded_url, start_embedded
+
+
+def test_the_embedded_server_ignores_ctrl_c_and_stops_when_told(tmp_path):
+    server = start_embedded(tmp_path / "valkey", persist=False)
+    try:
+        client = redis.Redis.from_url(embedded_url(server))
+        process = psutil.Process(client.info("server")["process_id"])
+        os.kill(process.pid, signal.SIGINT)
+        time.sleep(0.3)
+        assert process.is_running() and client.ping()
+        client.close()
+        # the referee's own signals are as they were
+        assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, set())
+    finally:
+        server.stop()
+    process.wait(timeout=5)
+    assert not process.is_running()
