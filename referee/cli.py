@@ -18,9 +18,17 @@ UVICORN_OPTIONS = {"proxy_headers": False, "server_header": False}
 def _verify(args: argparse.Namespace) -> int:
     from .games import verify
 
-    report = verify(Path(args.record).read_bytes(), args.seed)
+    try:
+        record = Path(args.record).read_bytes()
+    except OSError as exc:
+        print(f"cannot read {args.record}: {exc.strerror}", file=sys.stderr)
+        return 2
+    report = verify(record, args.seed, args.chain)
+    for note in report.notes:
+        print(f"note: {note}")
     if report.ok:
-        print("ok: every die re-derived from the seed, every decision replayed, totals match")
+        what = "the prefix replayed" if report.notes else "every die re-derived from the seed"
+        print(f"ok: {what}; every decision replayed and hashed into the chain; figures match")
         return 0
     for problem in report.problems:
         print(f"mismatch: {problem}", file=sys.stderr)
@@ -37,12 +45,15 @@ def _serve(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
     embedded = None
     if settings.redis_url is None:
-        from .embedded import embedded_url, start_embedded
+        from .embedded import embedded_tcp_url, embedded_url, start_embedded
 
-        embedded = start_embedded(settings.data_dir)
+        embedded = start_embedded(settings.data_dir, tcp=args.embedded_tcp)
         os.environ["REDIS_URL"] = embedded_url(embedded)
-        url, tcp = os.environ["REDIS_URL"], f"redis://{embedded.host}:{embedded.port}"
-        print(f"embedded Valkey at {url} (and {tcp}), data in {settings.data_dir}/")
+        where = f"{embedded.unix_socket_path} (owner only)"
+        tcp = embedded_tcp_url(embedded)
+        if tcp is not None:  # printed once, here: the password is kept nowhere else
+            where += f" and {tcp}"
+        print(f"embedded Valkey at {where}, data in {settings.data_dir}/")
     try:
         # uvicorn stops on SIGTERM after the requests in flight; each decision is one atomic
         # Redis script, so no game is ever half written.
@@ -87,6 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
     verify = commands.add_parser("verify", help="replay a finished game's record and check it")
     verify.add_argument("record", help="RECORD.json, as GET /v1/games/{id}/record returns it")
     verify.add_argument("--seed", help="the revealed seed (hex), if the record lacks it")
+    verify.add_argument(
+        "--chain", help="the chain the referee published (game_over event, public view), hex"
+    )
     verify.set_defaults(run=_verify)
     serve = commands.add_parser("serve", help="serve the referee (embedded Valkey by default)")
     serve.add_argument("--host", default="127.0.0.1")
@@ -98,6 +112,12 @@ def build_parser() -> argparse.ArgumentParser:
         action=argparse.BooleanOptionalAction,
         default=True,
         help="a log line per request (default: on)",
+    )
+    serve.add_argument(
+        "--embedded-tcp",
+        action="store_true",
+        help="the embedded Valkey also listens on a loopback port, behind a random password "
+        "printed once (default: its owner-only Unix socket alone)",
     )
     serve.set_defaults(run=_serve)
     bench = commands.add_parser("bench", help="measure throughput, latency and memory over HTTP")

@@ -42,7 +42,16 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from .games import GameError, RuleViolation, get_ruleset, new_seed
+from .games import (
+    GameError,
+    RuleViolation,
+    chain_link,
+    chain_start,
+    final_seats,
+    get_ruleset,
+    new_seed,
+    record_decision,
+)
 from .games import commitment as seed_commitment
 from .games import dice_key as make_dice_key
 from .games._common import check_seats, plain
@@ -99,6 +108,12 @@ class GameDoc(msgspec.Struct, array_like=True):
     state: bytes | None = None
     deadlines: list[Deadline | None] = []
     finished_at: float | None = None
+    # the hash chain over every accepted decision and the events it caused (record.py); a
+    # game created before chains were kept has none
+    chain: bytes = b""
+    # the other games dealt the same dice (a tournament's duplicate tables): until every one of
+    # them is over, this game is sealed to everyone but its own seats, and its seed withheld
+    group: list[str] = []
 
 
 _doc_decoder = msgspec.msgpack.Decoder(GameDoc)
@@ -301,6 +316,8 @@ class GameService:
         # who come within moments of the commit, share it. Few: each is some thirty objects
         # the garbage collector's full passes walk, and those passes stall the event loop
         self._read = LRU(SHARED_READS)
+        # grouped games seen over with their whole group: they are never sealed again
+        self._released = LRU(4096)
 
     # -- creating and joining --------------------------------------------------------------
 
@@ -313,10 +330,13 @@ class GameService:
         seed: bytes | None = None,
         *,
         game_id: str | None = None,
-        tokens: list[str] | None = None,
+        token_hashes: list[bytes] | None = None,
+        group: list[str] | None = None,
     ) -> tuple[GameDoc, list[str | None]]:
-        """Create a game; a caller that names ``game_id`` (and its seats' ``tokens``) may call
-        again after a crash: an existing game of that id is returned, never a second one."""
+        """Create a game; a caller that names ``game_id`` may call again after a crash: an
+        existing game of that id is returned, never a second one. ``token_hashes``: the seats
+        answer to tokens the caller holds (a tournament's entrants), and none is handed out.
+        ``group``: the other games dealt the same dice (see ``GameDoc.group``)."""
         try:
             ruleset = get_ruleset(ruleset_id)
             engine_options = ruleset.options(options)
@@ -326,12 +346,14 @@ class GameService:
         seed = seed or new_seed()
         named = game_id is not None
         game_id = game_id or secrets.token_hex(8)
-        given = iter(tokens or [])
         handed: list[str | None] = []
         seat_docs = []
-        for seat in seats:
-            if seat.get("name"):
-                token = next(given, None) or new_token(game_id)
+        for index, seat in enumerate(seats):
+            if token_hashes is not None:
+                handed.append(None)
+                seat_docs.append(SeatDoc(seat["name"], token_hashes[index]))
+            elif seat.get("name"):
+                token = new_token(game_id)
                 handed.append(token)
                 seat_docs.append(SeatDoc(seat["name"], token_hash(token), seat.get("client_seed")))
             else:
@@ -347,6 +369,8 @@ class GameService:
             seed,
             "waiting",
             time.time(),
+            chain=chain_start(seed_commitment(seed)),
+            group=list(group or []),
         )
         game = Loaded("", doc)
         self._emit(game, {"type": "game_created", "seats": len(seats)})
@@ -496,24 +520,16 @@ class GameService:
         else:
             events = ruleset.decide(state, seat, moves)
             timed_out = False
-        game.change.decisions.append(
-            _json.encode(
-                {
-                    "seat": seat,
-                    "seq": seq,
-                    "moves": moves,
-                    "timeout": timed_out,
-                    "at": round(now, 3),
-                }
-            )
-        )
+        decision = record_decision(seat, seq, moves, timed_out, round(now, 3))
+        game.change.decisions.append(decision)
         decided: dict[str, Any] = {"type": "decision", "seat": seat, "seq": seq}
         if timed_out:
             decided["timeout"] = True
         self._emit(game, decided)
-        for event in events:
-            if event.get("type") != "timeout":
-                self._emit(game, event)
+        told = [_json.encode(event) for event in events if event.get("type") != "timeout"]
+        game.change.events += told
+        if game.doc.chain:
+            game.doc.chain = chain_link(game.doc.chain, decision, told)
         if ruleset.finished(state):
             game.doc.status = "finished"
             game.doc.finished_at = now
@@ -522,14 +538,19 @@ class GameService:
         return events
 
     @staticmethod
-    def game_over_event(game: Loaded) -> dict[str, Any]:
-        """The last event of a game: totals, ranking, and the seed that proves the dice."""
-        ruleset, state = game.ruleset, game.state
+    def game_over_event(game: Loaded, *, sealed: bool | None = None) -> dict[str, Any]:
+        """The last event of a game: totals, ranking, the record's chain, and the seed that
+        proves the dice; the seed is withheld (null) while games dealt the same dice play on
+        (``sealed``; by default, whenever the game has such a group)."""
+        ruleset, state, doc = game.ruleset, game.state, game.doc
+        if sealed is None:
+            sealed = bool(doc.group)
         return {
             "type": "game_over",
             "totals": ruleset.totals(state),
             "ranking": ruleset.ranking(state),
-            "seed": game.doc.seed.hex(),
+            "chain": doc.chain.hex() if doc.chain else None,
+            "seed": None if sealed else doc.seed.hex(),
         }
 
     def _emit(self, game: Loaded, event: dict) -> None:
@@ -596,6 +617,7 @@ class GameService:
         return seat
 
     def public_view(self, game: Loaded) -> dict[str, Any]:
+        """What anyone may see of a game that is not sealed (``sealed_view`` otherwise)."""
         doc, ruleset, state = game.doc, game.ruleset, game.state
         engine = ruleset.view(state) if state is not None else {}
         seats = []
@@ -620,9 +642,11 @@ class GameService:
             deadline_s=doc.deadline_s,
             seats=seats,
             to_decide=ruleset.to_decide(state) if state is not None else [],
+            sealed=False,
         )
         if doc.status == "finished":
             view["seed"] = doc.seed.hex()
+            view["chain"] = doc.chain.hex() if doc.chain else None
         return view
 
     @staticmethod
@@ -894,10 +918,20 @@ class GameService:
     # -- records, events, sweeping ----------------------------------------------------------
 
     async def record(self, game_id: str) -> dict[str, Any]:
+        """The game's record, holding exactly what its public view and events disclose: while
+        it runs, the decisions anyone may see (``Ruleset.disclosed``) and no dice; the chain
+        only where it covers no hidden decision. Refused while the game is sealed."""
         game = await self.fresh(game_id)
+        await self.check_unsealed(game)
         doc, ruleset, state = game.doc, game.ruleset, game.state
         decisions = [msgspec.json.decode(d) for d in await self.store.decisions(game_id)]
         finished = doc.status == "finished"
+        whole = True
+        if not finished:
+            shown = [ruleset.disclosed(state, s) if state else 0 for s in range(len(doc.seats))]
+            kept = [d for d in decisions if d["seq"] < shown[d["seat"]]]
+            whole = len(kept) == len(decisions)
+            decisions = kept
         return {
             "ruleset": doc.ruleset,
             "options": doc.options,
@@ -908,8 +942,53 @@ class GameService:
             "dice": ruleset.dice_log(state) if finished else [],
             "totals": ruleset.totals(state) if finished else [],
             "ranking": ruleset.ranking(state) if finished else [],
+            "final": final_seats(ruleset, state) if finished else [],
             "finished": finished,
+            "chain": doc.chain.hex() if doc.chain and whole else None,
             "seed": doc.seed.hex() if finished else None,
+        }
+
+    # -- sealed games --------------------------------------------------------------------------
+
+    async def sealed(self, game: Loaded) -> bool:
+        """Whether any game dealt the same dice (``GameDoc.group``), this one included, still
+        runs: until none does, no one but the game's own seats may look at it."""
+        doc = game.doc
+        if not doc.group or doc.id in self._released:
+            return False
+        if doc.status != "finished":
+            return True
+        for other in await asyncio.gather(*(self.store.load(g) for g in doc.group)):
+            if other.blob is not None and _doc_decoder.decode(other.blob).status != "finished":
+                return True
+        self._released[doc.id] = True  # finished games never run again
+        return False
+
+    async def check_unsealed(self, game: Loaded) -> None:
+        if await self.sealed(game):
+            raise ApiError(
+                409,
+                "game-sealed",
+                "this game's dice are dealt at other tables of its tournament round that are "
+                "still playing: its play, record and seed are shown once they are all over",
+            )
+
+    def sealed_view(self, game: Loaded) -> dict[str, Any]:
+        """What anyone may see of a sealed game: who sits there and whether it is over."""
+        doc = game.doc
+        return {
+            "id": doc.id,
+            "ruleset": doc.ruleset,
+            "options": doc.options,
+            "status": doc.status,
+            "commitment": doc.commitment,
+            "deadline_s": doc.deadline_s,
+            "seats": [
+                {"seat": i, "name": s.name, "claimed": s.name is not None}
+                for i, s in enumerate(doc.seats)
+            ],
+            "to_decide": [],
+            "sealed": True,
         }
 
     # -- hearing commits ---------------------------------------------------------------------

@@ -2,12 +2,16 @@
 the round before is over, and ``next_decision`` hands an entrant its next decision across all
 of its games. No process owns a tournament: whoever touches it advances it, under a version
 check, and only the holder of a short lock creates a round's games.
+
+Fair play: the tables of a dice group are dealt the same dice and share no entrant; each game
+of a group is sealed (``GameService.sealed``) until the whole group is over, and a table's
+result counts in the view only then. No token is stored in clear: an entrant's seats answer
+to the entrant's own token, whose hash the tournament and each of its games keep.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import hmac
 import secrets
@@ -19,14 +23,18 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from .games import GameError, get_ruleset
+from .games import commitment as seed_commitment
 from .games._common import check_seats
 from .service import ApiError, GameService, holder_of, token_hash
 from .tournaments import (
     GameResult,
+    Standing,
     TournamentSpec,
+    dice_groups,
     next_round,
+    ranked,
+    rate,
     spec_problem,
-    standings,
     total_rounds,
 )
 
@@ -49,10 +57,14 @@ class EntrantDoc(msgspec.Struct, array_like=True):
 
 
 class TableDoc(msgspec.Struct, array_like=True):
+    """A game of a round: its entrants in seat order, its result once over, its dice group."""
+
     game_id: str
     entrants: list[int]
-    seat_tokens: list[str]  # secret: handed only to the seat's own entrant
+    # tokens of tables created before seats answered to entrant tokens (new tables: empty)
+    seat_tokens: list[str]
     result: GameResult | None = None
+    group: int = 0
 
 
 class TournamentDoc(msgspec.Struct, array_like=True):
@@ -63,9 +75,12 @@ class TournamentDoc(msgspec.Struct, array_like=True):
     status: str = "registering"  # registering | running | finished
     rounds: list[list[TableDoc]] = []
     created: float = 0.0
-    # secret, never given by anyone: names each table's game and its seat tokens, so a round
-    # created again after a crash finds the same games instead of leaving orphans
+    # secret, never given by anyone: names each table's game, so a round created again after
+    # a crash finds the same games instead of leaving orphans
     table_key: bytes = b""
+    # standings through the rounds already over, unrounded (``tournaments.rate``)
+    rated: list[Standing] = []
+    rated_rounds: int = 0
 
 
 _decoder = msgspec.msgpack.Decoder(TournamentDoc)
@@ -144,18 +159,22 @@ class TournamentService:
                 return doc
             changed = False
             current = doc.rounds[-1] if doc.rounds else []
-            for table in current:
-                if table.result is None:
-                    game = await self.games.fresh(table.game_id)
-                    if game.doc.status == "finished":
-                        table.result = GameResult(
-                            len(doc.rounds) - 1,
-                            table.entrants,
-                            game.ruleset.totals(game.state),
-                            game.ruleset.ranking(game.state),
-                        )
-                        changed = True
+            open_tables = [table for table in current if table.result is None]
+            games = await asyncio.gather(*(self.games.fresh(t.game_id) for t in open_tables))
+            for table, game in zip(open_tables, games, strict=True):
+                if game.doc.status == "finished":
+                    table.result = GameResult(
+                        len(doc.rounds) - 1,
+                        table.entrants,
+                        game.ruleset.totals(game.state),
+                        game.ruleset.ranking(game.state),
+                    )
+                    changed = True
             if all(table.result is not None for table in current):
+                if current and doc.rated_rounds < len(doc.rounds):  # the round is over: rate it
+                    results = [t.result for t in current if t.result is not None]
+                    doc.rated = rate(len(doc.entrants), results, doc.rated)
+                    doc.rated_rounds = len(doc.rounds)
                 round_ = len(doc.rounds)
                 results = [t.result for r in doc.rounds for t in r if t.result is not None]
                 tables = next_round(doc.spec, results, round_)
@@ -176,66 +195,82 @@ class TournamentService:
     async def _create_round(
         self, doc: TournamentDoc, round_: int, tables: list[list[int]]
     ) -> list[TableDoc]:
-        """Every table of a round plays with the same dice: one seed per round."""
-        seed = hmac.digest(doc.seed, f"round/{round_}".encode(), "sha256")
-        created = []
-        for table, entrants in enumerate(tables):
-            game_id, seat_tokens = self._table_names(doc, round_, table, len(entrants))
-            game, tokens = await self.games.create(
-                doc.spec.ruleset,
-                doc.spec.options,
-                [{"name": doc.entrants[e].name} for e in entrants],
-                doc.spec.deadline_s,
-                seed,
-                game_id=game_id,
-                tokens=seat_tokens,
+        """The round's games: one seed per dice group, each game told the others of its group
+        (sealed until they are all over), each seat answering to its entrant's token."""
+        groups = dice_groups(doc.spec, tables)
+        ids = [self._table_id(doc, round_, table) for table in range(len(tables))]
+        seeds = {
+            group: hmac.digest(doc.seed, f"round/{round_}/group/{group}".encode(), "sha256")
+            for group in set(groups)
+        }
+        made = await asyncio.gather(
+            *(
+                self.games.create(
+                    doc.spec.ruleset,
+                    doc.spec.options,
+                    [{"name": doc.entrants[e].name} for e in entrants],
+                    doc.spec.deadline_s,
+                    seeds[groups[table]],
+                    game_id=ids[table],
+                    token_hashes=[doc.entrants[e].token_hash for e in entrants],
+                    group=[
+                        ids[other]
+                        for other in range(len(tables))
+                        if other != table and groups[other] == groups[table]
+                    ],
+                )
+                for table, entrants in enumerate(tables)
             )
-            created.append(TableDoc(game.id, entrants, [t or "" for t in tokens]))
-        return created
+        )
+        return [
+            TableDoc(game.id, entrants, [], group=groups[table])
+            for table, ((game, _), entrants) in enumerate(zip(made, tables, strict=True))
+        ]
 
     @staticmethod
-    def _table_names(
-        doc: TournamentDoc, round_: int, table: int, seats: int
-    ) -> tuple[str | None, list[str]]:
-        """The game id and seat tokens of a table: the same on every attempt at the round."""
-        if not doc.table_key:  # a tournament stored before tables were named
-            return None, []
-
-        def derive(label: str) -> bytes:
-            message = f"{doc.id}/{round_}/{table}/{label}".encode()
-            return hmac.digest(doc.table_key, message, "sha256")
-
-        game_id = derive("game")[:8].hex()
-        tokens = [
-            f"{game_id}.{base64.urlsafe_b64encode(derive(f'seat/{seat}')).rstrip(b'=').decode()}"
-            for seat in range(seats)
-        ]
-        return game_id, tokens
+    def _table_id(doc: TournamentDoc, round_: int, table: int) -> str:
+        """A table's game id: the same on every attempt at the round."""
+        message = f"{doc.id}/{round_}/{table}/game".encode()
+        return hmac.digest(doc.table_key, message, "sha256")[:8].hex()
 
     # -- views -----------------------------------------------------------------------------
 
     def view(self, doc: TournamentDoc) -> dict[str, Any]:
-        results = [t.result for r in doc.rounds for t in r if t.result is not None]
-        return {
-            "id": doc.id,
-            "status": doc.status,
-            "spec": {k: v for k, v in msgspec.to_builtins(doc.spec).items() if k != "seed"},
-            "entrants": [e.name for e in doc.entrants],
-            "round": len(doc.rounds) - 1,
-            "rounds": [
+        """Rounds and tables, each table's result once its whole dice group is over, and the
+        standings through the rounds that are over; the seed once the tournament is."""
+        rounds = []
+        for tables in doc.rounds:
+            over = {
+                t.group
+                for t in tables
+                if all(o.result is not None for o in tables if o.group == t.group)
+            }
+            rounds.append(
                 [
                     {
                         "game_id": t.game_id,
                         "entrants": t.entrants,
-                        "result": msgspec.to_builtins(t.result) if t.result else None,
+                        "group": t.group,
+                        "result": msgspec.to_builtins(t.result)
+                        if t.result and t.group in over
+                        else None,
                     }
-                    for t in r
+                    for t in tables
                 ]
-                for r in doc.rounds
-            ],
+            )
+        rated = doc.rated or rate(len(doc.entrants), [])
+        return {
+            "id": doc.id,
+            "status": doc.status,
+            "spec": {k: v for k, v in msgspec.to_builtins(doc.spec).items() if k != "seed"},
+            "commitment": seed_commitment(doc.seed),
+            "seed": doc.seed.hex() if doc.status == "finished" else None,
+            "entrants": [e.name for e in doc.entrants],
+            "round": len(doc.rounds) - 1,
+            "rounds": rounds,
             "standings": [
                 {**msgspec.to_builtins(s), "name": doc.entrants[s.entrant].name}
-                for s in standings(len(doc.entrants), results)
+                for s in ranked(rated)
             ],
         }
 
@@ -260,7 +295,7 @@ class TournamentService:
             # looked at (advance) when none of them is in play
             _, doc = await self._load(tournament_id)
             entrant = self._entrant(doc, token)
-            found = await self._own_tables(doc, entrant)
+            found = await self._own_tables(doc, entrant, token)
             if isinstance(found, dict):
                 return found
             if not found:
@@ -286,7 +321,7 @@ class TournamentService:
                 pause = min(pause * 2, 0.5)
 
     async def _own_tables(
-        self, doc: TournamentDoc, entrant: int
+        self, doc: TournamentDoc, entrant: int, token: str
     ) -> dict[str, Any] | list[tuple[str, str]]:
         """The entrant's turn if one of its games awaits it, else (game id, newest event id)
         of each of its games still in play in the current round."""
@@ -302,7 +337,8 @@ class TournamentService:
                     "status": "your_turn",
                     "tournament_id": doc.id,
                     "game_id": table.game_id,
-                    "seat_token": table.seat_tokens[seat],
+                    # the entrant's own token is its seats' token (older tables kept theirs)
+                    "seat_token": table.seat_tokens[seat] if table.seat_tokens else token,
                     "turn": turn,
                 }
             if game.doc.status != "finished":

@@ -8,7 +8,10 @@ import pytest
 from referee.tournaments import (
     GameResult,
     TournamentSpec,
+    dice_groups,
     next_round,
+    ranked,
+    rate,
     spec_problem,
     standings,
     total_rounds,
@@ -19,24 +22,55 @@ def spec(**kw):
     return msgspec.convert({"ruleset": "choice", **kw}, TournamentSpec)
 
 
-def test_round_robin_meets_every_pair_and_rotates_seats():
+def test_round_robin_meets_every_pair_in_rounds_of_disjoint_tables_and_rotates_seats():
     s = spec(entrants=4, games_per_pairing=2)
-    first, second = next_round(s, [], 0), next_round(s, [], 1)
-    assert sorted(tuple(sorted(t)) for t in first) == [
-        (0, 1),
-        (0, 2),
-        (0, 3),
-        (1, 2),
-        (1, 3),
-        (2, 3),
-    ]
-    assert [t[::-1] for t in first] == second
-    assert next_round(s, [], 2) == [] and total_rounds(s) == 2
+    rounds = [next_round(s, [], r) for r in range(total_rounds(s))]
+    assert total_rounds(s) == 6 and next_round(s, [], 6) == []
+    first_cycle, second_cycle = rounds[:3], rounds[3:]
+    met = sorted(tuple(sorted(t)) for tables in first_cycle for t in tables)
+    assert met == [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
+    for tables in rounds:  # nobody sits at two tables of a round
+        seated = [e for t in tables for e in t]
+        assert len(seated) == len(set(seated)) == 4
+    assert [[t[::-1] for t in tables] for tables in first_cycle] == second_cycle
+
+
+def test_round_robin_with_an_odd_count_sits_one_entrant_out_each_round():
+    s = spec(entrants=5)
+    rounds = [next_round(s, [], r) for r in range(total_rounds(s))]
+    assert len(rounds) == 5 and all(len(tables) == 2 for tables in rounds)
+    assert len({tuple(sorted(t)) for tables in rounds for t in tables}) == 10
 
 
 def test_round_robin_tables_of_three():
-    tables = next_round(spec(entrants=4, table_size=3), [], 0)
-    assert len(tables) == 4 and all(len(t) == 3 for t in tables)
+    s = spec(entrants=6, table_size=3)
+    rounds = [next_round(s, [], r) for r in range(total_rounds(s))]
+    assert len({tuple(sorted(t)) for tables in rounds for t in tables}) == 20
+    assert all(len(tables) == 2 and len({*tables[0], *tables[1]}) == 6 for tables in rounds)
+
+
+def test_a_schedule_past_the_cap_is_refused_without_listing_it():
+    field, sentence = spec_problem(spec(entrants=64, table_size=8))
+    assert field == "entrants" and "4,426,165,368 games" in sentence and "4,096" in sentence
+    assert spec_problem(spec(entrants=20, table_size=5)) is not None
+    assert spec_problem(spec(entrants=64, table_size=2, games_per_pairing=2)) is None
+
+
+def test_gauntlet_tables_are_dice_groups_of_their_own():
+    s = spec(format="gauntlet", entrants=5)
+    tables = next_round(s, [], 0)
+    assert dice_groups(s, tables) == [0, 1, 2, 3]
+    assert dice_groups(spec(entrants=4), next_round(spec(entrants=4), [], 0)) == [0, 0]
+
+
+def test_standings_kept_round_by_round_equal_standings_rated_at_once():
+    results = [
+        GameResult(0, [0, 1], [10, 5], [1, 2]),
+        GameResult(1, [1, 2], [3, 5], [2, 1]),
+        GameResult(2, [0, 2], [3, 3], [1, 1]),
+    ]
+    kept = rate(3, results[2:], rate(3, results[1:2], rate(3, results[:1])))
+    assert ranked(kept) == standings(3, results)
 
 
 def test_gauntlet_puts_entrant_zero_at_every_table():

@@ -35,7 +35,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from .. import __version__
 from .._gc import settle_collector
-from ..games import RULESETS, GameError, score_area, score_marks, warm_caches
+from ..games import RULESETS, GameError, commitment, score_area, score_marks, warm_caches
 from ..games.choice import FreeThrow, Mark
 from ..games.choice_specials import Fdh, Kur, Minus1, Minus2, Null, SuppenKasper
 from ..games.chopta import Place, Swap
@@ -313,6 +313,8 @@ class GameController(Controller):
         _check_id(game_id)
         service = _service(state)
         game = await service.fresh(game_id)
+        if await service.sealed(game):
+            return service.sealed_view(game)
         return service.public_view(game)
 
     @post(
@@ -369,14 +371,21 @@ class GameController(Controller):
         "/{game_id:str}/events",
         operation_id="streamEvents",
         summary="Server-Sent Events of public events (resumable with Last-Event-ID)",
-        responses=problems(400, 404),
+        responses=problems(400, 404, 409),
         media_type="text/event-stream",
     )
     async def events(self, request: Request, state: State, game_id: GameId) -> ServerSentEvent:
         _check_id(game_id)
         service = _service(state)
         game = await service.fresh(game_id)  # 404 for an unknown game
+        await service.check_unsealed(game)  # 409 while its dice are dealt elsewhere
         finished = game.doc.status == "finished"
+        # a grouped game's stored game_over withheld its seed: told now, the group being over
+        game_over = (
+            msgspec.json.encode(service.game_over_event(game, sealed=False)).decode()
+            if finished
+            else ""
+        )
         last_id = request.headers.get("last-event-id") or "0"
         if not re.fullmatch(r"\d+(-\d+)?", last_id):
             last_id = "0"
@@ -388,8 +397,7 @@ class GameController(Controller):
                 # stream has not expired yet (REFEREE_EVENTS_RETENTION_S), then end
                 entries = await service.events_after(game_id, cursor, None if finished else 15)
                 if not entries and finished:
-                    data = msgspec.json.encode(service.game_over_event(game)).decode()
-                    yield ServerSentEventMessage(data=data, event="game_over", id=cursor)
+                    yield ServerSentEventMessage(data=game_over, event="game_over", id=cursor)
                     return
                 if not entries:
                     yield ServerSentEventMessage(comment="keep-alive")
@@ -398,17 +406,19 @@ class GameController(Controller):
                     cursor = entry_id.decode()
                     data = fields[b"e"].decode()
                     kind = msgspec.json.decode(data).get("type", "event")
-                    yield ServerSentEventMessage(data=data, event=kind, id=cursor)
                     if kind == "game_over":
+                        told = game_over if game.doc.group else data
+                        yield ServerSentEventMessage(data=told, event=kind, id=cursor)
                         return
+                    yield ServerSentEventMessage(data=data, event=kind, id=cursor)
 
         return ServerSentEvent(stream())
 
     @get(
         "/{game_id:str}/record",
         operation_id="getRecord",
-        summary="The complete record; the seed once the game is over",
-        responses=problems(400, 404),
+        summary="The record: what is disclosed while the game runs; all, and the seed, at the end",
+        responses=problems(400, 404, 409),
     )
     async def record(self, state: State, game_id: GameId) -> dict[str, Any]:
         _check_id(game_id)
@@ -433,7 +443,7 @@ class TournamentController(Controller):
         self, state: State, data: JSONBody[TournamentSpec]
     ) -> TournamentCreated:
         doc = await state.tournaments.create(data)
-        return TournamentCreated(doc.id, doc.status)
+        return TournamentCreated(doc.id, doc.status, commitment(doc.seed))
 
     @post(
         "/{tournament_id:str}/entrants",

@@ -160,6 +160,7 @@ class Problem(msgspec.Struct, omit_defaults=True):
 class TournamentCreated(msgspec.Struct):
     id: str
     status: str
+    commitment: str  # SHA-256 of the tournament's seed, revealed when it is over
 
 
 class Register(msgspec.Struct, forbid_unknown_fields=True):

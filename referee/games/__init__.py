@@ -14,7 +14,17 @@ from .choice_specials import ChoiceSpecialsRuleset
 from .chopta import ChoptaRuleset, score_area
 from .dice import commitment, dice_key, new_seed, roll
 from .errors import GameError, InvalidOption, RuleViolation
-from .record import Decision, Record, Recorder, VerifyReport, verify
+from .record import (
+    Decision,
+    Record,
+    Recorder,
+    VerifyReport,
+    chain_link,
+    chain_start,
+    final_seats,
+    record_decision,
+    verify,
+)
 
 __all__ = [
     "RULESETS",
@@ -26,11 +36,15 @@ __all__ = [
     "RuleViolation",
     "Ruleset",
     "VerifyReport",
+    "chain_link",
+    "chain_start",
     "commitment",
     "dice_key",
+    "final_seats",
     "get_ruleset",
     "new_seed",
     "places",
+    "record_decision",
     "roll",
     "score_area",
     "score_marks",

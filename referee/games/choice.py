@@ -130,6 +130,9 @@ class ChoiceState(msgspec.Struct, Generic[M], array_like=True):
     seqs: list[int]  # accepted submissions per seat
     timeouts: list[int]  # timeouts in a row per seat
     finished: bool = False
+    # each seat's seq at the last reveal: its decisions before it are public, the rest hidden
+    # (a game stored before this field reads as [], disclosing nothing until its next reveal)
+    revealed: list[int] = []
 
 
 # Scores are plain values (ints, tuples of scores) that cannot form cycles, and thousands stay
@@ -424,6 +427,13 @@ class ChoiceRuleset:
     def finished(self, state: ChoiceState) -> bool:
         return state.finished
 
+    def disclosed(self, state: ChoiceState, seat: int) -> int:
+        """How many of the seat's decisions anyone may see: those of the postal rounds already
+        revealed (every decision, once the game is over)."""
+        if state.finished:
+            return state.seqs[seat]
+        return state.revealed[seat] if state.revealed else 0
+
     # -- legal moves ---------------------------------------------------------------------------
 
     def legal_moves(self, state: ChoiceState, seat: int) -> list[Any]:
@@ -598,6 +608,7 @@ class ChoiceRuleset:
                 sheets[seat] = draft
             playing = playing or not sheets[seat].done
         seats = len(sheets)
+        state.revealed = list(state.seqs)
         state.first_roll += len(state.rolls)
         state.batch += 1
         state.drafts = [None] * seats

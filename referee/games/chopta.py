@@ -268,6 +268,10 @@ class ChoptaRuleset:
     def finished(self, state: ChoptaState) -> bool:
         return state.finished
 
+    def disclosed(self, state: ChoptaState, seat: int) -> int:
+        """Every CHOPTA decision is public as it is played (the die lands in an area)."""
+        return state.seqs[seat]
+
     def _check_seat(self, state: ChoptaState, seat: int) -> None:
         if not isinstance(seat, int) or not 0 <= seat < len(state.totals):
             raise RuleViolation("no-such-seat", f"there is no seat {seat}", field="seat")

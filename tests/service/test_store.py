@@ -447,7 +447,8 @@ def test_an_entrant_waiting_on_its_opponent_is_woken_by_the_move_not_by_a_timer(
 
 def test_a_round_created_again_after_a_crash_adopts_its_games_instead_of_orphaning_them(valkey):
     """A crash between creating a round's games and saving the tournament: the next attempt
-    finds the same games (same ids, same seat tokens) and creates no others."""
+    finds the same games (same ids, seats answering to the same entrants) and creates no
+    others."""
     from referee.tournament_service import TournamentService
     from referee.tournaments import TournamentSpec, next_round
 
@@ -457,32 +458,31 @@ def test_a_round_created_again_after_a_crash_adopts_its_games_instead_of_orphani
         tournaments = TournamentService(games)
         spec = TournamentSpec("choice", entrants=4, games_per_pairing=2, deadline_s=0)
         doc = await tournaments.create(spec)
-        for name in "abcd":
-            await tournaments.register(doc.id, name)
+        tokens = [(await tournaments.register(doc.id, name))[1] for name in "abcd"]
         _, doc = await tournaments._load(doc.id)
         tables = next_round(doc.spec, [], 1)
         before = len([key async for key in redis.scan_iter("{game:*}:doc")])
         crashed = await tournaments._create_round(doc, 1, tables)  # never saved
         again = await tournaments._create_round(doc, 1, tables)
         after = len([key async for key in redis.scan_iter("{game:*}:doc")])
-        # the adopted game takes the seat tokens the tournament hands out
+        # the adopted game's second seat answers to its entrant's own token
         table = again[0]
         game = await games.fresh(table.game_id)
-        seat = games.authenticate(game, table.seat_tokens[1])
+        seat = games.authenticate(game, tokens[table.entrants[1]])
         await redis.aclose()
         return crashed, again, after - before, seat
 
     crashed, again, created, seat = asyncio.run(scenario())
     assert [t.game_id for t in crashed] == [t.game_id for t in again]
-    assert [t.seat_tokens for t in crashed] == [t.seat_tokens for t in again]
+    assert all(t.seat_tokens == [] for t in again)  # no token kept in clear
     assert created == len(again) and seat == 1
 
 
-def test_an_entrant_with_several_games_waits_on_all_of_them_and_reads_no_other_table(valkey):
-    """Round-robin CHOPTA, 4 entrants: entrant 3 sits second at its three tables of six.
+def test_an_entrant_with_several_games_waits_on_all_of_them(valkey):
+    """Gauntlet CHOPTA, 4 entrants: entrant 0 sits first at its three tables, one round.
 
-    Its wait reads its own three games and then waits on their events together: the other
-    three tables are not read, and the first opponent's move wakes it."""
+    Once it has moved at all three, its wait reads its own games and then waits on their
+    events together, and an opponent's move wakes it."""
     from referee.tournament_service import TournamentService
     from referee.tournaments import TournamentSpec
 
@@ -490,36 +490,40 @@ def test_an_entrant_with_several_games_waits_on_all_of_them_and_reads_no_other_t
         redis = counted_redis(valkey)
         games = GameService(Store(redis))
         tournaments = TournamentService(games)
-        spec = TournamentSpec("chopta", entrants=4, deadline_s=0)
+        spec = TournamentSpec("chopta", format="gauntlet", entrants=4, deadline_s=0)
         doc = await tournaments.create(spec)
         tokens = [(await tournaments.register(doc.id, name))[1] for name in "abcd"]
         _, doc = await tournaments._load(doc.id)
-        assert sum(3 in table.entrants for table in doc.rounds[0]) == 3
-
-        before = Counted.round_trips
-        idle = await tournaments.next_decision(tokens[3], 1.0)
-        idle_trips = Counted.round_trips - before
-
-        table = next(t for t in doc.rounds[0] if t.entrants == [0, 3])
-
-        async def first_move_later():  # entrant 0 moves first at the table it shares with 3
-            await asyncio.sleep(0.5)
+        assert [t.entrants for t in doc.rounds[0]] == [[0, 1], [0, 2], [0, 3]]
+        for table in doc.rounds[0]:
             game = await games.fresh(table.game_id)
             move = game.ruleset.legal_moves(game.state, 0)[0]
-            await games.move(table.game_id, table.seat_tokens[0], 0, [move])
+            await games.move(table.game_id, tokens[0], 0, [move])
 
-        mover = asyncio.create_task(first_move_later())
-        woken = await tournaments.next_decision(tokens[3], 4.0)
+        before = Counted.round_trips
+        idle = await tournaments.next_decision(tokens[0], 1.0)
+        idle_trips = Counted.round_trips - before
+
+        table = doc.rounds[0][2]
+
+        async def reply_later():  # entrant 3 answers at the table it shares with 0
+            await asyncio.sleep(0.5)
+            game = await games.fresh(table.game_id)
+            move = game.ruleset.legal_moves(game.state, 1)[0]
+            await games.move(table.game_id, tokens[3], 0, [move])
+
+        mover = asyncio.create_task(reply_later())
+        woken = await tournaments.next_decision(tokens[0], 4.0)
         await mover
         await redis.aclose()
-        return idle, idle_trips, woken
+        return idle, idle_trips, woken, table.game_id
 
-    idle, idle_trips, woken = asyncio.run(scenario())
+    idle, idle_trips, woken, game_id = asyncio.run(scenario())
     assert idle["status"] == "waiting"
-    # a look (the tournament and its own three games), one wait, a last look; reading every
-    # table of the round each time, or polling, would take dozens
+    # a look (the tournament and its own three games), one wait, a last look; polling would
+    # take dozens
     assert idle_trips <= 10, idle_trips
-    assert woken["status"] == "your_turn"
+    assert woken["status"] == "your_turn" and woken["game_id"] == game_id
 
 
 def test_a_game_stored_without_its_newest_event_id_still_gives_one(valkey):

@@ -69,13 +69,25 @@ def test_a_full_tournament_of_each_format(server, spec, games):
     standings = final["standings"]
     assert sorted(s["name"] for s in standings) == sorted(name for name, _ in bots)
     assert sum(s["games"] for s in standings) == games * 2
-    # duplicate format: every table of a round plays the same dice
+    # duplicate format: the tables of a dice group share the dice and never an entrant;
+    # round-robin and swiss rounds are one group each, every gauntlet table its own
     with httpx.Client(base_url=server.url) as http:
         for tables in final["rounds"]:
-            commitments = {
-                http.get(f"/v1/games/{t['game_id']}").json()["commitment"] for t in tables
-            }
-            assert len(commitments) == 1
+            seated = [e for t in tables for e in t["entrants"]]
+            groups = {t["group"] for t in tables}
+            if spec["format"] == "gauntlet":
+                assert len(groups) == len(tables)
+            else:
+                assert groups == {0} and len(seated) == len(set(seated))
+            for group in groups:
+                commitments = {
+                    http.get(f"/v1/games/{t['game_id']}").json()["commitment"]
+                    for t in tables
+                    if t["group"] == group
+                }
+                assert len(commitments) == 1
+            everyone = {http.get(f"/v1/games/{t['game_id']}").json()["commitment"] for t in tables}
+            assert len(everyone) == len(groups)
 
 
 def test_a_bot_that_stops_answering_is_timed_out_and_the_tournament_finishes(server):
