@@ -11,10 +11,10 @@ import json
 import multiprocessing
 import tempfile
 import time
-from math import comb
 from typing import Any
 
 import httpx
+import msgspec
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -22,6 +22,7 @@ from rich.table import Table
 from .bench import start_referee
 from .bots import get_bot
 from .embedded import embedded_url, start_embedded
+from .tournaments import TournamentSpec, total_games
 
 __all__ = ["run_local_tournament"]
 
@@ -52,13 +53,7 @@ def _entrant_process(
 
 
 def _expected_games(spec: dict[str, Any]) -> int:
-    entrants, table = spec["entrants"], spec.get("table_size", 2)
-    rounds = spec.get("games_per_pairing", 1)
-    if spec["format"] == "round-robin":
-        return comb(entrants, table) * rounds
-    if spec["format"] == "gauntlet":
-        return comb(entrants - 1, table - 1) * rounds
-    return (spec.get("rounds") or entrants - 1) * (entrants // 2)
+    return total_games(msgspec.convert(spec, TournamentSpec))
 
 
 def run_local_tournament(args: Any) -> int:
