@@ -42,6 +42,14 @@ __all__ = ["TournamentService"]
 
 MAX_RETRIES = 20
 
+
+class Busy(ApiError):
+    """The tournament changed under every try (503)."""
+
+    def __init__(self) -> None:
+        super().__init__(503, "busy", "the tournament changed too often; try again")
+
+
 # Set the document if its version is the one read (creation: the empty version).
 _SAVE = """
 local v = redis.call('HGET', KEYS[1], 'v') or ''
@@ -147,12 +155,17 @@ class TournamentService:
                 if doc.status == "running":
                     await self.advance(doc.id)
                 return len(doc.entrants) - 1, token
-        raise ApiError(503, "busy", "the tournament changed too often; try again")
+        raise Busy
 
     # -- advancing -------------------------------------------------------------------------
 
     async def advance(self, tournament_id: str) -> TournamentDoc:
-        """Record finished games; once a round is over, create the next one (exactly once)."""
+        """Record finished games; once a round is over, rate it and create the next one
+        (exactly once: under a lock, and a round created again finds the same games).
+
+        While another request holds the lock, this one returns the tournament as it is: the
+        next round comes from the holder, and a waiting entrant looks again."""
+        holder = secrets.token_hex(8)  # this call's own mark on the round lock
         for _ in range(MAX_RETRIES):
             version, doc = await self._load(tournament_id)
             if doc.status != "running":
@@ -175,22 +188,30 @@ class TournamentService:
                     results = [t.result for t in current if t.result is not None]
                     doc.rated = rate(len(doc.entrants), results, doc.rated)
                     doc.rated_rounds = len(doc.rounds)
+                    changed = True
                 round_ = len(doc.rounds)
                 results = [t.result for r in doc.rounds for t in r if t.result is not None]
                 tables = next_round(doc.spec, results, round_)
                 if not tables or round_ >= total_rounds(doc.spec):
                     doc.status = "finished"
                     changed = True
-                else:
-                    lock = f"{{tournament:{doc.id}}}:round:{round_}"
-                    if not await self.redis.set(lock, version, nx=True, ex=30):
-                        await asyncio.sleep(0.05)  # another replica is creating this round
-                        continue
+                elif await self._lock(f"{{tournament:{doc.id}}}:round:{round_}", holder):
                     doc.rounds.append(await self._create_round(doc, round_, tables))
                     changed = True
+                elif not changed or await self._store(version, doc):
+                    return doc  # another request is creating the round
+                else:
+                    continue
             if not changed or await self._store(version, doc):
                 return doc
-        raise ApiError(503, "busy", "the tournament changed too often; try again")
+        raise Busy
+
+    async def _lock(self, key: str, holder: str) -> bool:
+        """Take the round's lock, or find it already this call's (a try that lost its save
+        takes the round again: creating it again finds the same games)."""
+        if await self.redis.set(key, holder, nx=True, ex=30):
+            return True
+        return await self.redis.get(key) == holder.encode()
 
     async def _create_round(
         self, doc: TournamentDoc, round_: int, tables: list[list[int]]
@@ -300,7 +321,8 @@ class TournamentService:
                 return found
             if not found:
                 rounds = len(doc.rounds)
-                doc = await self.advance(tournament_id)
+                with contextlib.suppress(Busy):  # others are moving it on: look again
+                    doc = await self.advance(tournament_id)
                 if doc.status == "finished":
                     return {"status": "finished", "tournament_id": doc.id}
                 if len(doc.rounds) > rounds:

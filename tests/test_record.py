@@ -127,3 +127,104 @@ def test_a_game_that_is_not_over_has_no_seed_to_verify():
     recorder = Recorder(ruleset, {}, ["a"], new_seed())
     report = verify(msgspec.json.encode(recorder.record))
     assert not report.ok and "no seed" in report.problems[0]
+
+
+def _old_checks_pass(record: dict) -> bool:
+    """What verify compared before records carried chains: dice, totals, ranking only."""
+    ruleset = get_ruleset(record["ruleset"])
+    seed = bytes.fromhex(record["seed"])
+    state = ruleset.create(record["options"], len(record["seats"]), seed)
+    try:
+        for d in record["decisions"]:
+            if d["timeout"]:
+                ruleset.timeout(state, d["seat"])
+            else:
+                ruleset.decide(state, d["seat"], msgspec.convert(d["moves"], list[ruleset.Move]))
+    except Exception:
+        return False
+    return (
+        ruleset.finished(state)
+        and ruleset.dice_log(state) == record["dice"]
+        and ruleset.totals(state) == record["totals"]
+        and ruleset.ranking(state) == record["ranking"]
+    )
+
+
+def test_an_edit_to_another_legal_decision_with_the_same_totals_is_refused():
+    """Such edits passed the old checks; the chain (and the final sheets) refuse every one."""
+    choice = get_ruleset("choice")
+    found = 0
+    for rng in range(4):
+        recorder = play("choice", 1, seed=bytes([rng]) * 32, rng=rng)
+        original = json.loads(msgspec.json.encode(recorder.record))
+        replay = choice.create({}, 1, recorder.seed)
+        for index, decision in enumerate(original["decisions"]):
+            for alternative in choice.legal_moves(replay, 0):
+                moves = json.loads(msgspec.json.encode([alternative]))
+                if moves == decision["moves"]:
+                    continue
+                record = json.loads(json.dumps(original))
+                record["decisions"][index]["moves"] = moves
+                if _old_checks_pass(record):
+                    found += 1
+                    report = verify(record)
+                    assert not report.ok
+                    assert any("chain" in p for p in report.problems), report.problems
+            choice.decide(replay, 0, msgspec.convert(decision["moves"], list[choice.Move]))
+    assert found >= 2, found
+
+
+def test_an_edited_timestamp_final_sheet_or_chain_is_refused():
+    recorder = play("choice", 2, {"schedule": [2]})
+    record = json.loads(msgspec.json.encode(recorder.record))
+    for edit in (
+        lambda r: r["decisions"][3].update(at=12.5),
+        lambda r: r["final"][1]["marks"].update({"7": 99}),
+        lambda r: r.update(chain="00" * 32),
+        lambda r: r.pop("chain"),
+    ):
+        changed = json.loads(json.dumps(record))
+        edit(changed)
+        assert not verify(changed).ok
+    assert verify(record, chain=record["chain"]).ok
+    assert not verify(record, chain="ab" * 32).ok
+
+
+def test_a_record_rewritten_with_a_fresh_chain_fails_against_the_published_one():
+    """A forger who recomputes the chain over edited decisions still meets the chain the
+    referee published in game_over."""
+    recorder = play("chopta", 2, {"target": 10})
+    published = recorder.record.chain
+    record = json.loads(msgspec.json.encode(recorder.record))
+    forged = Recorder(get_ruleset("chopta"), {"target": 10}, ["bot0", "bot1"], recorder.seed)
+    chooser = random.Random(99)
+    while not forged.ruleset.finished(forged.state):
+        seat = forged.ruleset.to_decide(forged.state)[0]
+        forged.decide(seat, [chooser.choice(forged.ruleset.legal_moves(forged.state, seat))])
+    forged_record = json.loads(msgspec.json.encode(forged.record))
+    assert verify(forged_record).ok and forged_record["decisions"] != record["decisions"]
+    assert not verify(forged_record, chain=published).ok
+
+
+def test_a_prefix_verifies_as_a_prefix_and_says_so():
+    recorder = play("chopta", 2, {"target": 10})
+    record = json.loads(msgspec.json.encode(recorder.record))
+    seed = record["seed"]
+    chopta = get_ruleset("chopta")
+    replay = Recorder(chopta, {"target": 10}, ["bot0", "bot1"], recorder.seed)
+    for decision in recorder.record.decisions[:7]:
+        replay.decide(decision.seat, msgspec.convert(decision.moves, list[chopta.Move]))
+    prefix = json.loads(msgspec.json.encode(replay.record))
+    assert prefix["finished"] is False and prefix["seed"] is None
+    assert not verify(prefix).ok  # no seed: nothing to replay with
+    report = verify(prefix, seed)
+    assert report.ok, report.problems
+    assert any("prefix" in note for note in report.notes)
+    prefix["finished"] = True  # a prefix passed off as a whole game
+    assert not verify(prefix, seed).ok
+
+
+def test_verify_of_a_missing_file_is_one_line(tmp_path, capsys):
+    assert cli(["verify", str(tmp_path / "missing.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "missing.json" in err

@@ -273,3 +273,35 @@ def test_a_large_tournament_creates_one_bounded_round_at_a_time(http, redis_clie
     view = http.get(f"/v1/tournaments/{tournament_id}")
     assert len(view.json()["rounds"]) == 1 and len(view.json()["rounds"][0]) == 32
     assert len(view.content) < 20_000
+
+
+# -- 5. records that prove the game ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("ruleset", "options"), [("chopta", {"target": 10}), ("choice", {"schedule": [2]})]
+)
+def test_a_record_verifies_whole_or_as_a_prefix_against_the_chain_the_referee_published(
+    http, ruleset, options
+):
+    game = create(http, ruleset, 2, options=options)
+    url, tokens = f"/v1/games/{game['id']}", [s["token"] for s in game["seats"]]
+    for _ in range(5):  # a few decisions: CHOICE's last one leaves a postal round half told
+        for token in tokens:
+            turn = _turn(http, game["id"], token)
+            if turn["status"] == "your_turn":
+                body = {"seq": turn["seq"], "move": turn["legal_moves"][0]}
+                assert http.post(f"{url}/moves", headers=auth(token), json=body).status_code == 200
+                break
+    early = http.get(f"{url}/record").json()
+    assert early["finished"] is False and early["seed"] is None and early["decisions"]
+    _play_table(http, game["id"], tokens)
+    final = http.get(f"{url}/record").json()
+    published = http.get(url).json()["chain"]
+    assert final["chain"] == published
+    assert verify(final, chain=published).ok
+    report = verify(early, final["seed"])
+    assert report.ok, report.problems
+    assert any("prefix" in note for note in report.notes)
+    final["decisions"][1]["at"] += 1
+    assert not verify(final).ok
