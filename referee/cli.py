@@ -53,7 +53,7 @@ def _serve(args: argparse.Namespace) -> int:
         tcp = embedded_tcp_url(embedded)
         if tcp is not None:  # printed once, here: the password is kept nowhere else
             where += f" and {tcp}"
-        print(f"embedded Valkey at {where}, data in {settings.data_dir}/")
+        print(f"embedded Valkey at {where}, data in {settings.data_dir}/", flush=True)
     try:
         # uvicorn stops on SIGTERM after the requests in flight; each decision is one atomic
         # Redis script, so no game is ever half written.
