@@ -86,9 +86,9 @@ class TournamentDoc(msgspec.Struct, array_like=True):
     # secret, never given by anyone: names each table's game, so a round created again after
     # a crash finds the same games instead of leaving orphans
     table_key: bytes = b""
-    # standings through the rounds already over, unrounded (``tournaments.rate``)
+    # standings, unrounded (``tournaments.rate``): every round but the one in play, rated in
+    # the write that moves on from it
     rated: list[Standing] = []
-    rated_rounds: int = 0
 
 
 _decoder = msgspec.msgpack.Decoder(TournamentDoc)
@@ -184,19 +184,18 @@ class TournamentService:
                     )
                     changed = True
             if all(table.result is not None for table in current):
-                if current and doc.rated_rounds < len(doc.rounds):  # the round is over: rate it
-                    results = [t.result for t in current if t.result is not None]
-                    doc.rated = rate(len(doc.entrants), results, doc.rated)
-                    doc.rated_rounds = len(doc.rounds)
-                    changed = True
                 round_ = len(doc.rounds)
                 results = [t.result for r in doc.rounds for t in r if t.result is not None]
                 tables = next_round(doc.spec, results, round_)
-                if not tables or round_ >= total_rounds(doc.spec):
-                    doc.status = "finished"
-                    changed = True
-                elif await self._lock(f"{{tournament:{doc.id}}}:round:{round_}", holder):
-                    doc.rounds.append(await self._create_round(doc, round_, tables))
+                over = not tables or round_ >= total_rounds(doc.spec)
+                if over or await self._lock(f"{{tournament:{doc.id}}}:round:{round_}", holder):
+                    # the round is over: rated in the write that moves on, so exactly once
+                    done = [t.result for t in current if t.result is not None]
+                    doc.rated = rate(len(doc.entrants), done, doc.rated)
+                    if over:
+                        doc.status = "finished"
+                    else:
+                        doc.rounds.append(await self._create_round(doc, round_, tables))
                     changed = True
                 elif not changed or await self._store(version, doc):
                     return doc  # another request is creating the round
