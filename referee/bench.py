@@ -70,10 +70,22 @@ def _free_port() -> int:
 
 
 def start_referee(
-    redis_url: str, workers: int = 1, *, env: dict[str, str] | None = None
+    redis_url: str | None,
+    workers: int = 1,
+    *,
+    env: dict[str, str] | None = None,
+    args: tuple[str, ...] = (),
+    stdout: int | None = None,
 ) -> tuple[subprocess.Popen, str]:
-    """A referee in a process of its own on a free port, once it answers ``/readyz``."""
+    """A referee in a process of its own on a free port, once it answers ``/readyz``; with no
+    ``redis_url``, on its own embedded Valkey (``args``: more flags of ``referee serve``;
+    ``stdout``: where its output goes, as text)."""
     port = _free_port()
+    environment = {**os.environ, **(env or {})}
+    if redis_url is None:
+        environment.pop("REDIS_URL", None)
+    else:
+        environment["REDIS_URL"] = redis_url
     process = subprocess.Popen(
         [
             sys.executable,
@@ -89,8 +101,11 @@ def start_referee(
             "--log-level",
             "warning",
             "--no-access-log",
+            *args,
         ],
-        env={**os.environ, **(env or {}), "REDIS_URL": redis_url},
+        env=environment,
+        stdout=stdout,
+        text=True,
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30

@@ -7,19 +7,17 @@ tokens at rest, and the server's own capacity.
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
 import time
 
 import httpx
 import msgspec
 import psutil
 import pytest
-from conftest import free_port
 from helpers import auth, create
 
+from referee.bench import start_referee
 from referee.games import verify
 
 
@@ -180,25 +178,9 @@ def test_a_tournament_stores_no_token_in_clear(http, redis_client):
 
 
 def _serve_embedded(tmp_path, *flags: str) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
-    env["REFEREE_DATA_DIR"] = str(tmp_path / "data")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "referee.cli", "serve", "--port", str(port), *flags],
-        env=env,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/readyz", timeout=1).status_code == 200:
-                return process, url
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    process.kill()
-    raise AssertionError("the referee did not start")
+    """``referee serve`` on its own embedded Valkey, data in ``tmp_path``."""
+    env = {"REFEREE_DATA_DIR": str(tmp_path / "data")}
+    return start_referee(None, env=env, args=flags, stdout=subprocess.PIPE)
 
 
 def _stop(process: subprocess.Popen) -> list[psutil.Process]:
