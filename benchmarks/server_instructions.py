@@ -26,8 +26,9 @@ from pathlib import Path
 
 import httpx
 
-from referee.bench import _free_port, _run_load, play_game
-from referee.embedded import embedded_url, start_embedded
+from referee.store.embedded import embedded_url, start_embedded
+from referee.tools.launch import free_port
+from referee.tools.load import play_game, run_load
 
 
 def play(url: str, games: int) -> int:
@@ -46,7 +47,7 @@ def healthz(url: str, count: int) -> int:
 def concurrent(url: str, bots: int, seconds: float) -> int:
     """``bots`` bots playing at once, as in ``referee bench``, for ``seconds``; returns the
     game requests answered (the games' creation is counted in the instructions, not here)."""
-    results = _run_load("games", url, bots, 1, seconds)
+    results = run_load("games", url, bots, 1, seconds)
     return sum(r["turn"] + r["moves"] for r in results)
 
 
@@ -64,7 +65,7 @@ def _counted(out: Path, pid: int) -> int:
 def measure(games: int, health_requests: int, bots: int = 0, seconds: float = 60) -> dict[str, int]:
     workdir = Path(tempfile.mkdtemp(prefix="referee-instructions-"))
     valkey = start_embedded(workdir / "valkey", persist=False)
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     out = workdir / "callgrind.out"
     server = subprocess.Popen(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 __all__ = ["UVICORN_OPTIONS", "build_parser", "main"]
 
@@ -45,7 +46,7 @@ def _serve(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
     embedded = None
     if settings.redis_url is None:
-        from .embedded import embedded_tcp_url, embedded_url, start_embedded
+        from .store.embedded import embedded_tcp_url, embedded_url, start_embedded
 
         embedded = start_embedded(settings.data_dir, tcp=args.embedded_tcp)
         os.environ["REDIS_URL"] = embedded_url(embedded)
@@ -58,7 +59,7 @@ def _serve(args: argparse.Namespace) -> int:
         # uvicorn stops on SIGTERM after the requests in flight; each decision is one atomic
         # Redis script, so no game is ever half written.
         uvicorn.run(
-            "referee.api:create_app",
+            "referee.web:create_app",
             factory=True,
             host=args.host,
             port=args.port,
@@ -75,8 +76,24 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _tool(name: str) -> Any:
+    """A tool's entry point (``referee.tools``); its libraries come with the ``tools`` extra."""
+    import importlib
+
+    try:
+        module = importlib.import_module(f"referee.tools.{name}")
+    except ImportError as exc:
+        print(
+            f"this command needs {exc.name!r}: pip install 'referee[tools]' (or '.[tools]' in "
+            "a checkout)",
+            file=sys.stderr,
+        )
+        raise SystemExit(2) from None
+    return module.main
+
+
 def _openapi(args: argparse.Namespace) -> int:
-    from .api import openapi_document
+    from .web import openapi_document
 
     text = openapi_document()
     if args.output == "-":
@@ -131,7 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="idle running games beside the load (default 100)",
     )
     bench.add_argument("--json", action="store_true", help="print one JSON object")
-    bench.set_defaults(run=lambda args: __import__("referee.bench").bench.main(args))
+    bench.set_defaults(run=lambda args: _tool("bench")(args))
     tournament = commands.add_parser(
         "tournament", help="a local tournament between bots, each in its own process, over HTTP"
     )
@@ -155,11 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
     tournament.add_argument("--seed", help="hex: fixes every round's dice")
     tournament.add_argument("--url", help="a running referee (default: an embedded one)")
     tournament.add_argument("--json", action="store_true", help="print the standings as JSON")
-    tournament.set_defaults(
-        run=lambda args: __import__(
-            "referee.local_tournament"
-        ).local_tournament.run_local_tournament(args)
-    )
+    tournament.set_defaults(run=lambda args: _tool("local_tournament")(args))
     openapi = commands.add_parser("openapi", help="print the OpenAPI document")
     openapi.add_argument("--output", "-o", default="-", help="file to write (default: stdout)")
     openapi.set_defaults(run=_openapi)

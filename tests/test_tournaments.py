@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from referee.tournaments import (
+from referee.core.pairing import (
     GameResult,
     TournamentSpec,
     dice_groups,

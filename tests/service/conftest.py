@@ -11,11 +11,11 @@ import pytest
 import redis
 import uvicorn
 
-from referee.api import create_app
-from referee.bench import start_referee
 from referee.cli import UVICORN_OPTIONS
-from referee.embedded import embedded_url, start_embedded
 from referee.settings import Settings
+from referee.store.embedded import embedded_url, start_embedded
+from referee.tools.launch import start_referee
+from referee.web import create_app
 
 
 def free_port() -> int:

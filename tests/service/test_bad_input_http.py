@@ -183,3 +183,5 @@ def test_score_calculator_bad_input(http):
     problem(http.post("/v1/rulesets/chopta/score", json={"marks": {}}), 422, "area-required")
     problem(http.post("/v1/rulesets/choice/score", json={"marks": {"13": 1}}), 400)
     problem(http.post("/v1/rulesets/chopta/score", json={"area": [7]}), 400)
+    missing = http.post("/v1/rulesets/poker/score", json={"marks": {}})
+    problem(missing, 404, "ruleset-not-found", "ruleset_id")

@@ -66,13 +66,13 @@ def test_bench_reports_every_figure():
 
 
 def test_the_bots_http_client_reads_split_responses_keeps_alive_and_fails_on_a_close():
-    """The bench's bots speak HTTP/1.1 themselves (``referee.bench._Http``): a response cut
+    """The bench's bots speak HTTP/1.1 themselves (``referee.tools.load.Http``): a response cut
     anywhere is read whole, the connection serves the next request, a connection the server
     closes fails the request waiting on it instead of leaving it hanging, and a bot's next
-    request opens a new one (``_Client``)."""
+    request opens a new one (``Client``)."""
     import asyncio
 
-    from referee.bench import _Client, _head, _Http
+    from referee.tools.load import Client, Http, head
 
     async def scenario():
         asked = []
@@ -92,17 +92,17 @@ def test_the_bots_http_client_reads_split_responses_keeps_alive_and_fails_on_a_c
 
         server = await asyncio.start_server(serve, "127.0.0.1", 0)
         port = server.sockets[0].getsockname()[1]
-        connection = await _Http.open(f"http://127.0.0.1:{port}")
-        first = await connection.request(_head("GET", "/healthz", "t0k"))
-        second = await connection.request(_head("POST", "/v1/games"), b'{"a":1}')
+        connection = await Http.open(f"http://127.0.0.1:{port}")
+        first = await connection.request(head("GET", "/healthz", "t0k"))
+        second = await connection.request(head("POST", "/v1/games"), b'{"a":1}')
         try:
-            await connection.request(_head("GET", "/healthz"))
+            await connection.request(head("GET", "/healthz"))
             failed = None
         except ConnectionError as error:
             failed = error
-        client = _Client(f"http://127.0.0.1:{port}")
+        client = Client(f"http://127.0.0.1:{port}")
         client.http = connection  # closed by the server
-        again = await client.request(_head("GET", "/healthz"))
+        again = await client.request(head("GET", "/healthz"))
         client.close()
         server.close()
         await server.wait_closed()

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from referee.api import openapi_document
+from referee.web import openapi_document
 
 ROOT = Path(__file__).parents[2]
 CONTRACT = ROOT / "openapi" / "openapi.json"

@@ -10,7 +10,7 @@ import time
 import psutil
 import redis
 
-from referee.embedded import embedded_url, start_embedded
+from referee.store.embedded import embedded_url, start_embedded
 
 
 def test_the_embedded_server_ignores_ctrl_c_and_stops_when_told(tmp_path):

@@ -17,8 +17,8 @@ import psutil
 import pytest
 from helpers import auth, create
 
-from referee.bench import start_referee
 from referee.games import verify
+from referee.tools.launch import start_referee
 
 
 def _turn(http: httpx.Client, game_id: str, token: str) -> dict:

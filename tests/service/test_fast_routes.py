@@ -1,5 +1,6 @@
-"""GET /turn and POST /moves answered by the fast routes send the very bytes the Litestar
-handlers send, and everything the fast routes do not answer reaches the handlers."""
+"""GET /turn and POST /moves answered by the hot routes send the very bytes the Litestar
+handlers send, refusals included, and everything the hot routes do not answer reaches the
+handlers."""
 
 from __future__ import annotations
 
@@ -10,23 +11,39 @@ import pytest
 from conftest import ThreadServer
 from helpers import auth, create
 
-from referee.api import _fast, create_app
-from referee.api._fast import FrontedLitestar
+from referee.service.seats import Seats
 from referee.settings import Settings
+from referee.web import create_app, hot
+from referee.web.hot import HotRoutesLitestar
 
 
 @pytest.fixture
 def fast_answers(monkeypatch):
-    """How many answers the fast routes sent themselves."""
+    """The statuses of the answers the hot routes sent themselves."""
     sent = []
-    real = _fast._send
+    real = hot._send
 
-    async def counted(send, body):
-        sent.append(body)
-        await real(send, body)
+    async def counted(send, status, media, body, extra=None):
+        sent.append(status)
+        await real(send, status, media, body, extra)
 
-    monkeypatch.setattr(_fast, "_send", counted)
+    monkeypatch.setattr(hot, "_send", counted)
     return sent
+
+
+@pytest.fixture
+def decisions_tried(monkeypatch):
+    """How many times a decision reached the seats' service (both replicas run in this
+    process, and the tests ask one at a time)."""
+    calls = []
+    real = Seats.move
+
+    async def counted(self, *args):
+        calls.append(args)
+        return await real(self, *args)
+
+    monkeypatch.setattr(Seats, "move", counted)
+    return calls
 
 
 @pytest.fixture(scope="module")
@@ -79,9 +96,7 @@ BAD = [
     pytest.param("get", "/turn", {"params": {"wait": "61"}}, 400, id="wait-too-long"),
     pytest.param("get", "/turn", {"params": {"wait": "soon"}}, 400, id="wait-not-a-number"),
     pytest.param("get", "/turn", {"token": None}, 401, id="no-token"),
-    pytest.param("get", "/turn", {"token": "forged"}, 403, id="forged-token"),
     pytest.param("head", "/turn", {}, 405, id="head"),
-    pytest.param("post", "/moves", {"json": {"seq": 0}}, 422, id="no-move"),
     pytest.param("post", "/moves", {"json": {"seq": 99, "move": {}}}, 400, id="untyped-move"),
     pytest.param("post", "/moves", {"content": b"{"}, 400, id="not-json"),
     pytest.param("post", "/moves", {"content": b" " * 70_000}, 413, id="too-large"),
@@ -106,19 +121,50 @@ def test_what_the_fast_routes_do_not_answer_the_handlers_do(
     assert fast_answers == []
 
 
-def test_a_refusal_is_the_handlers_and_changes_nothing(http, handlers_only, fast_answers):
+REFUSED = [
+    pytest.param("get", "/turn", "forged", None, 403, id="forged-token"),
+    pytest.param("post", "/moves", "forged", "stale", 403, id="forged-token-moves"),
+    pytest.param("post", "/moves", None, {"seq": 0}, 422, id="no-move"),
+    pytest.param("post", "/moves", None, "stale", 409, id="stale-seq"),
+    pytest.param("post", "/moves", None, "taken", 409, id="seq-already-decided"),
+    pytest.param("post", "/moves", None, "illegal", 422, id="illegal-move"),
+]
+
+
+@pytest.mark.parametrize(("method", "route", "token", "body", "status"), REFUSED)
+def test_a_refusal_is_the_handlers_answered_once_and_changes_nothing(
+    http, handlers_only, fast_answers, decisions_tried, method, route, token, body, status
+):
+    """The hot route answers a refusal itself, with the handler's bytes: the decision
+    reaches the service once (not again through the handler), and nothing changes."""
     game = create(http, "choice", 2)
-    token = game["seats"][0]["token"]
+    token = token or game["seats"][0]["token"]
+    seat_token = game["seats"][0]["token"]
     path = f"/v1/games/{game['id']}"
-    turn = http.get(path + "/turn", headers=auth(token)).json()
+    turn = http.get(path + "/turn", headers=auth(seat_token)).json()
+    if body == "taken":  # seq 0 decided, then a different decision sent for it
+        first = {"seq": 0, "move": turn["legal_moves"][0]}
+        assert http.post(path + "/moves", headers=auth(seat_token), json=first).status_code == 200
+        body = {"seq": 0, "move": turn["legal_moves"][-1]}
+        assert body != first
+    elif body == "stale":
+        body = {"seq": turn["seq"] + 1, "move": turn["legal_moves"][0]}
+    elif body == "illegal":
+        move = dict(turn["legal_moves"][0], pairs=[[1, 1], [1, 1]], fifth=1)
+        assert move not in turn["legal_moves"]
+        body = {"seq": turn["seq"], "move": move}
     before = http.get(path).json()
-    stale = {"seq": turn["seq"] + 1, "move": turn["legal_moves"][0]}
-    fast = http.post(path + "/moves", headers=auth(token), json=stale)
-    assert fast.status_code == 409, fast.text
+    sent, tried = len(fast_answers), len(decisions_tried)
+    kwargs = {"json": body} if body is not None else {}
+    fast = getattr(http, method)(path + route, headers=auth(token), **kwargs)
+    assert fast.status_code == status, fast.text
+    assert fast.headers["content-type"] == "application/problem+json"
+    assert fast_answers[sent:] == [status]
+    # a decision without a move is refused before the service is asked
+    assert len(decisions_tried) - tried == (1 if route == "/moves" and "move" in body else 0)
     with httpx.Client(base_url=handlers_only.url, timeout=30) as full:
-        _same(fast, full.post(path + "/moves", headers=auth(token), json=stale))
+        _same(fast, getattr(full, method)(path + route, headers=auth(token), **kwargs))
     assert http.get(path).json() == before
-    assert len(fast_answers) == 1  # the turn, not the refusal
 
 
 def test_only_the_exact_paths_are_answered_in_front_of_the_router(
@@ -153,5 +199,5 @@ def test_the_front_skips_nothing_litestar_would_do_to_an_answer():
     """The front sends through the server's ``send``; Litestar would wrap it only for
     ``before_send`` hooks, and the app has none."""
     app = create_app(Settings(redis_url="redis://unused"))
-    assert isinstance(app, FrontedLitestar)
+    assert isinstance(app, HotRoutesLitestar)
     assert not app.before_send

@@ -292,7 +292,7 @@ def test_long_poll_returns_when_the_turn_comes(server):
 def test_state_in_redis_decodes(http, redis_client):
     game = create(http, "choice", 1)
     blob = redis_client.hget(f"{{game:{game['id']}}}:doc", "blob")
-    from referee.service import GameDoc
+    from referee.core.documents import GameDoc
 
     doc = msgspec.msgpack.decode(blob, type=GameDoc)
     assert doc.id == game["id"] and doc.status == "running"

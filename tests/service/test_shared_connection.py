@@ -11,8 +11,8 @@ from helpers import Counted, counted_redis
 from redis.asyncio import Redis
 from redis.exceptions import ConnectionError, NoScriptError, ResponseError
 
-from referee._shared_connection import SharedConnection, _Replies
-from referee.store import Store
+from referee.store import GameStore
+from referee.store.connection import SharedConnection, _Replies
 
 
 def _shared(valkey: str) -> tuple[Redis, SharedConnection]:
@@ -135,7 +135,7 @@ def test_a_commit_reloads_its_script_after_a_flush(valkey):
 
     async def scenario():
         redis = Redis.from_url(valkey)
-        store = Store(redis)
+        store = GameStore(redis)
         game_id = "shared-noscript"
         await redis.delete(*[f"{{game:{game_id}}}:{k}" for k in ("doc", "decisions", "events")])
         await redis.script_flush()

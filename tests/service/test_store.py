@@ -11,16 +11,51 @@ import pytest
 from helpers import Counted, counted_redis
 from redis.asyncio import Redis
 
-from referee import service as service_module
-from referee.service import ApiError, GameService
-from referee.store import GameKeys, Store
+from referee.core import game as game_module
+from referee.core.refusals import Refusal
+from referee.service import GameService, Seats, TournamentService
+from referee.store import GameKeys, GameStore, TournamentStore
 
 
-def _counted(valkey: str, recent_games: int = 4096) -> GameService:
-    return GameService(
-        Store(counted_redis(valkey)),
-        recent_games=recent_games,
-    )
+class Referee:
+    """One process's games and its seats' requests, as the app holds them (without its
+    background work)."""
+
+    def __init__(self, redis: Redis, **options) -> None:
+        self.games = GameService(GameStore(redis), **options)
+        self.seats = Seats(self.games)
+        self.store = self.games.store
+        self.memory = self.games.memory
+
+    async def create(self, *args, **kwargs):
+        game, tokens = await self.games.create(*args, **kwargs)
+        return game.doc, tokens
+
+    def wait_turn(self, *args):
+        return self.seats.wait_turn(*args)
+
+    def move(self, *args):
+        return self.seats.move(*args)
+
+    def current(self, *args):
+        return self.games.current(*args)
+
+    def claim(self, *args):
+        return self.games.claim(*args)
+
+    def record(self, *args):
+        return self.games.record(*args)
+
+    def watch_commits(self, **kwargs):
+        return self.games.watch_commits(**kwargs)
+
+    @property
+    def listening(self) -> bool:
+        return self.memory.listening
+
+
+def _counted(valkey: str, recent_games: int = 4096) -> Referee:
+    return Referee(counted_redis(valkey), recent_games=recent_games)
 
 
 async def _trips(call) -> tuple[int, object]:
@@ -29,7 +64,7 @@ async def _trips(call) -> tuple[int, object]:
     return Counted.round_trips - before, result
 
 
-async def _seat_0_decided(service: GameService) -> tuple:
+async def _seat_0_decided(service: Referee) -> tuple:
     """A 2-seat CHOICE game whose seat 0 has decided its first roll: doc, tokens, turns."""
     doc, tokens = await service.create("choice", {}, [{"name": "a"}, {"name": "b"}], 0)
     turns = [await service.wait_turn(doc.id, token, 0) for token in tokens]
@@ -37,7 +72,7 @@ async def _seat_0_decided(service: GameService) -> tuple:
     return doc, tokens, turns
 
 
-async def _seat_0_waits(service: GameService, doc, tokens) -> asyncio.Task:
+async def _seat_0_waits(service: Referee, doc, tokens) -> asyncio.Task:
     """Seat 0 long-polling its turn (5 s), set waiting."""
     waiting = asyncio.create_task(service.wait_turn(doc.id, tokens[0], 5))
     await asyncio.sleep(0.1)
@@ -45,14 +80,14 @@ async def _seat_0_waits(service: GameService, doc, tokens) -> asyncio.Task:
     return waiting
 
 
-async def _listening(service: GameService) -> asyncio.Task:
+async def _listening(service: Referee) -> asyncio.Task:
     """The service hearing commits, as the app runs it."""
     watcher = asyncio.create_task(service.watch_commits(retry_s=0.05))
     await _until_listening(service)
     return watcher
 
 
-async def _until_listening(service: GameService) -> None:
+async def _until_listening(service: Referee) -> None:
     for _ in range(200):
         if service.listening:
             return
@@ -60,7 +95,7 @@ async def _until_listening(service: GameService) -> None:
     raise AssertionError("the service did not start listening")
 
 
-async def _close(watchers: list[asyncio.Task], *services: GameService) -> None:
+async def _close(watchers: list[asyncio.Task], *services: Referee) -> None:
     for watcher in watchers:
         watcher.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -142,7 +177,7 @@ def test_a_remembered_wait_is_checked_against_the_events(valkey, listening, read
         waiting = await one.wait_turn(doc.id, tokens[0], 0)
         await two.move(doc.id, tokens[1], 0, [turns[1]["legal_moves"][0]])
         for _ in range(200 if listening else 0):
-            if one._remembered(doc.id) is None:
+            if one.memory.remembered(doc.id) is None:
                 break
             await asyncio.sleep(0.005)
         trips, moved = await _trips(one.wait_turn(doc.id, tokens[0], 0))
@@ -162,7 +197,7 @@ def test_a_finished_game_answers_its_seats_from_memory(valkey):
             "chopta", {"target": 1}, [{"name": "a"}, {"name": "b"}], 0
         )
         while True:
-            game = await service.fresh(doc.id)
+            game = await service.current(doc.id)
             if game.doc.status == "finished":
                 break
             seat = game.ruleset.to_decide(game.state)[0]
@@ -184,7 +219,7 @@ def test_without_remembered_games_a_move_reads_then_commits(valkey):
     async def scenario():
         service = _counted(valkey, recent_games=0)
         doc, tokens = await service.create("chopta", {}, [{"name": "a"}, {"name": "b"}], 0)
-        game = await service.fresh(doc.id)
+        game = await service.current(doc.id)
         move = game.ruleset.legal_moves(game.state, 0)[0]
         trips, _ = await _trips(service.move(doc.id, tokens[0], 0, [move]))
         await service.store.redis.aclose()
@@ -225,11 +260,11 @@ def test_a_refusal_is_never_given_from_a_remembered_game(valkey):
     async def scenario():
         one, two = _counted(valkey), _counted(valkey)
         doc, _ = await one.create("choice", {}, [{"name": "a"}, {}], 0)
-        await one.fresh(doc.id)
+        await one.current(doc.id)
         _, token = await two.claim(doc.id, "late", None)
         turn = await two.wait_turn(doc.id, token, 0)
         accepted = await one.move(doc.id, token, turn["seq"], [turn["legal_moves"][0]])
-        with pytest.raises(ApiError) as refused:  # a real refusal comes, from the game as read
+        with pytest.raises(Refusal) as refused:  # a real refusal comes, from the game as read
             await one.move(doc.id, token, turn["seq"] + 5, [turn["legal_moves"][0]])
         for service in (one, two):
             await service.store.redis.aclose()
@@ -314,7 +349,7 @@ def test_a_game_read_before_listening_began_is_not_remembered(valkey):
     async def scenario():
         service = _counted(valkey)
         doc, _ = await service.create("choice", {}, [{"name": "a"}, {"name": "b"}], 0)
-        service.recent.clear()
+        service.memory.recent.clear()
         release = asyncio.Event()
         load = service.store.load
 
@@ -324,12 +359,12 @@ def test_a_game_read_before_listening_began_is_not_remembered(valkey):
             return stored
 
         service.store.load = slow_load
-        reading = asyncio.create_task(service.fresh(doc.id))
+        reading = asyncio.create_task(service.current(doc.id))
         await asyncio.sleep(0.05)
-        service._listen(True)
+        service.memory.listen(True)
         release.set()
         game = await reading
-        kept = service._remembered(doc.id)
+        kept = service.memory.remembered(doc.id)
         await service.store.redis.aclose()
         return game, kept
 
@@ -358,7 +393,7 @@ def test_a_process_that_stops_hearing_commits_reads_events_until_it_hears_again(
         await two.move(doc.id, tokens[1], 0, [turns[1]["legal_moves"][0]])
         woken = await asyncio.wait_for(waiting, 2)
         await _until_listening(one)
-        forgotten = one._remembered(doc.id) is None
+        forgotten = one.memory.remembered(doc.id) is None
         await _close([watcher], one, two)
         return stopped, woken, forgotten
 
@@ -371,13 +406,13 @@ def test_a_process_that_stops_hearing_commits_reads_events_until_it_hears_again(
 def test_finished_games_expire_after_the_retention_and_their_stream_sooner(valkey, redis_client):
     async def scenario():
         redis = Redis.from_url(valkey)
-        service = GameService(Store(redis), retention_s=3600, events_retention_s=120)
+        service = Referee(redis, retention_s=3600, events_retention_s=120)
         doc, tokens = await service.create(
             "chopta", {"target": 1}, [{"name": "a"}, {"name": "b"}], 0
         )
         running_ttl = await redis.ttl(GameKeys(doc.id).doc)
         while True:
-            game = await service.fresh(doc.id)
+            game = await service.current(doc.id)
             if game.doc.status == "finished":
                 break
             seat = game.ruleset.to_decide(game.state)[0]
@@ -408,14 +443,13 @@ def test_the_seed_is_kept_back_until_the_end(http, ruleset):
 def test_an_entrant_waiting_on_its_opponent_is_woken_by_the_move_not_by_a_timer(valkey, listening):
     """``/v1/me/next`` waits on the game's events (read, or heard as commits): an idle wait
     costs a few round trips."""
-    from referee.tournament_service import TournamentService
-    from referee.tournaments import TournamentSpec
+    from referee.core.pairing import TournamentSpec
 
     async def scenario():
         redis = counted_redis(valkey)
-        games = GameService(Store(redis))
+        games = Referee(redis)
         watchers = [await _listening(games)] if listening else []
-        tournaments = TournamentService(games)
+        tournaments = TournamentService(games.games, TournamentStore(redis))
         doc = await tournaments.create(TournamentSpec("chopta", entrants=2, deadline_s=0))
         tokens = [(await tournaments.register(doc.id, name))[1] for name in ("a", "b")]
         first = await tournaments.next_decision(tokens[0], 0)
@@ -449,26 +483,25 @@ def test_a_round_created_again_after_a_crash_adopts_its_games_instead_of_orphani
     """A crash between creating a round's games and saving the tournament: the next attempt
     finds the same games (same ids, seats answering to the same entrants) and creates no
     others."""
-    from referee.tournament_service import TournamentService
-    from referee.tournaments import TournamentSpec, next_round
+    from referee.core.pairing import TournamentSpec, next_round
 
     async def scenario():
         redis = Redis.from_url(valkey)
-        games = GameService(Store(redis))
-        tournaments = TournamentService(games)
+        games = Referee(redis)
+        tournaments = TournamentService(games.games, TournamentStore(redis))
         spec = TournamentSpec("choice", entrants=4, games_per_pairing=2, deadline_s=0)
         doc = await tournaments.create(spec)
         tokens = [(await tournaments.register(doc.id, name))[1] for name in "abcd"]
-        _, doc = await tournaments._load(doc.id)
+        _, doc = await tournaments.load(doc.id)
         tables = next_round(doc.spec, [], 1)
         before = len([key async for key in redis.scan_iter("{game:*}:doc")])
-        crashed = await tournaments._create_round(doc, 1, tables)  # never saved
-        again = await tournaments._create_round(doc, 1, tables)
+        crashed = await tournaments.create_round(doc, 1, tables)  # never saved
+        again = await tournaments.create_round(doc, 1, tables)
         after = len([key async for key in redis.scan_iter("{game:*}:doc")])
         # the adopted game's second seat answers to its entrant's own token
         table = again[0]
-        game = await games.fresh(table.game_id)
-        seat = games.authenticate(game, tokens[table.entrants[1]])
+        game = await games.current(table.game_id)
+        seat = game.seat_of(tokens[table.entrants[1]])
         await redis.aclose()
         return crashed, again, after - before, seat
 
@@ -483,20 +516,19 @@ def test_an_entrant_with_several_games_waits_on_all_of_them(valkey):
 
     Once it has moved at all three, its wait reads its own games and then waits on their
     events together, and an opponent's move wakes it."""
-    from referee.tournament_service import TournamentService
-    from referee.tournaments import TournamentSpec
+    from referee.core.pairing import TournamentSpec
 
     async def scenario():
         redis = counted_redis(valkey)
-        games = GameService(Store(redis))
-        tournaments = TournamentService(games)
+        games = Referee(redis)
+        tournaments = TournamentService(games.games, TournamentStore(redis))
         spec = TournamentSpec("chopta", format="gauntlet", entrants=4, deadline_s=0)
         doc = await tournaments.create(spec)
         tokens = [(await tournaments.register(doc.id, name))[1] for name in "abcd"]
-        _, doc = await tournaments._load(doc.id)
+        _, doc = await tournaments.load(doc.id)
         assert [t.entrants for t in doc.rounds[0]] == [[0, 1], [0, 2], [0, 3]]
         for table in doc.rounds[0]:
-            game = await games.fresh(table.game_id)
+            game = await games.current(table.game_id)
             move = game.ruleset.legal_moves(game.state, 0)[0]
             await games.move(table.game_id, tokens[0], 0, [move])
 
@@ -508,7 +540,7 @@ def test_an_entrant_with_several_games_waits_on_all_of_them(valkey):
 
         async def reply_later():  # entrant 3 answers at the table it shares with 0
             await asyncio.sleep(0.5)
-            game = await games.fresh(table.game_id)
+            game = await games.current(table.game_id)
             move = game.ruleset.legal_moves(game.state, 1)[0]
             await games.move(table.game_id, tokens[3], 0, [move])
 
@@ -531,8 +563,8 @@ def test_a_game_stored_without_its_newest_event_id_still_gives_one(valkey):
 
     async def scenario():
         redis = Redis.from_url(valkey)
-        store = Store(redis)
-        doc, _ = await GameService(store).create("choice", {}, [{"name": "a"}], 0)
+        store = GameStore(redis)
+        doc, _ = await Referee(redis).create("choice", {}, [{"name": "a"}], 0)
         kept = (await store.load(doc.id))[2]
         await redis.hdel(GameKeys(doc.id).doc, "e")
         recovered = (await store.load(doc.id))[2]
@@ -554,7 +586,7 @@ def test_a_form_shared_between_readers_is_not_read_past_a_deadline(valkey):
         doc, tokens = await service.create("choice", {}, [{"name": "a"}, {"name": "b"}], 1)
         first = await service.wait_turn(doc.id, tokens[0], 0)
         again = await service.wait_turn(doc.id, tokens[0], 0)
-        shared = service._read.get(doc.id)
+        shared = service.memory.shared_reads.get(doc.id)
         await asyncio.sleep(1.2)
         late = await service.wait_turn(doc.id, tokens[0], 0)
         record = await service.store.decisions(doc.id)
@@ -577,7 +609,7 @@ def test_seats_reading_one_form_share_its_public_view_and_each_sees_its_own(valk
         watcher = await _listening(service)
         doc, tokens = await service.create("choice", {}, [{"name": "a"}, {"name": "b"}], 0)
         turns = [await service.wait_turn(doc.id, token, 0) for token in tokens]
-        game = await service._load(doc.id)  # decoded anew, shared with nobody
+        game = await service.games.load(doc.id)  # decoded anew, shared with nobody
         expected = [game.ruleset.view(game.state, seat) for seat in range(2)]
         await service.move(doc.id, tokens[0], 0, [turns[0]["legal_moves"][0]])
         after = [await service.wait_turn(doc.id, token, 0) for token in tokens]
@@ -600,12 +632,11 @@ def test_the_turns_after_a_decision_share_the_game_it_stored_without_decoding_it
     again, and the answers are those of the game as read anew."""
     decoded: list[bytes] = []
 
-    class Counting:
-        def decode(self, blob: bytes):
-            decoded.append(blob)
-            return real.decode(blob)
+    def counting(blob: bytes):
+        decoded.append(blob)
+        return real(blob)
 
-    real = service_module._doc_decoder
+    real = game_module.decode_doc
 
     async def scenario():
         service = _counted(valkey)
@@ -614,7 +645,7 @@ def test_the_turns_after_a_decision_share_the_game_it_stored_without_decoding_it
         turns = [await service.wait_turn(doc.id, token, 0) for token in tokens]
         for seat, token in enumerate(tokens):
             await service.move(doc.id, token, 0, [turns[seat]["legal_moves"][0]])
-        monkeypatch.setattr(service_module, "_doc_decoder", Counting())
+        monkeypatch.setattr(game_module, "decode_doc", counting)
         after = [await service.wait_turn(doc.id, token, 0) for token in tokens]
         monkeypatch.undo()
         cold = _counted(valkey)
@@ -636,7 +667,7 @@ def test_a_games_turn_taking_is_forgotten_once_its_decisions_end_cancelled_or_re
         service = _counted(valkey)
         doc, tokens = await service.create("choice", {}, [{"name": "a"}, {"name": "b"}], 0)
         turn = await service.wait_turn(doc.id, tokens[0], 0)
-        queue = service._one_at_a_time(doc.id)
+        queue = service.memory.one_at_a_time(doc.id)
         async with queue:  # the game's turn, held
             waiting = asyncio.create_task(service.move(doc.id, tokens[0], 0, turn["legal_moves"]))
             await asyncio.sleep(0.05)
@@ -645,13 +676,13 @@ def test_a_games_turn_taking_is_forgotten_once_its_decisions_end_cancelled_or_re
             with contextlib.suppress(asyncio.CancelledError):
                 await waiting
             left = queue.users
-        after_cancel = dict(service._deciding)
-        with pytest.raises(ApiError):
+        after_cancel = dict(service.memory.turns)
+        with pytest.raises(Refusal):
             await service.move(doc.id, tokens[0], 7, [turn["legal_moves"][0]])
-        after_refusal = dict(service._deciding)
+        after_refusal = dict(service.memory.turns)
         accepted = await service.move(doc.id, tokens[0], 0, [turn["legal_moves"][0]])
         await service.store.aclose()
-        return held, left, after_cancel, after_refusal, accepted, dict(service._deciding)
+        return held, left, after_cancel, after_refusal, accepted, dict(service.memory.turns)
 
     held, left, after_cancel, after_refusal, accepted, after = asyncio.run(scenario())
     assert held == (False, 2) and left == 1
@@ -665,7 +696,7 @@ def test_a_commit_cut_off_with_its_connection_is_sent_again_and_lands_once(valke
 
     async def scenario():
         admin = Redis.from_url(valkey)
-        service = GameService(Store(Redis.from_url(valkey)))
+        service = Referee(Redis.from_url(valkey))
         doc, tokens = await service.create("choice", {}, [{"name": "a"}, {"name": "b"}], 0)
         turn = await service.wait_turn(doc.id, tokens[0], 0)
         shared_id = await service.store.shared.execute("CLIENT", "ID")
@@ -687,7 +718,7 @@ def test_a_commit_cut_off_with_its_connection_is_sent_again_and_lands_once(valke
     assert len(record) == 1 and b'"seat":0' in record[0]
 
 
-async def _three_seats(service: GameService) -> tuple:
+async def _three_seats(service: Referee) -> tuple:
     """A 3-seat CHOICE game, its first turns read: doc, tokens, each seat's legal moves."""
     seats = [{"name": name} for name in "abc"]
     doc, tokens = await service.create("choice", {}, seats, 0)
@@ -766,7 +797,7 @@ def test_a_retry_sent_while_its_decision_is_on_its_way_gets_the_same_answer(valk
                 service.move(doc.id, tokens[1], 0, moves[1][1:2]),
             )
             refused = None
-        except ApiError as error:
+        except Refusal as error:
             refused = error.code
         record = await service.store.decisions(doc.id)
         await _close([], service)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from hiredis import Reader, pack_command
@@ -35,7 +36,7 @@ from redis.exceptions import (
     TimeoutError,
 )
 
-__all__ = ["Sent", "SharedConnection", "TakenOver"]
+__all__ = ["Sent", "SharedConnection", "TakenOver", "subscribe"]
 
 
 #: what ``Reader.gets()`` gives while a reply is incomplete (RESP3 has a ``False`` of its own)
@@ -277,3 +278,53 @@ class SharedConnection:
         if connection is not None:
             self._lost(connection, ConnectionError("the shared connection was closed"))
         await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+class _Messages(TakenOver):
+    """A subscribed connection's messages, told as they arrive; ``ended`` gets the error
+    that ends the connection."""
+
+    def __init__(self, told: Callable[[bytes], None], ended: asyncio.Future) -> None:
+        super().__init__()
+        self.told = told
+        self.ended = ended
+
+    def reply(self, reply: Any) -> None:
+        if reply[0] == b"message":
+            self.told(reply[2])
+
+    def broken(self, error: BaseException) -> None:  # the caller subscribes anew
+        if not self.ended.done():
+            self.ended.set_exception(error)
+
+
+async def subscribe(
+    pool: ConnectionPool,
+    channel: str,
+    told: Callable[[bytes], None],
+    subscribed: Callable[[], None],
+    timeout_s: float,
+) -> None:
+    """Every message on ``channel``, told to ``told(payload)`` as it arrives, once
+    ``subscribed()`` was called; returns never, raises when the connection ends.
+
+    A connection of its own, speaking RESP2 whatever the URL asks, so messages come as plain
+    replies. Once subscribed, its bytes are parsed in the loop's own callback and told at
+    once: one message per commit of every replica reaches each process, and redis-py's
+    ``PubSub`` (or a task reading its stream) costs several times the parse.
+    """
+    connection = pool.connection_class(**{**pool.connection_kwargs, "protocol": 2})
+    try:
+        await connection.connect()
+        await connection.send_command("SUBSCRIBE", channel)
+        kind, *_ = await connection.read_response(timeout=timeout_s)
+        if kind != b"subscribe":
+            raise ConnectionError(f"SUBSCRIBE answered {kind!r}")
+        ended = asyncio.get_running_loop().create_future()
+        # a message read together with the confirmation is dropped: it came before
+        # ``subscribed()``, which has the caller trust nothing it knew before
+        _Messages(told, ended).take_over(connection)
+        subscribed()
+        await ended
+    finally:
+        await connection.disconnect(nowait=True)

@@ -19,12 +19,12 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from .bench import start_referee
-from .bots import get_bot
-from .embedded import embedded_url, start_embedded
-from .tournaments import TournamentSpec, total_games
+from ..bots import get_bot
+from ..core.pairing import TournamentSpec, total_games
+from ..store.embedded import embedded_url, start_embedded
+from .launch import start_referee
 
-__all__ = ["run_local_tournament"]
+__all__ = ["main"]
 
 
 def _entrant_process(
@@ -56,7 +56,7 @@ def _expected_games(spec: dict[str, Any]) -> int:
     return total_games(msgspec.convert(spec, TournamentSpec))
 
 
-def run_local_tournament(args: Any) -> int:
+def main(args: Any) -> int:
     bots = args.bots or ["random", "greedy", "strong"]
     spec = {
         "ruleset": args.ruleset,

@@ -1,4 +1,5 @@
-"""Request and response bodies of the HTTP contract (msgspec Structs; inputs refuse unknowns)."""
+"""The bodies of the HTTP contract, requests and responses, as msgspec Structs; a request's
+body refuses fields it does not know."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from typing import Annotated, Any
 
 import msgspec
 
+from ..core.refusals import Refusal
 from ..games._common import Die
 from ..games.choice import FreeThrow, Mark
 from ..games.choice_specials import Fdh, Kur, Minus1, Minus2, Null, SuppenKasper
@@ -87,6 +89,14 @@ class MoveSubmission(msgspec.Struct, forbid_unknown_fields=True):
     seq: Annotated[int, msgspec.Meta(ge=0)]
     move: AnyMove | None = None
     moves: Annotated[list[AnyMove], msgspec.Meta(min_length=1, max_length=64)] | None = None
+
+    def decided(self) -> list[AnyMove]:
+        """The decision's moves; exactly one of ``move`` and ``moves`` must be sent."""
+        if self.move is not None and self.moves is None:
+            return [self.move]
+        if self.moves is not None and self.move is None:
+            return self.moves
+        raise Refusal("move-or-moves", "send exactly one of 'move' and 'moves'", field="move")
 
 
 class MoveAccepted(msgspec.Struct):

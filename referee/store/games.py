@@ -1,4 +1,5 @@
-"""Redis key space of a game, and the one atomic write every change goes through.
+"""A game's keys in Redis, and the one atomic write (the commit script) every change goes
+through.
 
 All keys of a game share the hash tag ``{game:<id>}`` so the game lives in one cluster slot:
 
@@ -21,7 +22,7 @@ one connection and wakes its own waiting seats, instead of holding a blocked XRE
 connection) per waiting seat.
 
 Loads and commits, every decision's path, go on one connection that all of a process's
-requests share (``referee._shared_connection``); everything else uses redis-py's pools.
+requests share (``referee.store.connection``); everything else uses redis-py's pools.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from typing import Any, NamedTuple
 from redis.asyncio import Redis
 from redis.exceptions import ConnectionError, NoScriptError, ResponseError
 
-from ._shared_connection import Sent, SharedConnection, TakenOver
+from .connection import Sent, SharedConnection, subscribe
 
 __all__ = [
     "COMMITS",
@@ -43,7 +44,7 @@ __all__ = [
     "SCRIPT_COMMANDS",
     "Commit",
     "GameKeys",
-    "Store",
+    "GameStore",
     "Stored",
 ]
 
@@ -82,27 +83,8 @@ return ids
 SCRIPT_COMMANDS = ("hget", "hset", "rpush", "xadd", "expire", "publish")
 
 
-class _Commits(TakenOver):
-    """The subscribed connection's messages, told as they arrive; ``ended`` gets the error
-    that ends the connection."""
-
-    def __init__(self, heard: Callable[[str, str], None], ended: asyncio.Future) -> None:
-        super().__init__()
-        self.heard = heard
-        self.ended = ended
-
-    def reply(self, reply: Any) -> None:
-        if reply[0] == b"message":
-            game_id, _, event_id = reply[2].decode().partition(" ")
-            self.heard(game_id, event_id)
-
-    def broken(self, error: BaseException) -> None:  # listen anew
-        if not self.ended.done():
-            self.ended.set_exception(error)
-
-
 class Commit(NamedTuple):
-    """A commit on its way (``Store.send_commit``)."""
+    """A commit on its way (``GameStore.send_commit``)."""
 
     keys: GameKeys
     commands: tuple[tuple[Any, ...], ...]
@@ -122,6 +104,8 @@ class Stored(NamedTuple):
 
 
 class GameKeys:
+    """The three keys of one game, under its hash tag."""
+
     __slots__ = ("decisions", "doc", "events")
 
     def __init__(self, game_id: str) -> None:
@@ -134,8 +118,11 @@ class GameKeys:
         return [self.doc, self.decisions, self.events]
 
 
-class Store:
-    """Thin async access to a game's keys; the service decides what to write."""
+class GameStore:
+    """Where games are kept: loads, commits, records, event streams, the deadline hints, and
+    the commits channel. It decides nothing (the service decides what to write); it owns how
+    a game's commands travel: reads and commits on one shared connection, long waits on a
+    pool of their own, the commits channel on a connection of its own."""
 
     def __init__(
         self, redis: Redis, blocking: Redis | None = None, *, timeout_s: float = 10
@@ -257,42 +244,29 @@ class Store:
     async def decisions(self, game_id: str) -> list[bytes]:
         return await self.redis.lrange(GameKeys(game_id).decisions, 0, -1)
 
-    async def events_after(self, game_id: str, last_id: str, block_ms: int | None) -> list:
-        """Events after ``last_id`` ("0" for all), waiting up to ``block_ms`` if there are none."""
+    async def events_after(
+        self, game_id: str, last_id: str, block_ms: int | None
+    ) -> list[tuple[str, str]]:
+        """Events after ``last_id`` ("0" for all), as (event id, event JSON), at most
+        ``EVENTS_PER_READ``; waiting up to ``block_ms`` if there are none."""
         async with asyncio.timeout(self.timeout_s + (block_ms or 0) / 1000):
             reply = await self.blocking.xread(
                 {GameKeys(game_id).events: last_id}, count=EVENTS_PER_READ, block=block_ms
             )
-        return reply[0][1] if reply else []
+        return [(i.decode(), fields[b"e"].decode()) for i, fields in reply[0][1]] if reply else []
 
     async def listen(
         self, heard: Callable[[str, str], None], subscribed: Callable[[], None]
     ) -> None:
         """Every commit of any replica, told to ``heard(game id, newest event id)`` as it
-        arrives, once ``subscribed()`` was called; returns never, raises when the connection
-        ends.
+        arrives, once ``subscribed()`` was called, on a connection of its own
+        (``connection.subscribe``); returns never, raises when the connection ends."""
 
-        A connection of its own, speaking RESP2 whatever the URL asks, so messages come as
-        plain replies. Once subscribed, its bytes are parsed in the loop's own callback and
-        told at once: one message per commit of every replica reaches each process, and
-        redis-py's ``PubSub`` (or a task reading its stream) costs several times the parse.
-        """
-        pool = self.blocking.connection_pool
-        connection = pool.connection_class(**{**pool.connection_kwargs, "protocol": 2})
-        try:
-            await connection.connect()
-            await connection.send_command("SUBSCRIBE", COMMITS)
-            kind, *_ = await connection.read_response(timeout=self.timeout_s)
-            if kind != b"subscribe":
-                raise ConnectionError(f"SUBSCRIBE answered {kind!r}")
-            ended = asyncio.get_running_loop().create_future()
-            # a message read together with the confirmation is dropped: its commit came
-            # before ``subscribed()``, which has the process trust nothing it knew before
-            _Commits(heard, ended).take_over(connection)
-            subscribed()
-            await ended
-        finally:
-            await connection.disconnect(nowait=True)
+        def message(payload: bytes) -> None:
+            game_id, _, event_id = payload.decode().partition(" ")
+            heard(game_id, event_id)
+
+        await subscribe(self.blocking.connection_pool, COMMITS, message, subscribed, self.timeout_s)
 
     async def wait_any(self, positions: dict[str, str], block_ms: int) -> None:
         """Wait until any of several games has an event after its position (game id -> event
@@ -308,5 +282,13 @@ class Store:
             await asyncio.sleep(min(block_ms / 1000, 0.05))
 
     async def due(self, now: float, limit: int = 100) -> list[str]:
+        """Games whose earliest deadline hint has passed (a hint: the game itself decides)."""
         ids = await self.redis.zrangebyscore(DEADLINES, "-inf", now, start=0, num=limit)
         return [i.decode() for i in ids]
+
+    async def forget_deadline(self, game_id: str) -> None:
+        """Drop a game's deadline hint (it has none left, or is gone)."""
+        await self.redis.zrem(DEADLINES, game_id)
+
+    async def ping(self) -> None:
+        await self.redis.ping()

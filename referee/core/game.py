@@ -1,0 +1,448 @@
+"""A game as loaded from the store: what the referee does with it between a read and a
+commit, with no I/O. It starts the game when every seat is taken, applies a decision (or a
+timeout) through the rules engine, moves deadlines, and tells each party what it may see:
+a seat its turn, anyone the public view, and the record as far as it is disclosed.
+
+Every change is gathered in ``change`` (the record's new decisions and the public events)
+for the service to commit in one atomic write.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+import msgspec
+
+from ..games import (
+    GameError,
+    RuleViolation,
+    chain_link,
+    chain_start,
+    final_seats,
+    get_ruleset,
+    record_decision,
+)
+from ..games import commitment as seed_commitment
+from ..games import dice_key as make_dice_key
+from ..games._common import check_seats, plain
+from .documents import (
+    Deadline,
+    GameDoc,
+    SeatDoc,
+    decode_doc,
+    decode_state,
+    encode,
+    first_deadline,
+    holder_of,
+    new_token,
+    token_hash,
+)
+from .refusals import Refusal, from_rules
+
+__all__ = ["Change", "LoadedGame", "new_game"]
+
+_json = msgspec.json.Encoder()
+
+
+class Change:
+    """What a change adds besides the new document: the record's decisions and the events."""
+
+    def __init__(self) -> None:
+        self.decisions: list[bytes] = []
+        self.events: list[bytes] = []
+
+
+def _accepted(seat: int, seq: int, moves: list[Any], status: str) -> dict[str, Any]:
+    return {
+        "accepted": True,
+        "seat": seat,
+        "seq": seq,
+        "next_seq": seq + 1,
+        "moves": moves,
+        "game_status": status,
+    }
+
+
+class LoadedGame:
+    """A game as loaded, with its rules state decoded, ready to change or to be shown."""
+
+    def __init__(self, version: str, doc: GameDoc) -> None:
+        self.version = version
+        self.doc = doc
+        self.ruleset = get_ruleset(doc.ruleset)
+        self.state = decode_state(doc.ruleset, doc.state) if doc.state else None
+        self.change = Change()
+        self.dirty = False
+        self.last_event_id = "0"
+        self.first_deadline: float | None = None  # as stored in the deadlines hint
+        self.now_stored: Any = None  # the game as it is, after a lost commit (the store's)
+        # shared by readers (the service's remembered reads): never changed, so its public
+        # view is built once for all of them
+        self.shared = False
+        self.public_view_cache: dict[str, Any] | None = None
+
+    @classmethod
+    def read(cls, version: str, blob: bytes, last_event_id: str, now: float) -> LoadedGame:
+        """The game a stored form gives, its expired deadlines resolved (``dirty`` if any)."""
+        game = cls(version, decode_doc(blob))
+        game.last_event_id = last_event_id
+        game.first_deadline = first_deadline(game.doc)
+        game.resolve_expired(now)
+        return game
+
+    def as_stored(self) -> LoadedGame:
+        """The game as just committed, with nothing more to write."""
+        game = LoadedGame(self.version, self.doc)
+        game.last_event_id = self.last_event_id
+        return game
+
+    def encoded(self) -> bytes:
+        """The document to commit, with the rules' state in it."""
+        if self.state is not None:
+            self.doc.state = encode(self.state)
+        return encode(self.doc)
+
+    # -- changing ------------------------------------------------------------------------------
+
+    def emit(self, event: dict) -> None:
+        self.change.events.append(_json.encode(event))
+        self.dirty = True
+
+    def claim_seat(self, name: str, client_seed: str | None, now: float) -> tuple[int, str]:
+        """Seat a player in the first open seat; its token is returned, only its hash kept."""
+        free = [i for i, s in enumerate(self.doc.seats) if s.name is None]
+        if not free:
+            raise Refusal("no-open-seat", "every seat of this game is taken")
+        seat = free[0]
+        token = new_token(self.doc.id)
+        self.doc.seats[seat] = SeatDoc(name, token_hash(token), client_seed)
+        self.emit({"type": "seat_claimed", "seat": seat, "name": name})
+        self.maybe_start(now)
+        return seat, token
+
+    def maybe_start(self, now: float) -> None:
+        """Deal the dice once every seat is taken: the seed and the players' seeds make the
+        key the whole game's dice derive from."""
+        doc = self.doc
+        if doc.status != "waiting" or any(s.name is None for s in doc.seats):
+            return
+        client_seeds = [s.client_seed for s in doc.seats if s.client_seed]
+        key = make_dice_key(doc.seed, client_seeds)
+        self.state = self.ruleset.create(doc.options, len(doc.seats), key)
+        doc.status = "running"
+        self.emit({"type": "game_started", "seats": len(doc.seats)})
+        self.refresh_deadlines(now)
+
+    def refresh_deadlines(self, now: float) -> None:
+        """A deadline for each seat that must decide, kept while its seq stays the same."""
+        doc, ruleset, state = self.doc, self.ruleset, self.state
+        deciding = set(ruleset.to_decide(state)) if state is not None else set()
+        deadlines: list[Deadline | None] = []
+        for seat in range(len(doc.seats)):
+            old = doc.deadlines[seat] if seat < len(doc.deadlines) else None
+            if seat not in deciding or doc.deadline_s <= 0:
+                deadlines.append(None)
+                continue
+            seq = ruleset.seq(state, seat)
+            deadlines.append(old if old and old.seq == seq else Deadline(seq, now + doc.deadline_s))
+        doc.deadlines = deadlines
+
+    def resolve_expired(self, now: float) -> None:
+        """Every decision whose deadline has passed, taken as the rules' timeout."""
+        if self.state is None or self.doc.status != "running":
+            return
+        while not self.ruleset.finished(self.state):
+            expired = [
+                seat for seat, d in enumerate(self.doc.deadlines) if d is not None and d.at <= now
+            ]
+            if not expired:
+                return
+            for seat in expired:
+                if seat in self.ruleset.to_decide(self.state):
+                    self.apply(seat, None, now)
+            self.refresh_deadlines(now)
+
+    def apply(self, seat: int, moves: list[Any] | None, now: float) -> list[dict]:
+        """Apply a decision (or a timeout when ``moves`` is None) and record it."""
+        ruleset, state = self.ruleset, self.state
+        seq = ruleset.seq(state, seat)
+        if moves is None:
+            moves = ruleset.default_moves(state, seat)
+            events = ruleset.timeout(state, seat)
+            timed_out = True
+        else:
+            events = ruleset.decide(state, seat, moves)
+            timed_out = False
+        decision = record_decision(seat, seq, moves, timed_out, round(now, 3))
+        self.change.decisions.append(decision)
+        decided: dict[str, Any] = {"type": "decision", "seat": seat, "seq": seq}
+        if timed_out:
+            decided["timeout"] = True
+        self.emit(decided)
+        told = [_json.encode(event) for event in events if event.get("type") != "timeout"]
+        self.change.events += told
+        if self.doc.chain:
+            self.doc.chain = chain_link(self.doc.chain, decision, told)
+        if ruleset.finished(state):
+            self.doc.status = "finished"
+            self.doc.finished_at = now
+            self.emit(self.game_over_event())
+        self.dirty = True
+        return events
+
+    # -- deciding ------------------------------------------------------------------------------
+
+    def seat_of(self, token: str | None) -> int:
+        """The seat a bearer token holds."""
+        if not token:
+            raise Refusal("unauthorized", "send the seat's token as 'Authorization: Bearer'")
+        seat = holder_of([s.token_hash for s in self.doc.seats], token)
+        if seat < 0:
+            raise Refusal("forbidden", "this token holds no seat in this game")
+        return seat
+
+    def current_seq(self, seat: int) -> int:
+        """The seq of the seat's next decision (refused before the game starts)."""
+        if self.state is None:
+            raise Refusal("game-not-started", "the game waits for its seats to be claimed")
+        return self.ruleset.seq(self.state, seat)
+
+    def decide(self, seat: int, seq: int, moves: list[Any], now: float) -> dict[str, Any]:
+        """Apply the seat's decision for its current ``seq``; the answer to give once it is
+        committed. A rule broken is refused, with the seq to decide."""
+        ruleset = self.ruleset
+        try:
+            moves = [ruleset.normalize(m) for m in moves]
+            _check_move_types(ruleset, moves)
+            self.apply(seat, moves, now)
+        except GameError as exc:
+            raise from_rules(exc, current_seq=seq) from None
+        self.refresh_deadlines(now)
+        return _accepted(seat, seq, moves, self.doc.status)
+
+    def retried(
+        self, seat: int, seq: int, moves: list[Any], decisions: list[bytes]
+    ) -> dict[str, Any] | None:
+        """A retry: the same decision for a seq already decided gets the same answer, read
+        from the game's record (``decisions``); anything else gets None."""
+        try:
+            submitted = plain([self.ruleset.normalize(m) for m in moves])
+        except GameError:
+            return None
+        for index, raw in enumerate(decisions):
+            decision = msgspec.json.decode(raw)
+            if decision["seat"] == seat and decision["seq"] == seq:
+                if decision["timeout"] or decision["moves"] != submitted:
+                    return None
+                last = index == len(decisions) - 1
+                status = "finished" if last and self.doc.status == "finished" else "running"
+                return _accepted(seat, seq, decision["moves"], status)
+        return None
+
+    # -- what seats and spectators see ---------------------------------------------------------
+
+    def game_over_event(self, *, sealed: bool | None = None) -> dict[str, Any]:
+        """The last event of a game: totals, ranking, the record's chain, and the seed that
+        proves the dice; the seed is withheld (null) while games dealt the same dice play on
+        (``sealed``; by default, whenever the game has such a group)."""
+        ruleset, state, doc = self.ruleset, self.state, self.doc
+        if sealed is None:
+            sealed = bool(doc.group)
+        return {
+            "type": "game_over",
+            "totals": ruleset.totals(state),
+            "ranking": ruleset.ranking(state),
+            "chain": doc.chain.hex() if doc.chain else None,
+            "seed": None if sealed else doc.seed.hex(),
+        }
+
+    def public_view(self) -> dict[str, Any]:
+        """What anyone may see of a game that is not sealed (``sealed_view`` otherwise)."""
+        doc, ruleset, state = self.doc, self.ruleset, self.state
+        engine = ruleset.view(state) if state is not None else {}
+        seats = []
+        for index, seat in enumerate(doc.seats):
+            entry: dict[str, Any] = {
+                "seat": index,
+                "name": seat.name,
+                "claimed": seat.name is not None,
+            }
+            if engine:
+                entry.update(engine["seats"][index])
+            seats.append(entry)
+        view = {
+            k: v for k, v in engine.items() if k not in ("seats", "ruleset", "finished", "options")
+        }
+        view.update(
+            id=doc.id,
+            ruleset=doc.ruleset,
+            options=doc.options,
+            status=doc.status,
+            commitment=doc.commitment,
+            deadline_s=doc.deadline_s,
+            seats=seats,
+            to_decide=ruleset.to_decide(state) if state is not None else [],
+            sealed=False,
+        )
+        if doc.status == "finished":
+            view["seed"] = doc.seed.hex()
+            view["chain"] = doc.chain.hex() if doc.chain else None
+        return view
+
+    def sealed_view(self) -> dict[str, Any]:
+        """What anyone may see of a sealed game: who sits there and whether it is over."""
+        doc = self.doc
+        return {
+            "id": doc.id,
+            "ruleset": doc.ruleset,
+            "options": doc.options,
+            "status": doc.status,
+            "commitment": doc.commitment,
+            "deadline_s": doc.deadline_s,
+            "seats": [
+                {"seat": i, "name": s.name, "claimed": s.name is not None}
+                for i, s in enumerate(doc.seats)
+            ],
+            "to_decide": [],
+            "sealed": True,
+        }
+
+    def turn_status(self, seat: int) -> str:
+        ruleset, state = self.ruleset, self.state
+        if state is None:
+            return "waiting"
+        if ruleset.finished(state):
+            return "finished"
+        return "your_turn" if seat in ruleset.to_decide(state) else "waiting"
+
+    def turn(self, seat: int) -> dict[str, Any]:
+        """What the seat must decide now (``legal_moves``, ``seq``, ``deadline``) and its view."""
+        doc, ruleset, state = self.doc, self.ruleset, self.state
+        if state is None:
+            return {
+                "status": "waiting",
+                "game_status": doc.status,
+                "seat": seat,
+                "seq": 0,
+                "legal_moves": [],
+                "deadline": None,
+                "view": None,
+            }
+        status = self.turn_status(seat)
+        deciding = status == "your_turn"
+        deadline = doc.deadlines[seat] if deciding and doc.deadlines else None
+        return {
+            "status": status,
+            "game_status": doc.status,
+            "seat": seat,
+            "seq": ruleset.seq(state, seat),
+            "legal_moves": ruleset.legal_moves(state, seat) if deciding else [],
+            "deadline": deadline.at if deadline else None,
+            "view": self.seat_view(seat),
+        }
+
+    def seat_view(self, seat: int) -> dict[str, Any]:
+        """``ruleset.view(state, seat)``; its public part built once for a shared game."""
+        ruleset, state = self.ruleset, self.state
+        public = self.public_view_cache
+        if public is None:
+            public = ruleset.view(state)
+            if self.shared:
+                self.public_view_cache = public
+        return {**public, "you": ruleset.seat_view(state, seat)}
+
+    def record(self, decisions: list[bytes]) -> dict[str, Any]:
+        """The game's record, holding exactly what its public view and events disclose: while
+        it runs, the decisions anyone may see (``Ruleset.disclosed``) and no dice; the chain
+        only where it covers no hidden decision."""
+        doc, ruleset, state = self.doc, self.ruleset, self.state
+        told = [msgspec.json.decode(d) for d in decisions]
+        finished = doc.status == "finished"
+        whole = True
+        if not finished:
+            shown = [ruleset.disclosed(state, s) if state else 0 for s in range(len(doc.seats))]
+            kept = [d for d in told if d["seq"] < shown[d["seat"]]]
+            whole = len(kept) == len(told)
+            told = kept
+        return {
+            "ruleset": doc.ruleset,
+            "options": doc.options,
+            "seats": [s.name or "" for s in doc.seats],
+            "commitment": doc.commitment,
+            "client_seeds": [s.client_seed for s in doc.seats if s.client_seed],
+            "decisions": told,
+            "dice": ruleset.dice_log(state) if finished else [],
+            "totals": ruleset.totals(state) if finished else [],
+            "ranking": ruleset.ranking(state) if finished else [],
+            "final": final_seats(ruleset, state) if finished else [],
+            "finished": finished,
+            "chain": doc.chain.hex() if doc.chain and whole else None,
+            "seed": doc.seed.hex() if finished else None,
+        }
+
+
+def _check_move_types(ruleset: Any, moves: list[Any]) -> None:
+    allowed = getattr(ruleset.Move, "__args__", (ruleset.Move,))
+    for index, move in enumerate(moves):
+        if not isinstance(move, allowed):
+            raise RuleViolation(
+                "unknown-move",
+                f"moves of type {type(move).__name__} are not part of {ruleset.id}",
+                field=f"moves[{index}].type" if len(moves) > 1 else "move.type",
+            )
+
+
+def new_game(
+    ruleset_id: str,
+    options: dict[str, Any],
+    seats: list[dict[str, Any]],
+    deadline_s: float,
+    seed: bytes,
+    now: float,
+    *,
+    game_id: str | None = None,
+    token_hashes: list[bytes] | None = None,
+    group: list[str] | None = None,
+) -> tuple[LoadedGame, list[str | None]]:
+    """A new game, started if every seat is named, and the token of each named seat (shown
+    once; only hashes are kept). ``token_hashes``: the seats answer to tokens the caller
+    holds (a tournament's entrants), and none is handed out. ``group``: the other games
+    dealt the same dice (see ``GameDoc.group``)."""
+    try:
+        ruleset = get_ruleset(ruleset_id)
+        engine_options = ruleset.options(options)
+        check_seats(len(seats), ruleset.min_seats, ruleset.max_seats, ruleset.id)
+    except GameError as exc:
+        raise from_rules(exc) from None
+    game_id = game_id or secrets.token_hex(8)
+    handed: list[str | None] = []
+    seat_docs = []
+    for index, seat in enumerate(seats):
+        if token_hashes is not None:
+            handed.append(None)
+            seat_docs.append(SeatDoc(seat["name"], token_hashes[index]))
+        elif seat.get("name"):
+            token = new_token(game_id)
+            handed.append(token)
+            seat_docs.append(SeatDoc(seat["name"], token_hash(token), seat.get("client_seed")))
+        else:
+            handed.append(None)
+            seat_docs.append(SeatDoc(None))
+    doc = GameDoc(
+        game_id,
+        ruleset.id,
+        msgspec.to_builtins(engine_options),
+        deadline_s,
+        seat_docs,
+        seed_commitment(seed),
+        seed,
+        "waiting",
+        now,
+        chain=chain_start(seed_commitment(seed)),
+        group=list(group or []),
+    )
+    game = LoadedGame("", doc)
+    game.emit({"type": "game_created", "seats": len(seats)})
+    game.maybe_start(now)
+    return game, handed

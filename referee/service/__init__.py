@@ -1,0 +1,70 @@
+"""The referee's use cases, async, over the store: games (create, claim, read, commit,
+records, events, sweeping), the seats' own requests (their turn, their decisions),
+tournaments, and what one process remembers between requests (``memory``).
+
+``Services.start(settings)`` makes them for one process: the store (an embedded Valkey if no
+``REDIS_URL`` is given) and the background work (sweeping deadlines, hearing commits).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from ..games import warm_caches
+from ..settings import Settings
+from ..store import Store, open_store
+from .games import GameService
+from .seats import Seats
+from .tournaments import TournamentService
+
+__all__ = ["GameService", "Seats", "Services", "TournamentService"]
+
+
+class Services:
+    """Everything one referee process serves requests with, and its background tasks."""
+
+    def __init__(self, store: Store, settings: Settings, embedded: Any = None) -> None:
+        self.store = store
+        self.games = GameService(
+            store.games,
+            retention_s=settings.retention_s,
+            events_retention_s=settings.events_retention_s,
+            recent_games=settings.recent_games,
+        )
+        self.seats = Seats(self.games)
+        self.tournaments = TournamentService(self.games, store.tournaments)
+        self._embedded = embedded
+        self._tasks: list[asyncio.Task] = []
+        self._sweep_interval_s = settings.sweep_interval_s
+
+    @classmethod
+    def start(cls, settings: Settings) -> Services:
+        """The services on ``settings.redis_url``, or on an embedded Valkey started now."""
+        embedded = None
+        url = settings.redis_url
+        if url is None:
+            from ..store.embedded import embedded_url, start_embedded
+
+            embedded = start_embedded(settings.data_dir)
+            url = embedded_url(embedded)
+        services = cls(open_store(url), settings, embedded)
+        warm_caches()
+        services._tasks = [
+            asyncio.create_task(services.games.sweep_forever(services._sweep_interval_s)),
+            asyncio.create_task(services.games.watch_commits()),
+        ]
+        return services
+
+    async def ready(self) -> None:
+        """Raises unless Redis answers."""
+        await self.store.ping()
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        if self._tasks:
+            await asyncio.wait(self._tasks, timeout=5)
+        await self.store.aclose()
+        if self._embedded is not None:
+            self._embedded.stop()

@@ -1,0 +1,290 @@
+"""Games, as use cases over the store: create a game, claim a seat, read a game as it is now
+(its expired deadlines resolved and written, exactly once), commit a change, show a game's
+record and events, resolve deadlines nobody looked at (``sweep``), and hear every replica's
+commits.
+
+Redis holds every game; any replica may serve any request. A process remembers forms of the
+games it served (``memory``) only to spare reads: a change is committed under a version
+check, and a change built on a form that was out of date fails and is taken again on the
+game as the failed commit found it. A refusal is never given from a remembered game, only
+from one just read. The seats' own requests (their turn, their decisions) are in
+``service.seats``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+import time
+from typing import Any
+
+from redis.exceptions import RedisError
+
+from ..core.documents import decode_doc, first_deadline, next_version
+from ..core.game import LoadedGame, new_game
+from ..core.refusals import Refusal, busy, not_found
+from ..games import new_seed
+from ..store import GameStore, Stored
+from .memory import InFlight, Memory
+
+__all__ = ["MAX_RETRIES", "GameService"]
+
+log = logging.getLogger("referee")
+MAX_RETRIES = 20
+
+
+class GameService:
+    """The games of one Redis, as this process serves them."""
+
+    def __init__(
+        self,
+        store: GameStore,
+        *,
+        retention_s: int = 7 * 24 * 3600,
+        events_retention_s: int = 600,
+        recent_games: int = 4096,
+    ) -> None:
+        self.store = store
+        self.retention_s = retention_s
+        # a finished game's event stream serves late listeners for a while; its record stays
+        self.events_retention_s = events_retention_s
+        self.memory = Memory(recent_games)
+
+    # -- creating and joining ------------------------------------------------------------------
+
+    async def create(
+        self,
+        ruleset_id: str,
+        options: dict[str, Any],
+        seats: list[dict[str, Any]],
+        deadline_s: float,
+        seed: bytes | None = None,
+        *,
+        game_id: str | None = None,
+        token_hashes: list[bytes] | None = None,
+        group: list[str] | None = None,
+    ) -> tuple[LoadedGame, list[str | None]]:
+        """Create a game (``core.game.new_game``) and the tokens of its named seats; a caller
+        that names ``game_id`` may call again after a crash: an existing game of that id is
+        returned, never a second one."""
+        game, handed = new_game(
+            ruleset_id,
+            options,
+            seats,
+            deadline_s,
+            seed or new_seed(),
+            time.time(),
+            game_id=game_id,
+            token_hashes=token_hashes,
+            group=group,
+        )
+        if not await self.write(game):
+            if game_id is None:  # 64 random bits collided
+                raise Refusal("busy", "try again")
+            return await self.load(game_id), handed  # created by an earlier attempt
+        return game, handed
+
+    async def claim(self, game_id: str, name: str, client_seed: str | None) -> tuple[int, str]:
+        """Seat a player in the game's first open seat; the seat and its token."""
+        for _ in range(MAX_RETRIES):
+            game = await self.load(game_id)
+            seat, token = game.claim_seat(name, client_seed, time.time())
+            if await self.write(game):
+                return seat, token
+        raise busy()
+
+    # -- reading -------------------------------------------------------------------------------
+
+    async def load(self, game_id: str, *, reading: bool = False) -> LoadedGame:
+        """The game as read now (``decoded``), its form remembered."""
+        memory = self.memory
+        epoch = memory.epoch
+        stored = await self.store.load(game_id)
+        memory.remember(game_id, stored, epoch)
+        return self.decoded(game_id, stored, reading)
+
+    def decoded(self, game_id: str, stored: Stored, reading: bool = False) -> LoadedGame:
+        """The game as ``stored`` gives it, expired deadlines resolved.
+
+        ``reading``: the caller only reads the game, so the game decoded for the last reader of
+        the same remembered form (the very object) may be shared, while none of its deadlines
+        has passed.
+        """
+        if stored.blob is None:
+            raise not_found("game", game_id)
+        now = time.time()
+        memory = self.memory
+        shared = memory.shared_reads.get(game_id) if reading else None
+        if (
+            shared is not None
+            and shared[0] is stored
+            and (shared[1].first_deadline or math.inf) > now
+        ):
+            return shared[1]
+        game = LoadedGame.read(stored.version, stored.blob, stored.last_event_id, now)
+        if reading and not game.dirty and memory.remembered(game_id) is stored:
+            memory.share(game_id, stored, game)
+        return game
+
+    async def current(
+        self, game_id: str, stored: Stored | None = None, *, reading: bool = False
+    ) -> LoadedGame:
+        """The game as it is now: read (or taken as ``stored``, a form known to be current),
+        its expired deadlines resolved and written (exactly once). ``reading``: the caller
+        changes nothing of it (see ``decoded``)."""
+        for _ in range(MAX_RETRIES):
+            if stored is None:
+                game = await self.load(game_id, reading=reading)
+            else:
+                game = self.decoded(game_id, stored, reading)
+            if not game.dirty or await self.write(game):
+                return game.as_stored() if game.dirty else game
+            stored = game.now_stored
+        raise busy()
+
+    # -- committing ----------------------------------------------------------------------------
+
+    async def write(self, game: LoadedGame) -> bool:
+        """Commit the game's change: True, or False with the game as it now is in
+        ``now_stored`` (the version had moved)."""
+        return await self.written(game, self.send(game))
+
+    def send(self, game: LoadedGame) -> InFlight:
+        """Queue the game's commit now (no await), and make it the base of this process's
+        next decision on the game until its outcome is known."""
+        doc = game.doc
+        blob = game.encoded()
+        first = first_deadline(doc)
+        hint: float | bool | None = False if first == game.first_deadline else first
+        version = next_version(game.version)
+        commit = self.store.send_commit(
+            doc.id,
+            game.version,
+            version,
+            blob,
+            decisions=game.change.decisions,
+            events=game.change.events,
+            ttl=self.retention_s if doc.status == "finished" else 0,
+            events_ttl=self.events_retention_s,
+            deadline=hint,
+        )
+        memory = self.memory
+        in_flight = InFlight(Stored(version, blob, game.last_event_id), commit, first, memory.epoch)
+        memory.in_flight[doc.id] = in_flight
+        return in_flight
+
+    async def written(self, game: LoadedGame, in_flight: InFlight) -> bool:
+        """The outcome of a commit sent (``send``); see ``write``."""
+        game_id = game.doc.id
+        memory = self.memory
+        try:
+            written = await self.store.committed(in_flight.commit)
+            if isinstance(written, Stored):  # lost the race: here is the game as it is
+                game.now_stored = written
+                memory.remember(game_id, written, in_flight.epoch)
+                return False
+            stored = in_flight.stored._replace(last_event_id=written[-1])
+            game.version, game.first_deadline = stored.version, in_flight.first_deadline
+            game.last_event_id = stored.last_event_id
+            memory.remember(game_id, stored, in_flight.epoch)
+            return True
+        finally:
+            if memory.in_flight.get(game_id) is in_flight:
+                del memory.in_flight[game_id]
+            in_flight.settle()
+
+    # -- what anyone may see -------------------------------------------------------------------
+
+    async def view(self, game_id: str) -> dict[str, Any]:
+        """The public view, or the sealed view while the game's dice group plays on."""
+        game = await self.current(game_id)
+        return game.sealed_view() if await self.sealed(game) else game.public_view()
+
+    async def record(self, game_id: str) -> dict[str, Any]:
+        """The game's record as far as it is disclosed (``LoadedGame.record``); refused while
+        the game is sealed."""
+        game = await self.current(game_id)
+        await self.check_unsealed(game)
+        return game.record(await self.store.decisions(game_id))
+
+    async def sealed(self, game: LoadedGame) -> bool:
+        """Whether any game dealt the same dice (``GameDoc.group``), this one included, still
+        runs: until none does, no one but the game's own seats may look at it."""
+        doc = game.doc
+        if not doc.group or doc.id in self.memory.released:
+            return False
+        if doc.status != "finished":
+            return True
+        for other in await asyncio.gather(*(self.store.load(g) for g in doc.group)):
+            if other.blob is not None and decode_doc(other.blob).status != "finished":
+                return True
+        self.memory.released[doc.id] = True  # finished games never run again
+        return False
+
+    async def check_unsealed(self, game: LoadedGame) -> None:
+        if await self.sealed(game):
+            raise Refusal(
+                "game-sealed",
+                "this game's dice are dealt at other tables of its tournament round that are "
+                "still playing: its play, record and seed are shown once they are all over",
+            )
+
+    async def events_after(
+        self, game_id: str, after: str, wait_s: float | None
+    ) -> list[tuple[str, str]]:
+        """The game's events after ``after``, as (event id, JSON); with ``wait_s``, waiting
+        that long for one: for a commit heard while listening (then one read), else in a
+        blocked XREAD."""
+        memory = self.memory
+        if wait_s and memory.listening:
+            if await memory.hear({game_id: after}, wait_s) is None:
+                return []
+            entries = await self.store.events_after(game_id, after, None)
+            if entries:
+                return entries
+        return await self.store.events_after(game_id, after, int(wait_s * 1000) if wait_s else None)
+
+    async def wait_for_commits(self, positions: dict[str, str], seconds: float) -> None:
+        """Until any of several games (id -> the event id last seen) moves on, at most
+        ``seconds``: from the commits heard, or, while not listening, one XREAD."""
+        if self.memory.listening:
+            await self.memory.hear(positions, seconds)
+        else:
+            await self.store.wait_any(positions, int(seconds * 1000))
+
+    # -- the process's background work ---------------------------------------------------------
+
+    async def watch_commits(self, retry_s: float = 1.0) -> None:
+        """Listen to every replica's commits for as long as the process runs."""
+        memory = self.memory
+        while True:
+            try:
+                await self.store.listen(memory.heard_commit, lambda: memory.listen(True))
+            except (RedisError, OSError) as exc:
+                log.warning("not hearing commits (%r); waiting seats read events", exc)
+            finally:
+                memory.listen(False)
+            await asyncio.sleep(retry_s)
+
+    async def sweep(self) -> int:
+        """Resolve every game whose deadline passed; any replica may run this at any time."""
+        resolved = 0
+        for game_id in await self.store.due(time.time()):
+            try:
+                game = await self.current(game_id)
+            except Refusal:
+                await self.store.forget_deadline(game_id)
+                continue
+            if all(d is None for d in game.doc.deadlines):
+                await self.store.forget_deadline(game_id)
+            resolved += 1
+        return resolved
+
+    async def sweep_forever(self, interval: float) -> None:
+        while True:
+            # a sweeper must not die; the next request to a game resolves it anyway
+            with contextlib.suppress(Exception):
+                await self.sweep()
+            await asyncio.sleep(interval)

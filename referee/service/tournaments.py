@@ -1,0 +1,217 @@
+"""Tournaments, as use cases over the store: entrants register, the referee creates each
+round's games when the round before is over, and ``next_decision`` hands an entrant its next
+decision across all of its games. No process owns a tournament: whoever touches it advances
+it, under a version check, and only the holder of a short lock creates a round's games.
+What a tournament is and shows is decided in ``core.tournament``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+import time
+from typing import Any
+
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from ..core.documents import new_token, token_hash
+from ..core.pairing import TournamentSpec, next_round, rate, total_rounds
+from ..core.refusals import Refusal, busy, not_found
+from ..core.tournament import (
+    EntrantDoc,
+    TableDoc,
+    TournamentDoc,
+    decode_tournament,
+    encode_tournament,
+    entrant_of,
+    new_tournament,
+    round_games,
+    table_result,
+    tournament_view,
+)
+from ..store import TournamentStore
+from .games import MAX_RETRIES, GameService
+
+__all__ = ["TournamentService"]
+
+
+class TournamentService:
+    """The tournaments of one Redis; their games are the ``GameService``'s."""
+
+    def __init__(self, games: GameService, store: TournamentStore) -> None:
+        self.games = games
+        self.store = store
+
+    async def load(self, tournament_id: str) -> tuple[str, TournamentDoc]:
+        found = await self.store.load(tournament_id)
+        if found is None:
+            raise not_found("tournament", tournament_id)
+        return found[0], decode_tournament(found[1])
+
+    async def _save(self, version: str, doc: TournamentDoc) -> bool:
+        return await self.store.save(doc.id, version, encode_tournament(doc))
+
+    # -- creating and registering --------------------------------------------------------------
+
+    async def create(self, spec: TournamentSpec) -> TournamentDoc:
+        doc = new_tournament(spec, time.time())
+        await self._save("", doc)
+        return doc
+
+    async def register(self, tournament_id: str, name: str) -> tuple[int, str]:
+        """Enter a tournament; the entrant's token is returned, only its hash kept. The last
+        entrant to register starts it."""
+        for _ in range(MAX_RETRIES):
+            version, doc = await self.load(tournament_id)
+            if doc.status != "registering":
+                raise Refusal("registration-closed", "the tournament has started")
+            token = new_token(doc.id)
+            doc.entrants.append(EntrantDoc(name, token_hash(token)))
+            if len(doc.entrants) == doc.spec.entrants:
+                doc.status = "running"
+            if await self._save(version, doc):
+                if doc.status == "running":
+                    await self.advance(doc.id)
+                return len(doc.entrants) - 1, token
+        raise busy("the tournament")
+
+    # -- advancing -----------------------------------------------------------------------------
+
+    async def advance(self, tournament_id: str) -> TournamentDoc:
+        """Record finished games; once a round is over, rate it and create the next one
+        (exactly once: under a lock, and a round created again finds the same games).
+
+        While another request holds the lock, this one returns the tournament as it is: the
+        next round comes from the holder, and a waiting entrant looks again."""
+        holder = secrets.token_hex(8)  # this call's own mark on the round lock
+        for _ in range(MAX_RETRIES):
+            version, doc = await self.load(tournament_id)
+            if doc.status != "running":
+                return doc
+            changed = False
+            current = doc.rounds[-1] if doc.rounds else []
+            open_tables = [table for table in current if table.result is None]
+            games = await asyncio.gather(*(self.games.current(t.game_id) for t in open_tables))
+            for table, game in zip(open_tables, games, strict=True):
+                table.result = table_result(len(doc.rounds) - 1, table, game)
+                changed = changed or table.result is not None
+            if all(table.result is not None for table in current):
+                round_ = len(doc.rounds)
+                results = [t.result for r in doc.rounds for t in r if t.result is not None]
+                tables = next_round(doc.spec, results, round_)
+                over = not tables or round_ >= total_rounds(doc.spec)
+                if over or await self.store.lock_round(doc.id, round_, holder):
+                    # the round is over: rated in the write that moves on, so exactly once
+                    done = [t.result for t in current if t.result is not None]
+                    doc.rated = rate(len(doc.entrants), done, doc.rated)
+                    if over:
+                        doc.status = "finished"
+                    else:
+                        doc.rounds.append(await self.create_round(doc, round_, tables))
+                    changed = True
+                elif not changed or await self._save(version, doc):
+                    return doc  # another request is creating the round
+                else:
+                    continue
+            if not changed or await self._save(version, doc):
+                return doc
+        raise busy("the tournament")
+
+    async def create_round(
+        self, doc: TournamentDoc, round_: int, tables: list[list[int]]
+    ) -> list[TableDoc]:
+        """The round's games (``core.tournament.round_games``), created; the same games
+        again if an earlier attempt created them."""
+        needed = round_games(doc, round_, tables)
+        await asyncio.gather(
+            *(
+                self.games.create(
+                    doc.spec.ruleset,
+                    doc.spec.options,
+                    [{"name": name} for name in game.names],
+                    doc.spec.deadline_s,
+                    game.seed,
+                    game_id=game.game_id,
+                    token_hashes=game.token_hashes,
+                    group=game.group,
+                )
+                for game in needed
+            )
+        )
+        return [
+            TableDoc(game.game_id, entrants, [], group=game.dice_group)
+            for game, entrants in zip(needed, tables, strict=True)
+        ]
+
+    # -- what entrants and anyone see ----------------------------------------------------------
+
+    async def get(self, tournament_id: str) -> dict[str, Any]:
+        return tournament_view(await self.advance(tournament_id))
+
+    async def next_decision(self, token: str | None, wait_s: float) -> dict[str, Any]:
+        """The entrant's next decision across all of its games (long-polled)."""
+        if not token or "." not in token:
+            raise Refusal("forbidden", "send an entrant token as 'Authorization: Bearer'")
+        tournament_id = token.split(".", 1)[0]
+        stop = time.monotonic() + wait_s
+        pause = 0.05
+        while True:
+            # only the entrant's own tables are read while it plays; the whole round is
+            # looked at (advance) when none of them is in play
+            _, doc = await self.load(tournament_id)
+            entrant = entrant_of(doc, token)
+            found = await self._own_tables(doc, entrant, token)
+            if isinstance(found, dict):
+                return found
+            if not found:
+                rounds = len(doc.rounds)
+                try:
+                    doc = await self.advance(tournament_id)
+                except Refusal as refusal:
+                    if refusal.code != "busy":
+                        raise  # busy: others are moving it on; look again
+                if doc.status == "finished":
+                    return {"status": "finished", "tournament_id": doc.id}
+                if len(doc.rounds) > rounds:
+                    continue  # a new round: its tables are the entrant's next games
+            remaining = stop - time.monotonic()
+            if remaining <= 0:
+                return {"status": "waiting", "tournament_id": doc.id}
+            if found:
+                # the entrant waits on opponents: the next event of one of its games (a
+                # decision, or a deadline the sweepers resolve) wakes it, not a timer
+                with contextlib.suppress(RedisTimeoutError, RedisConnectionError, TimeoutError):
+                    await self.games.wait_for_commits(dict(found), min(remaining, 5.0))
+                pause = 0.05
+            else:
+                # the entrant's tables are over: the round moves on when other tables
+                # finish, so look again, less often the longer it takes
+                await asyncio.sleep(min(pause, remaining))
+                pause = min(pause * 2, 0.5)
+
+    async def _own_tables(
+        self, doc: TournamentDoc, entrant: int, token: str
+    ) -> dict[str, Any] | list[tuple[str, str]]:
+        """The entrant's turn if one of its games awaits it, else (game id, newest event id)
+        of each of its games still in play in the current round."""
+        in_play: list[tuple[str, str]] = []
+        for table in doc.rounds[-1] if doc.rounds and doc.status == "running" else []:
+            if table.result is not None or entrant not in table.entrants:
+                continue
+            seat = table.entrants.index(entrant)
+            game = await self.games.current(table.game_id)
+            turn = game.turn(seat)
+            if turn["status"] == "your_turn":
+                return {
+                    "status": "your_turn",
+                    "tournament_id": doc.id,
+                    "game_id": table.game_id,
+                    # the entrant's own token is its seats' token (older tables kept theirs)
+                    "seat_token": table.seat_tokens[seat] if table.seat_tokens else token,
+                    "turn": turn,
+                }
+            if game.doc.status != "finished":
+                in_play.append((table.game_id, game.last_event_id))
+        return in_play

@@ -1,0 +1,63 @@
+"""The only code that speaks Redis: where games and tournaments are kept, the connection that
+a process's reads and commits share, and the embedded server for when no Redis is given.
+
+``open_store(url)`` makes the clients for one Redis; the services get its ``games`` and
+``tournaments``. Nothing here decides anything of a game: it keeps bytes under versions.
+"""
+
+from __future__ import annotations
+
+from redis.asyncio import Redis
+
+from .games import (
+    COMMITS,
+    DEADLINES,
+    EVENTS_PER_READ,
+    SCRIPT_COMMANDS,
+    Commit,
+    GameKeys,
+    GameStore,
+    Stored,
+)
+from .tournaments import TournamentStore
+
+__all__ = [
+    "COMMITS",
+    "DEADLINES",
+    "EVENTS_PER_READ",
+    "SCRIPT_COMMANDS",
+    "Commit",
+    "GameKeys",
+    "GameStore",
+    "Store",
+    "Stored",
+    "TournamentStore",
+    "open_store",
+]
+
+
+class Store:
+    """The referee's Redis: its games and tournaments, on clients made once per process."""
+
+    def __init__(self, redis: Redis, blocking: Redis) -> None:
+        self._clients = (redis, blocking)
+        self.games = GameStore(redis, blocking)
+        self.tournaments = TournamentStore(redis)
+
+    async def ping(self) -> None:
+        await self.games.ping()
+
+    async def aclose(self) -> None:
+        await self.games.aclose()
+        for client in self._clients:
+            await client.aclose()
+
+
+def open_store(url: str) -> Store:
+    """The clients for the Redis at ``url`` (connecting lazily)."""
+    # no per-socket-call timeouts (redis-py runs each write as a task of its own for them):
+    # the store puts one deadline on each of its operations instead
+    redis = Redis.from_url(url, max_connections=256, socket_timeout=None)
+    # long-polls and event streams wait in XREAD BLOCK on a pool of their own
+    blocking = Redis.from_url(url, max_connections=4096, socket_timeout=None)
+    return Store(redis, blocking)

@@ -1,0 +1,58 @@
+"""A tournament's keys in Redis: its document, saved under a version check, and the short
+lock that lets one request create a round's games.
+
+- ``{tournament:<id>}:doc``         hash: ``v`` (version, a counter) and ``blob`` (msgpack)
+- ``{tournament:<id>}:round:<n>``   string: the holder of round n's lock (30 s)
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from redis.asyncio import Redis
+
+__all__ = ["TournamentStore"]
+
+# Set the document if its version is the one read (creation: the empty version).
+_SAVE = """
+local v = redis.call('HGET', KEYS[1], 'v') or ''
+if v ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'v', ARGV[2], 'blob', ARGV[3])
+return 1
+"""
+
+
+def _key(tournament_id: str) -> str:
+    return f"{{tournament:{tournament_id}}}:doc"
+
+
+class TournamentStore:
+    """Where tournaments are kept: a document per tournament and its round locks. It decides
+    nothing; the tournament service reads, decides and saves under the version it read."""
+
+    def __init__(self, redis: Redis, *, timeout_s: float = 10) -> None:
+        self.redis = redis
+        self.timeout_s = timeout_s
+        self._save = redis.register_script(_SAVE)
+
+    async def load(self, tournament_id: str) -> tuple[str, bytes] | None:
+        """The version and document of a tournament, or None if there is none."""
+        async with asyncio.timeout(self.timeout_s):
+            version, blob = await self.redis.hmget(_key(tournament_id), ["v", "blob"])
+        return None if blob is None else (version.decode(), blob)
+
+    async def save(self, tournament_id: str, version: str, blob: bytes) -> bool:
+        """Write the document if its version is still ``version`` ("" to create it)."""
+        async with asyncio.timeout(self.timeout_s):
+            saved = await self._save(
+                keys=[_key(tournament_id)], args=[version, str(int(version or 0) + 1), blob]
+            )
+        return bool(saved)
+
+    async def lock_round(self, tournament_id: str, round_: int, holder: str) -> bool:
+        """Take round ``round_``'s lock for ``holder``, or find it already the holder's."""
+        key = f"{{tournament:{tournament_id}}}:round:{round_}"
+        async with asyncio.timeout(self.timeout_s):
+            if await self.redis.set(key, holder, nx=True, ex=30):
+                return True
+            return await self.redis.get(key) == holder.encode()

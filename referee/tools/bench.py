@@ -1,0 +1,205 @@
+"""``referee bench``: throughput, latency and memory over real HTTP, against the stack's ceiling.
+
+Starts an embedded Valkey and a referee (uvicorn, W workers) in processes of their own, then:
+
+1. the ceiling: load processes hammer ``GET /healthz`` at the bots' concurrency;
+2. the game load: the same processes play 2-seat CHOICE games like real bots
+   (``GET /turn``, ``POST /moves``), B bots at once;
+3. the referee's own CPU in each phase (process and workers): cores it used, and CPU per
+   request. The ceiling is a share of two cores that the load generators also need, so beside
+   ``ratio`` (rates) the bench gives ``cpu_ratio``: CPU per ``/healthz`` over CPU per game
+   request (whose phase also creates the games), which the load generators do not bound;
+4. Redis command statistics per decision: the commands the referee sent (each one round trip,
+   as the referee pipelines nothing on this path) and all the server ran, the commit script's
+   own calls included; and the memory of one finished game with its record.
+
+Every load generator is a separate process talking only HTTP.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import statistics
+import tempfile
+import time
+from typing import Any
+
+import httpx
+import psutil
+import redis
+
+from ..store import SCRIPT_COMMANDS, GameKeys
+from ..store.embedded import embedded_url, start_embedded
+from .launch import start_referee
+from .load import BENCH_GAME, play_game, run_load
+
+__all__ = ["main", "run_bench"]
+
+
+# --- the referee's own CPU ---------------------------------------------------------------
+
+
+def _cpu_seconds(process: psutil.Process) -> float:
+    """CPU time (user + system) of the referee: its process and any worker processes."""
+    total = 0.0
+    for each in (process, *process.children(recursive=True)):
+        with contextlib.suppress(psutil.NoSuchProcess):
+            times = each.cpu_times()
+            total += times.user + times.system
+    return total
+
+
+# --- Redis figures -------------------------------------------------------------------------
+
+
+def _command_calls(client: redis.Redis) -> tuple[int, int]:
+    """Commands the server ran (also those a script called) and commands clients sent."""
+    stats = client.info("commandstats")
+    calls = {
+        name.removeprefix("cmdstat_"): figures["calls"]
+        for name, figures in stats.items()
+        if not name.endswith(("info", "config", "resetstat"))
+    }
+    ran = sum(calls.values())
+    return ran, ran - sum(calls.get(name, 0) for name in SCRIPT_COMMANDS)
+
+
+def _bytes_per_game(client: redis.Redis, url: str, games: int = 5) -> dict[str, int]:
+    """Memory of finished 2-seat CHOICE games with their records, as each game ends.
+
+    ``all``: every key (document, record, event stream); ``retained``: what stays once the
+    event stream's shorter retention has passed (document and record).
+    """
+    totals, retained = [], []
+    with httpx.Client(base_url=url, timeout=30) as http:
+        for _ in range(games):
+            game_id, _ = play_game(http)
+            sizes = [client.memory_usage(key) or 0 for key in GameKeys(game_id).all()]
+            totals.append(sum(sizes))
+            retained.append(sum(sizes) - sizes[2])
+    return {
+        "mean": round(statistics.mean(totals)),
+        "max": max(totals),
+        "retained": round(statistics.mean(retained)),
+    }
+
+
+def _live_games(url: str, count: int) -> None:
+    """Idle running games that no bot touches: latency must not grow with them."""
+    with httpx.Client(base_url=url, timeout=30) as http:
+        for _ in range(count):
+            http.post("/v1/games", json=BENCH_GAME)
+
+
+def _percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    return statistics.quantiles(values, n=1000, method="inclusive")[int(q * 1000) - 1]
+
+
+def _measured_load(
+    kind: str, url: str, bots: int, processes: int, seconds: float, server: psutil.Process
+) -> tuple[list[dict], float]:
+    """One load phase's results, with the referee's CPU seconds meanwhile."""
+    cpu_before = _cpu_seconds(server)
+    results = run_load(kind, url, bots, processes, seconds)
+    return results, _cpu_seconds(server) - cpu_before
+
+
+def _ceiling_phase(
+    url: str, bots: int, processes: int, seconds: float, server: psutil.Process
+) -> dict[str, Any]:
+    """``GET /healthz`` at the bots' concurrency, with the referee's CPU meanwhile."""
+    results, cpu = _measured_load("ceiling", url, bots, processes, seconds, server)
+    return {
+        "requests": sum(r["requests"] for r in results),
+        "all_requests": sum(r["all_requests"] for r in results),
+        "elapsed": max(r["elapsed"] for r in results),
+        "cpu": cpu,
+        "latencies": [x for r in results for x in r["latencies"]],
+    }
+
+
+def run_bench(
+    seconds: float = 20.0,
+    workers: int = 1,
+    bots: int = 64,
+    live_games: int = 100,
+    processes: int = 2,
+) -> dict[str, Any]:
+    started = time.monotonic()
+    data_dir = tempfile.mkdtemp(prefix="referee-bench-")
+    valkey = start_embedded(data_dir, persist=False)
+    referee = None
+    try:
+        redis_url = embedded_url(valkey)
+        referee, url = start_referee(redis_url, workers)
+        client = redis.Redis.from_url(redis_url)
+        _live_games(url, live_games)
+        server = psutil.Process(referee.pid)
+        # the ceiling is measured in two halves, before and after the games, so that a drift
+        # of the machine's speed during the run weighs on both sides of the ratio alike
+        before = _ceiling_phase(url, bots, processes, seconds * 0.15, server)
+        ran_before, sent_before = _command_calls(client)
+        games, games_cpu = _measured_load("games", url, bots, processes, seconds * 0.7, server)
+        ran_after, sent_after = _command_calls(client)
+        after = _ceiling_phase(url, bots, processes, seconds * 0.15, server)
+        ceiling_elapsed = before["elapsed"] + after["elapsed"]
+        ceiling_rps = (before["requests"] + after["requests"]) / ceiling_elapsed
+        ceiling_cpu = before["cpu"] + after["cpu"]
+        calls, sent = ran_after - ran_before, sent_after - sent_before
+        elapsed = max(r["elapsed"] for r in games)
+        decisions = sum(r["decisions"] for r in games)
+        requests = sum(r["turn"] + r["moves"] for r in games)
+        healthz_cpu_us = ceiling_cpu / max(before["all_requests"] + after["all_requests"], 1) * 1e6
+        game_cpu_us = games_cpu / max(sum(r["all_requests"] for r in games), 1) * 1e6
+        latencies = [x for r in games for x in r["latencies"]]
+        ceiling_latencies = before["latencies"] + after["latencies"]
+        memory = _bytes_per_game(client, url)
+        figures = {
+            "ceiling_rps": round(ceiling_rps, 1),
+            "ceiling_rps_before": round(before["requests"] / before["elapsed"], 1),
+            "ceiling_rps_after": round(after["requests"] / after["elapsed"], 1),
+            "decisions_per_s": round(decisions / elapsed, 1),
+            "game_requests_per_s": round(requests / elapsed, 1),
+            "ratio": round(requests / elapsed / ceiling_rps, 3),
+            "referee_cores_ceiling": round(ceiling_cpu / ceiling_elapsed, 2),
+            "referee_cores_games": round(games_cpu / elapsed, 2),
+            "referee_cpu_us_per_healthz": round(healthz_cpu_us, 1),
+            "referee_cpu_us_per_game_request": round(game_cpu_us, 1),
+            "cpu_ratio": round(healthz_cpu_us / max(game_cpu_us, 1e-9), 3),
+            "p50_ms": round(_percentile(latencies, 0.5), 2),
+            "p99_ms": round(_percentile(latencies, 0.99), 2),
+            # the stack's own latency floor at the same concurrency: GET /healthz
+            "ceiling_p50_ms": round(_percentile(ceiling_latencies, 0.5), 2),
+            "ceiling_p99_ms": round(_percentile(ceiling_latencies, 0.99), 2),
+            "redis_round_trips_per_decision": round(sent / max(decisions, 1), 2),
+            "redis_calls_per_decision": round(calls / max(decisions, 1), 2),
+            "redis_bytes_per_game": memory["mean"],
+            "redis_bytes_per_game_max": memory["max"],
+            "redis_bytes_per_game_retained": memory["retained"],
+            "games_finished": sum(r["games"] for r in games),
+            "errors": sum(r["errors"] for r in games),
+            "workers": workers,
+            "bots": bots,
+            "live_games": live_games,
+            "seconds": round(time.monotonic() - started, 1),
+        }
+        client.close()
+        return figures
+    finally:
+        if referee is not None:
+            referee.terminate()
+            referee.wait(timeout=15)
+        valkey.stop()
+
+
+def main(args: Any) -> int:
+    figures = run_bench(args.seconds, args.workers, args.bots, args.live_games)
+    if args.json:
+        print(json.dumps(figures))
+    else:
+        for name, value in figures.items():
+            print(f"{name:28} {value}")
+    return 0

@@ -1,0 +1,71 @@
+"""Launching a referee in a process of its own, as the bench, the local tournament and the
+tests do (``referee serve`` on a free port, waited for until it answers ``/readyz``)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import httpx
+
+__all__ = ["free_port", "start_referee"]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_referee(
+    redis_url: str | None,
+    workers: int = 1,
+    *,
+    env: dict[str, str] | None = None,
+    args: tuple[str, ...] = (),
+    stdout: int | None = None,
+) -> tuple[subprocess.Popen, str]:
+    """A referee in a process of its own on a free port, once it answers ``/readyz``; with no
+    ``redis_url``, on its own embedded Valkey (``args``: more flags of ``referee serve``;
+    ``stdout``: where its output goes, as text)."""
+    port = free_port()
+    environment = {**os.environ, **(env or {})}
+    if redis_url is None:
+        environment.pop("REDIS_URL", None)
+    else:
+        environment["REDIS_URL"] = redis_url
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "referee.cli",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--workers",
+            str(workers),
+            "--log-level",
+            "warning",
+            "--no-access-log",
+            *args,
+        ],
+        env=environment,
+        stdout=stdout,
+        text=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            if httpx.get(url + "/readyz", timeout=1).status_code == 200:
+                return process, url
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    process.kill()
+    raise RuntimeError("the referee did not start")

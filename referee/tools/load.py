@@ -1,0 +1,289 @@
+"""The bench's load generators: bots that play 2-seat CHOICE over plain HTTP/1.1, and the
+``/healthz`` hammer that measures the stack's ceiling. Each runs in a process of its own."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import multiprocessing
+import time
+import urllib.parse
+from typing import Any
+
+import httptools
+import httpx
+import msgspec
+
+from .._gc import settle_collector
+
+__all__ = ["BENCH_GAME", "Client", "Http", "head", "play_game", "run_load"]
+
+#: The game every load generator plays: 2-seat CHOICE, no deadlines.
+BENCH_GAME = {"ruleset": "choice", "seats": [{"name": "a"}, {"name": "b"}], "deadline_s": 0}
+
+
+class _TurnNeeded(msgspec.Struct):
+    """What a bench bot reads of a turn: it plays the first legal move, sent back verbatim."""
+
+    status: str
+    seq: int = 0
+    legal_moves: list[msgspec.Raw] = []
+
+
+# The bots share the referee's two cores, so their own JSON work is kept small, as a bot in a
+# hurry would keep it: msgspec, decoding only what they act on (the standard library's json,
+# decoding the whole view, took a fifth of a bot's CPU per turn).
+_decode_turn = msgspec.json.Decoder(_TurnNeeded).decode
+_json_encode = msgspec.json.encode
+
+
+class Http(asyncio.Protocol):
+    """One keep-alive HTTP/1.1 connection of a load generator, one request at a time.
+
+    The bots share the referee's two cores, and what their own event loop spends on a request
+    is added to every latency they time: aiohttp took about as much CPU per request as the
+    referee. A bot needs no more than this: requests it builds once, a response parsed by
+    httptools (the parser uvicorn serves with).
+    """
+
+    def __init__(self) -> None:
+        self.parser = httptools.HttpResponseParser(self)
+        self.transport: asyncio.Transport | None = None
+        self.reply: asyncio.Future[tuple[int, bytes]] | None = None
+        self.timer: asyncio.TimerHandle | None = None
+        self.body: list[bytes] = []
+
+    @classmethod
+    async def open(cls, url: str) -> Http:
+        address = urllib.parse.urlsplit(url)
+        loop = asyncio.get_running_loop()
+        _, connection = await loop.create_connection(cls, address.hostname, address.port)
+        return connection
+
+    @property
+    def closed(self) -> bool:
+        return self.transport is None or self.transport.is_closing()
+
+    async def request(self, head: bytes, body: bytes | None = None) -> tuple[int, bytes]:
+        """Status and body of the response to a request (``head`` built by ``head``)."""
+        if self.closed:
+            raise ConnectionError("the referee closed the connection")
+        loop = asyncio.get_running_loop()
+        self.reply = reply = loop.create_future()
+        self.body = []
+        # a timer, not asyncio.wait_for (a waiter and callbacks more per request)
+        self.timer = loop.call_later(60, self._timed_out)
+        if body is None:
+            self.transport.write(head + b"\r\n")
+        else:
+            self.transport.write(b"%sContent-Length: %d\r\n\r\n%s" % (head, len(body), body))
+        return await reply
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserError as error:
+            self._fail(ConnectionError(f"a response that is not HTTP: {error}"))
+
+    def on_body(self, body: bytes) -> None:
+        self.body.append(body)
+
+    def on_message_complete(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+        if self.reply is not None and not self.reply.done():
+            self.reply.set_result((self.parser.get_status_code(), b"".join(self.body)))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._fail(ConnectionError(f"the connection to the referee was lost: {exc!r}"))
+
+    def _timed_out(self) -> None:
+        self._fail(TimeoutError("no answer from the referee in 60 s"))
+
+    def _fail(self, error: Exception) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+        if self.reply is not None and not self.reply.done():
+            self.reply.set_exception(error)
+        if self.transport is not None:
+            self.transport.close()
+
+    def close(self) -> None:
+        if self.transport is not None:
+            self.transport.close()
+
+
+class Client:
+    """A load generator's connection, opened again where the referee closed it (uvicorn
+    closes a keep-alive connection idle for 5 s: a table's, while its game is played)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.http: Http | None = None
+
+    async def request(self, head: bytes, body: bytes | None = None) -> tuple[int, bytes]:
+        if self.http is None or self.http.closed:
+            self.http = await Http.open(self.url)
+        return await self.http.request(head, body)
+
+    def close(self) -> None:
+        if self.http is not None:
+            self.http.close()
+
+
+def head(method: str, path: str, token: str | None = None) -> bytes:
+    """A request's line and headers but the body's length (``Http.request`` adds it)."""
+    head = f"{method} {path} HTTP/1.1\r\nHost: referee\r\n"
+    if token is not None:
+        head += f"Authorization: Bearer {token}\r\n"
+    if method == "POST":
+        head += "Content-Type: application/json\r\n"
+    return head.encode()
+
+
+async def _ceiling(url: str, concurrency: int, seconds: float) -> dict[str, Any]:
+    """``GET /healthz`` at ``concurrency``; ``requests`` counts the answers within the window,
+    ``all_requests`` every answer (for CPU per request)."""
+    start = time.monotonic()
+    stop = start + seconds
+    stats: dict[str, Any] = {"requests": 0, "all_requests": 0, "elapsed": seconds, "latencies": []}
+    healthz = head("GET", "/healthz")
+
+    async def worker() -> None:
+        connection = Client(url)
+        try:
+            while time.monotonic() < stop:
+                began = time.perf_counter()
+                status, _ = await connection.request(healthz)
+                ok = status == 200
+                stats["all_requests"] += ok
+                if ok and time.monotonic() <= stop:
+                    stats["requests"] += 1
+                    stats["latencies"].append((time.perf_counter() - began) * 1000)
+        finally:
+            connection.close()
+
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return stats
+
+
+async def _games(url: str, bots: int, seconds: float) -> dict[str, Any]:
+    """``bots`` bots, two per CHOICE game, playing new games until time is up.
+
+    Rates count what was answered within the window (``elapsed``); long-polls never wait past
+    its end, and ``all_requests`` counts every answer (for CPU per request).
+    """
+    start = time.monotonic()
+    stop = start + seconds
+    stats: dict[str, Any] = {
+        "turn": 0,
+        "moves": 0,
+        "decisions": 0,
+        "errors": 0,
+        "games": 0,
+        "all_requests": 0,
+        "latencies": [],
+        "elapsed": seconds,
+    }
+    create, game_body = head("POST", "/v1/games"), _json_encode(BENCH_GAME)
+
+    async def bot(game_id: str, token: str) -> None:
+        connection = Client(url)
+        # built once, as a bot in a loop keeps them
+        turn_path = f"/v1/games/{game_id}/turn?wait="
+        long_poll = head("GET", turn_path + "5", token)
+        moves = head("POST", f"/v1/games/{game_id}/moves", token)
+        try:
+            while True:
+                left = stop - time.monotonic()  # a long-poll never waits past the window
+                turn = (
+                    long_poll if left >= 5 else head("GET", f"{turn_path}{max(0, left):.3f}", token)
+                )
+                _, reply = await connection.request(turn)
+                body = _decode_turn(reply)
+                stats["all_requests"] += 1
+                if time.monotonic() > stop:
+                    return
+                stats["turn"] += 1
+                if body.status != "your_turn":
+                    if body.status == "finished":
+                        return
+                    continue
+                began = time.perf_counter()
+                decision = _json_encode({"seq": body.seq, "move": body.legal_moves[0]})
+                status, _ = await connection.request(moves, decision)
+                stats["all_requests"] += 1
+                if time.monotonic() > stop:
+                    return
+                stats["latencies"].append((time.perf_counter() - began) * 1000)
+                stats["moves"] += 1
+                stats["decisions" if status == 200 else "errors"] += 1
+        finally:
+            connection.close()
+
+    async def table() -> None:
+        connection = Client(url)
+        try:
+            while time.monotonic() < stop:
+                _, reply = await connection.request(create, game_body)
+                game = json.loads(reply)
+                await asyncio.gather(*(bot(game["id"], s["token"]) for s in game["seats"]))
+                stats["games"] += 1
+        finally:
+            connection.close()
+
+    await asyncio.gather(*(table() for _ in range(max(1, bots // 2))))
+    return stats
+
+
+def _load_process(kind: str, url: str, concurrency: int, seconds: float, queue: Any) -> None:
+    try:
+        import uvloop
+
+        uvloop.install()
+    except ImportError:  # pragma: no cover
+        pass
+    # the bots' own collector passes would stall their loop and add to the latencies they
+    # measure: the same policy as the referee's
+    settle_collector()
+    runner = _ceiling if kind == "ceiling" else _games
+    queue.put(asyncio.run(runner(url, concurrency, seconds)))
+
+
+def run_load(kind: str, url: str, total: int, processes: int, seconds: float) -> list[dict]:
+    context = multiprocessing.get_context("spawn")
+    queue = context.Queue()
+    shares = [total // processes + (1 if i < total % processes else 0) for i in range(processes)]
+    workers = [
+        context.Process(target=_load_process, args=(kind, url, share, seconds, queue))
+        for share in shares
+        if share
+    ]
+    for worker in workers:
+        worker.start()
+    results = [queue.get(timeout=seconds + 120) for _ in workers]
+    for worker in workers:
+        worker.join(timeout=30)
+    return results
+
+
+def play_game(http: httpx.Client) -> tuple[str, int]:
+    """One bench game played to its end, one request at a time: each seat in turn asks for
+    its turn and posts the first legal move. Returns the game's id and the requests made."""
+    game = http.post("/v1/games", json=BENCH_GAME).json()
+    tokens = [seat["token"] for seat in game["seats"]]
+    requests = 0
+    while True:
+        for token in tokens:
+            headers = {"Authorization": f"Bearer {token}"}
+            turn = http.get(f"/v1/games/{game['id']}/turn", headers=headers).json()
+            requests += 1
+            if turn["status"] == "finished":
+                return game["id"], requests
+            if turn["status"] == "your_turn":
+                move = {"seq": turn["seq"], "move": turn["legal_moves"][0]}
+                http.post(f"/v1/games/{game['id']}/moves", headers=headers, json=move)
+                requests += 1

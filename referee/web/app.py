@@ -1,0 +1,56 @@
+"""The app factory: the routes, the hot routes in front of them, every error as a problem,
+and the services started and stopped with the app."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import AsyncIterator
+
+from litestar import Litestar
+
+from .._gc import settle_collector
+from ..service import Services
+from ..settings import Settings
+from .contract import finish_contract, openapi_config
+from .hot import HotRoutesLitestar
+from .problems import exception_handlers
+from .routes import CONTROLLERS
+
+__all__ = ["create_app", "openapi_document"]
+
+
+def create_app(settings: Settings | None = None) -> Litestar:
+    """The ASGI app. Without a Redis URL it starts an embedded Valkey for itself."""
+    settings = settings or Settings.from_env()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: HotRoutesLitestar) -> AsyncIterator[None]:
+        services = Services.start(settings)
+        app.state.services = services
+        if settings.fast_routes:
+            app.hot.seats = services.seats
+        # the app, the engines' caches and the pools live as long as the process (see _gc)
+        settle_collector()
+        try:
+            yield
+        finally:
+            app.hot.seats = None
+            await services.stop()
+
+    app = HotRoutesLitestar(
+        route_handlers=CONTROLLERS,
+        lifespan=[lifespan],
+        exception_handlers=exception_handlers(),
+        request_max_body_size=settings.max_body_bytes,
+        openapi_config=openapi_config(),
+        debug=False,
+    )
+    finish_contract(app)
+    return app
+
+
+def openapi_document() -> str:
+    """The OpenAPI document of the app, as committed in openapi/openapi.json."""
+    schema = create_app(Settings(redis_url="redis://unused")).openapi_schema.to_schema()
+    return json.dumps(schema, indent=2, sort_keys=True) + "\n"

@@ -1,0 +1,197 @@
+"""The committed contract (``openapi/openapi.json``) made as exact as the validators: the
+component schemas come from msgspec (tuple lengths, dice ranges, patterns, closed objects),
+and a created game links to the operations that take its id."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import msgspec
+from litestar import Litestar
+from litestar.openapi import OpenAPIConfig
+from litestar.openapi.plugins import ScalarRenderPlugin
+from litestar.openapi.spec import (
+    Components,
+    Discriminator,
+    Link,
+    OpenAPIType,
+    Reference,
+    Schema,
+    SecurityScheme,
+)
+
+from .. import __version__
+from ..core.pairing import TournamentSpec
+from ..games.choice import FreeThrow, Mark
+from ..games.choice_specials import Fdh, Kur, Minus1, Minus2, Null, SuppenKasper
+from ..games.chopta import Place, Swap
+from .models import (
+    Claimed,
+    ClaimSeat,
+    CreateGame,
+    GameCreated,
+    MoveAccepted,
+    MoveSubmission,
+    NextDecision,
+    Problem,
+    Register,
+    Registered,
+    RulesetInfo,
+    ScoreOptions,
+    ScoreRequest,
+    SeatSpec,
+    TournamentCreated,
+    Turn,
+)
+
+__all__ = ["finish_contract", "openapi_config"]
+
+
+def openapi_config() -> OpenAPIConfig:
+    return OpenAPIConfig(
+        title="referee",
+        version=__version__,
+        description="A REST/JSON referee for dice-game bot tournaments.",
+        path="/docs",
+        render_plugins=[ScalarRenderPlugin()],
+        components=Components(
+            security_schemes={
+                "bearer": SecurityScheme(
+                    type="http", scheme="bearer", description="the seat's token"
+                )
+            }
+        ),
+    )
+
+
+_INPUTS = {
+    model.__name__: model
+    for model in (
+        CreateGame,
+        SeatSpec,
+        ClaimSeat,
+        MoveSubmission,
+        ScoreRequest,
+        ScoreOptions,
+        Mark,
+        FreeThrow,
+        Fdh,
+        Null,
+        Kur,
+        Minus1,
+        Minus2,
+        SuppenKasper,
+        Place,
+        Swap,
+        TournamentSpec,
+        Register,
+    )
+}
+
+# Operations reachable from a created game, for clients and for stateful tests.
+_GAME_LINKS = {
+    "GetGame": "getGame",
+    "GetTurn": "getTurn",
+    "SubmitMove": "submitMove",
+    "GetRecord": "getRecord",
+    "ClaimSeat": "claimSeat",
+}
+
+
+def _spec(value: Any) -> Any:
+    """A msgspec JSON Schema (dict) as Litestar's OpenAPI spec objects."""
+    if isinstance(value, list):
+        return [_spec(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if "$ref" in value:
+        return Reference(ref=value["$ref"])
+    fields: dict[str, Any] = {}
+    for key, item in value.items():
+        name = _SNAKE.sub(lambda m: "_" + m.group(0).lower(), key)
+        if key == "items" and item is False:
+            continue  # a tuple: prefixItems with minItems == maxItems already fix its length
+        if key == "properties":
+            fields[name] = {k: _spec(v) for k, v in item.items()}
+        elif key == "discriminator":
+            fields[name] = Discriminator(
+                property_name=item["propertyName"], mapping=item.get("mapping")
+            )
+        elif key == "type" and isinstance(item, str):
+            fields[name] = OpenAPIType(item)
+        elif key == "required":
+            fields[name] = list(item)
+        else:
+            fields[name] = _spec(item)
+    return Schema(**fields)
+
+
+_SNAKE = re.compile(r"[A-Z]")
+_MODELS = (
+    CreateGame,
+    ClaimSeat,
+    MoveSubmission,
+    ScoreRequest,
+    GameCreated,
+    Claimed,
+    MoveAccepted,
+    Turn,
+    RulesetInfo,
+    Problem,
+    TournamentSpec,
+    Register,
+    Registered,
+    TournamentCreated,
+    NextDecision,
+)
+
+
+def finish_contract(app: Litestar) -> None:
+    """Make the contract as exact as the validators: component schemas come from msgspec
+    (tuple lengths, dice ranges, patterns, closed objects), and a created game links to the
+    operations that take its id."""
+    _, definitions = msgspec.json.schema_components(
+        _MODELS, ref_template="#/components/schemas/{name}"
+    )
+    schema = app.openapi_schema
+    components = schema.components.schemas  # type: ignore[union-attr]
+    for name, definition in definitions.items():
+        converted = _spec(definition)
+        model = _INPUTS.get(name)
+        if model is not None and model.__struct_config__.forbid_unknown_fields:
+            converted.additional_properties = False
+        components[name] = converted  # type: ignore[index]
+    _open_free_form_objects(schema)
+    created = schema.paths["/v1/games"].post.responses["201"]  # type: ignore[index,union-attr]
+    created.links = {
+        name: Link(operation_id=operation, parameters={"game_id": "$response.body#/id"})
+        for name, operation in _GAME_LINKS.items()
+    }
+
+
+def _open_free_form_objects(node: Any, seen: set[int] | None = None) -> None:
+    """``dict[str, Any]`` renders as a bare object; say that any property is welcome, so
+    generated clients type it as a map of anything rather than an empty object."""
+    seen = set() if seen is None else seen
+    if id(node) in seen or node is None or isinstance(node, (str, int, float, bool)):
+        return
+    seen.add(id(node))
+    if isinstance(node, Schema):
+        kind = node.type
+        if (
+            (kind == OpenAPIType.OBJECT or kind == "object")
+            and not node.properties
+            and node.additional_properties is None
+        ):
+            node.additional_properties = True
+    if isinstance(node, dict):
+        children = list(node.values())
+    elif isinstance(node, (list, tuple)):
+        children = list(node)
+    elif hasattr(node, "__dataclass_fields__"):
+        children = [getattr(node, name) for name in node.__dataclass_fields__]
+    else:
+        return
+    for child in children:
+        _open_free_form_objects(child, seen)

@@ -1,0 +1,173 @@
+"""The two routes a bot calls in a loop, answered without Litestar's per-request machinery.
+
+``GET /turn`` and ``POST /moves`` are nearly every request of a tournament, and Litestar's
+routing, parameter parsing, dependency injection and response building cost about a third of
+such a request (callgrind, ``benchmarks/results/README.md``). In front of Litestar itself,
+this answers a plainly well-formed request on the exact path: with the bytes the handler
+itself would send, or, if the service refuses or fails, with the problem the handler would
+send (``problems.answer``), so a request reaches the service once. Anything else (no token,
+any other query, a body the strict decoder refuses) goes on to the handler, which owns the
+contract.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable
+from typing import Any
+
+import msgspec
+from litestar import Litestar
+
+from ..core.refusals import Refusal
+from .models import MoveAccepted, MoveSubmission, Turn
+from .problems import GAME_ID, PROBLEM, answer, bearer
+
+__all__ = ["HotRoutes", "HotRoutesLitestar"]
+
+_HOT = re.compile(rf"/v1/games/({GAME_ID.pattern})/(turn|moves)")
+_WAIT = re.compile(rb"wait=([0-9]{1,2}(?:\.[0-9]{1,6})?)")
+_submission = msgspec.json.Decoder(MoveSubmission)
+_encode = msgspec.json.Encoder().encode
+_JSON = b"application/json"
+_PROBLEM = PROBLEM.encode()
+
+
+def _token(scope: dict) -> str | None:
+    for name, value in scope["headers"]:
+        if name == b"authorization":
+            return bearer(value.decode("latin-1"))
+    return None
+
+
+class HotRoutes:
+    """What the hot routes answer with: the seats' service, set once the app has started
+    (None: the handlers answer every request), and the app's limit on a body."""
+
+    __slots__ = ("limit", "seats")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.seats: Any = None
+
+
+def _asked(routes: HotRoutes, scope: dict) -> tuple[Any, str] | None:
+    """The seats' service and the token of a request answered here, or None."""
+    seats = routes.seats
+    token = _token(scope) if seats is not None else None
+    return None if token is None else (seats, token)
+
+
+class HotRoutesLitestar(Litestar):
+    """Litestar, with the two routes a bot calls in a loop answered before its own entry point
+    (which sets up the scope and the ``send`` its handlers need) once ``hot.seats`` is set.
+
+    Only the exact paths are taken (a trailing slash, a mounted prefix and every other path go
+    to Litestar, as does whatever is not plainly well-formed). It answers through the
+    server's ``send``: the app has no ``before_send`` hooks (tested) for it to skip.
+    """
+
+    hot: HotRoutes
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.hot = HotRoutes(self.request_max_body_size)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        hot = _HOT.fullmatch(scope["path"]) if scope["type"] == "http" else None
+        if hot is None:
+            await super().__call__(scope, receive, send)
+        elif hot.group(2) == "turn":
+            await _turn(self.hot, scope, receive, send, self._routed, hot.group(1))
+        else:
+            await _moves(self.hot, scope, receive, send, self._routed, hot.group(1))
+
+    async def _routed(self, scope: Any, receive: Any, send: Any) -> None:
+        await super().__call__(scope, receive, send)
+
+
+async def _turn(
+    routes: HotRoutes, scope: dict, receive: Any, send: Any, routed: Any, game_id: str
+) -> None:
+    """``GET /v1/games/{id}/turn[?wait=s]``."""
+    query = _WAIT.fullmatch(scope["query_string"] or b"wait=0")
+    wait = float(query.group(1)) if query is not None and scope["method"] == "GET" else -1.0
+    asked = _asked(routes, scope) if 0 <= wait <= 60 else None
+    if asked is None:
+        await routed(scope, receive, send)
+        return
+    seats, token = asked
+    await _answer(send, scope, seats.wait_turn(game_id, token, wait), Turn)
+
+
+async def _moves(
+    routes: HotRoutes, scope: dict, receive: Any, send: Any, routed: Any, game_id: str
+) -> None:
+    """``POST /v1/games/{id}/moves`` with a body the strict decoder takes."""
+    asked = _asked(routes, scope) if scope["method"] == "POST" else None
+    if asked is None:
+        await routed(scope, receive, send)
+        return
+    limit = routes.limit
+    body = b""
+    more = True
+    while more and len(body) <= limit:
+        message = await receive()
+        if message["type"] != "http.request":
+            await routed(scope, _body_then(body, message, receive), send)
+            return
+        body += message.get("body", b"")
+        more = message.get("more_body", False)
+    if more or len(body) > limit:
+        await routed(scope, _body_then(body, None, receive, more), send)
+        return
+    try:
+        data = _submission.decode(body)
+    except msgspec.DecodeError:
+        await routed(scope, _body_then(body, None, receive), send)
+        return
+    seats, token = asked
+    try:
+        moves = data.decided()
+    except Refusal as exc:
+        await _problem(send, scope, exc)
+        return
+    await _answer(send, scope, seats.move(game_id, token, data.seq, moves), MoveAccepted)
+
+
+async def _answer(send: Any, scope: dict, call: Awaitable[dict[str, Any]], model: Any) -> None:
+    """The service's answer, or the problem its refusal (or failure) makes."""
+    try:
+        body = _encode(model(**await call))
+    except Exception as exc:
+        await _problem(send, scope, exc)
+        return
+    await _send(send, 200, _JSON, body)
+
+
+async def _problem(send: Any, scope: dict, exc: Exception) -> None:
+    status, body, headers = answer(exc, scope["path"])
+    extra = [(name.lower().encode(), value.encode()) for name, value in headers.items()]
+    await _send(send, status, _PROBLEM, body, extra)
+
+
+async def _send(
+    send: Any, status: int, media: bytes, body: bytes, extra: list | None = None
+) -> None:
+    headers = [(b"content-type", media), (b"content-length", str(len(body)).encode())]
+    if extra:
+        headers += extra
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _body_then(body: bytes, then: dict | None, receive: Any, more: bool = False) -> Any:
+    """``receive`` for the handler: the body read so far, then what was still to come."""
+    pending = [{"type": "http.request", "body": body, "more_body": more}]
+    if then is not None:
+        pending.append(then)
+
+    async def replayed() -> dict:
+        return pending.pop(0) if pending else await receive()
+
+    return replayed

@@ -1,0 +1,217 @@
+"""Every error as an RFC 9457 problem+json body: each refusal code's HTTP status, in one
+table, and the answers for what the framework, the store or a bug raise. The body names the
+rule or field at fault (``code``, ``field``) and, for a seat, the seq to decide."""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+import msgspec
+from litestar import Request, Response
+from litestar.exceptions import HTTPException, ValidationException
+from litestar.openapi import ResponseSpec
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from ..core.refusals import Refusal
+from ..games import GameError
+from .models import Problem
+
+__all__ = [
+    "PROBLEM",
+    "STATUS",
+    "answer",
+    "bearer",
+    "check_id",
+    "exception_handlers",
+    "problem_body",
+    "problems",
+    "request_bearer",
+    "require_bearer",
+    "status_of",
+]
+
+log = logging.getLogger("referee")
+PROBLEM = "application/problem+json"
+PROBLEM_BASE = "https://referee.invalid/problems/"
+
+#: The HTTP status of each refusal code; any other code (a broken rule, a bad option or
+#: spec) is 422.
+STATUS = {
+    "unauthorized": 401,
+    "forbidden": 403,
+    "game-not-found": 404,
+    "tournament-not-found": 404,
+    "ruleset-not-found": 404,
+    "game-not-started": 409,
+    "game-over": 409,
+    "game-sealed": 409,
+    "no-open-seat": 409,
+    "not-your-turn": 409,
+    "registration-closed": 409,
+    "seq-already-decided": 409,
+    "seq-mismatch": 409,
+    "busy": 503,
+    "redis-unavailable": 503,
+    "redis-unreachable": 503,
+}
+TITLES = {
+    400: "Bad request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not found",
+    405: "Method not allowed",
+    409: "Conflict",
+    413: "Body too large",
+    422: "Rule violation",
+    500: "Internal error",
+    503: "Unavailable",
+}
+#: The code of an error the framework raises, by its status.
+CODES = {
+    400: "invalid-request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not-found",
+    405: "method-not-allowed",
+    409: "conflict",
+    413: "body-too-large",
+    422: "unprocessable",
+    500: "internal-error",
+    503: "unavailable",
+}
+GAME_ID = re.compile(r"[0-9a-f]{16}")
+_encode = msgspec.json.Encoder().encode
+
+
+def status_of(code: str) -> int:
+    return STATUS.get(code, 422)
+
+
+def problems(*statuses: int) -> dict[int, ResponseSpec]:
+    """The contract's problem responses of an operation."""
+    return {
+        status: ResponseSpec(
+            data_container=Problem,
+            media_type=PROBLEM,
+            description=TITLES.get(status, "Error"),
+            generate_examples=False,
+        )
+        for status in statuses
+    }
+
+
+def bearer(header: str) -> str | None:
+    """The token of an ``Authorization: Bearer`` header's value, or None."""
+    scheme, _, token = header.partition(" ")
+    token = token.strip()
+    return token if scheme.lower() == "bearer" and token else None
+
+
+def request_bearer(request: Any) -> str | None:
+    """The bearer token of a request (or any connection), or None."""
+    return bearer(request.headers.get("authorization", ""))
+
+
+def require_bearer(connection: Any, _: Any) -> None:
+    """Guard: the route needs a token, checked before the body is read."""
+    if request_bearer(connection) is None:
+        raise Refusal("unauthorized", "send the token as 'Authorization: Bearer'")
+
+
+def check_id(identifier: str, kind: str = "game") -> None:
+    """Ids are 16 hex digits: anything else names nothing (``game-not-found``, ...)."""
+    if not GAME_ID.fullmatch(identifier):
+        raise Refusal(f"{kind}-not-found", f"there is no such id: {identifier!r}")
+
+
+def problem_body(
+    status: int,
+    code: str,
+    detail: str,
+    field: str | None = None,
+    instance: str | None = None,
+    **extra: Any,
+) -> bytes:
+    return _encode(
+        Problem(
+            type=PROBLEM_BASE + code,
+            title=TITLES.get(status, "Error"),
+            status=status,
+            detail=detail,
+            code=code,
+            field=field,
+            current_seq=extra.get("current_seq"),
+            instance=instance,
+        )
+    )
+
+
+def answer(exc: BaseException, path: str) -> tuple[int, bytes, dict[str, str]]:
+    """What an error raised while answering a request for ``path`` becomes: status, problem
+    body and headers. A refusal, a broken rule, a store that does not answer, or (logged) a
+    bug."""
+    if isinstance(exc, Refusal):
+        status = status_of(exc.code)
+        body = problem_body(status, exc.code, exc.detail, exc.field, path, **exc.extra)
+        return status, body, {}
+    if isinstance(exc, GameError):
+        status = status_of(exc.code)
+        return status, problem_body(status, exc.code, exc.message, exc.field, path), {}
+    if isinstance(exc, (RedisConnectionError, RedisTimeoutError, TimeoutError)):
+        log.warning("redis unavailable on %s: %r", path, exc)
+        detail = "the game store does not answer; nothing changed"
+        body = problem_body(503, "redis-unavailable", detail, None, path)
+        return 503, body, {"Retry-After": "1"}
+    log.error("unhandled error on %s", path, exc_info=exc)
+    detail = "the referee failed; nothing changed"
+    return 500, problem_body(500, "internal-error", detail, None, path), {}
+
+
+def _response(status: int, body: bytes, headers: dict[str, str]) -> Response:
+    return Response(body, status_code=status, media_type=PROBLEM, headers=headers)
+
+
+def _error_handler(request: Request, exc: Exception) -> Response:
+    return _response(*answer(exc, str(request.url.path)))
+
+
+_AT = re.compile(r" - at `\$(?P<path>[^`]*)`")
+_UNKNOWN = re.compile(r"unknown field `(?P<name>[^`]*)`")
+
+
+def _validation_handler(request: Request, exc: ValidationException) -> Response:
+    messages = []
+    field = None
+    for item in exc.extra or []:
+        if isinstance(item, dict):
+            message = str(item.get("message", ""))
+            messages.append(message)
+            if field is None:
+                at = _AT.search(message)
+                unknown = _UNKNOWN.search(message)
+                key = str(item.get("key") or "")
+                field = "body" if key == "data" or item.get("source") == "body" else key
+                field += at.group("path") if at else ""
+                field += "." + unknown.group("name") if unknown else ""
+    detail = "; ".join(messages) or str(exc.detail)
+    body = problem_body(400, "invalid-request", detail, field, str(request.url.path))
+    return _response(400, body, {})
+
+
+def _http_handler(request: Request, exc: HTTPException) -> Response:
+    status = exc.status_code
+    code = CODES.get(status, f"http-{status}")
+    body = problem_body(status, code, str(exc.detail), None, str(request.url.path))
+    return _response(status, body, dict(exc.headers or {}))
+
+
+def exception_handlers() -> dict[Any, Any]:
+    """The app's handlers: every error answers with a problem."""
+    return {
+        ValidationException: _validation_handler,
+        HTTPException: _http_handler,
+        Exception: _error_handler,
+    }

@@ -1,0 +1,325 @@
+"""The routes of the HTTP contract, as Litestar controllers with stable operation ids. Each
+handler checks what the contract says of its input, calls one use case, and shapes its
+answer; refusals become problems in ``problems``. ``GET /turn`` and ``POST /moves`` are
+usually answered before these handlers (``hot``), with the same bytes."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from typing import Annotated, Any, ClassVar
+
+import msgspec
+from litestar import Controller, Request, get, post
+from litestar.datastructures import State
+from litestar.params import JSONBody, Parameter
+from litestar.response import ServerSentEvent
+from litestar.response.sse import ServerSentEventMessage
+
+from ..core.pairing import TournamentSpec
+from ..core.refusals import Refusal
+from ..games import RULESETS, commitment, score_area, score_marks
+from ..service import Services
+from .models import (
+    Claimed,
+    ClaimSeat,
+    CreateGame,
+    GameCreated,
+    MoveAccepted,
+    MoveSubmission,
+    NextDecision,
+    Register,
+    Registered,
+    RulesetInfo,
+    RulesetOption,
+    ScoreRequest,
+    SeatToken,
+    TournamentCreated,
+    Turn,
+)
+from .problems import check_id, problems, request_bearer, require_bearer
+
+__all__ = ["CONTROLLERS"]
+
+SECURITY = [{"bearer": []}]
+GameId = Annotated[str, Parameter(description="the game's id", max_length=64)]
+TournamentId = Annotated[str, Parameter(description="the tournament's id", max_length=64)]
+Wait = Annotated[float, Parameter(ge=0, le=60, description="long-poll seconds")]
+_EVENT = msgspec.json.Decoder()
+_STREAM_ID = re.compile(r"\d+(-\d+)?")
+
+
+def _services(state: State) -> Services:
+    return state.services
+
+
+class SystemController(Controller):
+    tags: ClassVar[list[str]] = ["system"]
+
+    @get("/healthz", operation_id="healthz", summary="The process is up")
+    async def healthz(self) -> dict[str, str]:
+        return {"status": "ok"}
+
+    @get("/readyz", operation_id="readyz", summary="Redis is reachable", responses=problems(503))
+    async def readyz(self, state: State) -> dict[str, str]:
+        try:
+            await _services(state).ready()
+        except Exception:
+            raise Refusal("redis-unreachable", "Redis does not answer") from None
+        return {"status": "ready"}
+
+
+class RulesetController(Controller):
+    path = "/v1/rulesets"
+    tags: ClassVar[list[str]] = ["rulesets"]
+
+    @get("/", operation_id="listRulesets", summary="Rulesets, their options and limits")
+    async def list_rulesets(self) -> list[RulesetInfo]:
+        out = []
+        for ruleset in RULESETS.values():
+            schema = msgspec.json.schema(ruleset.Options)
+            definition = schema["$defs"][schema["$ref"].rsplit("/", 1)[-1]]
+            defaults = msgspec.to_builtins(ruleset.Options())
+            out.append(
+                RulesetInfo(
+                    ruleset.id,
+                    ruleset.title,
+                    ruleset.min_seats,
+                    ruleset.max_seats,
+                    [
+                        RulesetOption(name, defaults[name], prop)
+                        for name, prop in definition["properties"].items()
+                    ],
+                    [t.__struct_config__.tag for t in getattr(ruleset.Move, "__args__", ())],
+                )
+            )
+        return out
+
+    @post(
+        "/{ruleset_id:str}/score",
+        operation_id="scoreCalculator",
+        status_code=200,
+        summary="Score CHOICE marks or a CHOPTA play area",
+        responses=problems(400, 404, 413, 422),
+    )
+    async def score(
+        self, ruleset_id: Annotated[str, Parameter(max_length=64)], data: JSONBody[ScoreRequest]
+    ) -> dict[str, Any]:
+        if ruleset_id not in RULESETS:
+            raise Refusal(
+                "ruleset-not-found", f"there is no ruleset {ruleset_id!r}", field="ruleset_id"
+            )
+        if ruleset_id == "chopta":
+            if data.area is None or data.marks is not None:
+                raise Refusal("area-required", "CHOPTA scores an 'area' of dice", field="area")
+            bonus = bool(data.options and data.options.bonus)
+            face = bool(data.options and data.options.face_value)
+            result = score_area(data.area, bonus=bonus, face_value=face)
+            return {"total": result.points, **msgspec.to_builtins(result)}
+        if data.marks is None or data.area is not None or data.options is not None:
+            raise Refusal("marks-required", "CHOICE scores 'marks' (sum -> marks)", field="marks")
+        result = score_marks({int(k): v for k, v in data.marks.items()})
+        return msgspec.to_builtins(result)
+
+
+class GameController(Controller):
+    path = "/v1/games"
+    tags: ClassVar[list[str]] = ["games"]
+
+    @post(
+        "/",
+        operation_id="createGame",
+        status_code=201,
+        summary="Create a game",
+        responses=problems(400, 413, 422),
+    )
+    async def create_game(self, state: State, data: JSONBody[CreateGame]) -> GameCreated:
+        game, tokens = await _services(state).games.create(
+            data.ruleset,
+            data.options,
+            [msgspec.to_builtins(s) for s in data.seats],
+            data.deadline_s,
+        )
+        doc = game.doc
+        return GameCreated(
+            doc.id,
+            doc.ruleset,
+            doc.status,
+            doc.commitment,
+            [SeatToken(i, s.name, tokens[i]) for i, s in enumerate(doc.seats)],
+        )
+
+    @get(
+        "/{game_id:str}",
+        operation_id="getGame",
+        summary="The public view of a game",
+        responses=problems(400, 404),
+    )
+    async def get_game(self, state: State, game_id: GameId) -> dict[str, Any]:
+        check_id(game_id)
+        return await _services(state).games.view(game_id)
+
+    @post(
+        "/{game_id:str}/seats",
+        operation_id="claimSeat",
+        status_code=201,
+        summary="Claim an open seat",
+        responses=problems(400, 404, 409, 413),
+    )
+    async def claim_seat(self, state: State, game_id: GameId, data: JSONBody[ClaimSeat]) -> Claimed:
+        check_id(game_id)
+        seat, token = await _services(state).games.claim(game_id, data.name, data.client_seed)
+        return Claimed(game_id, seat, data.name, token)
+
+    @get(
+        "/{game_id:str}/turn",
+        operation_id="getTurn",
+        security=SECURITY,
+        summary="What this seat must decide now",
+        responses=problems(400, 401, 403, 404),
+    )
+    async def get_turn(
+        self, request: Request, state: State, game_id: GameId, wait: Wait = 0
+    ) -> Turn:
+        check_id(game_id)
+        turn = await _services(state).seats.wait_turn(game_id, request_bearer(request), wait)
+        return Turn(**turn)
+
+    @post(
+        "/{game_id:str}/moves",
+        operation_id="submitMove",
+        status_code=200,
+        security=SECURITY,
+        summary="Submit a decision (any element of legal_moves, verbatim)",
+        responses=problems(400, 401, 403, 404, 409, 413, 422),
+    )
+    async def submit_move(
+        self, request: Request, state: State, game_id: GameId, data: JSONBody[MoveSubmission]
+    ) -> MoveAccepted:
+        check_id(game_id)
+        moves = data.decided()
+        seats = _services(state).seats
+        return MoveAccepted(**await seats.move(game_id, request_bearer(request), data.seq, moves))
+
+    @get(
+        "/{game_id:str}/events",
+        operation_id="streamEvents",
+        summary="Server-Sent Events of public events (resumable with Last-Event-ID)",
+        responses=problems(400, 404, 409),
+        media_type="text/event-stream",
+    )
+    async def events(self, request: Request, state: State, game_id: GameId) -> ServerSentEvent:
+        check_id(game_id)
+        games = _services(state).games
+        game = await games.current(game_id)  # 404 for an unknown game
+        await games.check_unsealed(game)  # 409 while its dice are dealt elsewhere
+        finished = game.doc.status == "finished"
+        # a grouped game's stored game_over withheld its seed: told now, the group being over
+        game_over = (
+            msgspec.json.encode(game.game_over_event(sealed=False)).decode() if finished else ""
+        )
+        last_id = request.headers.get("last-event-id") or "0"
+        if not _STREAM_ID.fullmatch(last_id):
+            last_id = "0"
+
+        async def stream() -> AsyncIterator[ServerSentEventMessage]:
+            cursor = last_id
+            while True:
+                # a finished game has nothing more to wait for: read what is left, if its
+                # stream has not expired yet (REFEREE_EVENTS_RETENTION_S), then end
+                entries = await games.events_after(game_id, cursor, None if finished else 15)
+                if not entries and finished:
+                    yield ServerSentEventMessage(data=game_over, event="game_over", id=cursor)
+                    return
+                if not entries:
+                    yield ServerSentEventMessage(comment="keep-alive")
+                    continue
+                for cursor, data in entries:
+                    kind = _EVENT.decode(data).get("type", "event")
+                    if kind == "game_over":
+                        told = game_over if game.doc.group else data
+                        yield ServerSentEventMessage(data=told, event=kind, id=cursor)
+                        return
+                    yield ServerSentEventMessage(data=data, event=kind, id=cursor)
+
+        return ServerSentEvent(stream())
+
+    @get(
+        "/{game_id:str}/record",
+        operation_id="getRecord",
+        summary="The record: what is disclosed while the game runs; all, and the seed, at the end",
+        responses=problems(400, 404, 409),
+    )
+    async def record(self, state: State, game_id: GameId) -> dict[str, Any]:
+        check_id(game_id)
+        return await _services(state).games.record(game_id)
+
+
+class TournamentController(Controller):
+    path = "/v1/tournaments"
+    tags: ClassVar[list[str]] = ["tournaments"]
+
+    @post(
+        "/",
+        operation_id="createTournament",
+        status_code=201,
+        summary="Create a tournament; it starts when its entrants have registered",
+        responses=problems(400, 413, 422),
+    )
+    async def create_tournament(
+        self, state: State, data: JSONBody[TournamentSpec]
+    ) -> TournamentCreated:
+        doc = await _services(state).tournaments.create(data)
+        return TournamentCreated(doc.id, doc.status, commitment(doc.seed))
+
+    @post(
+        "/{tournament_id:str}/entrants",
+        operation_id="registerEntrant",
+        status_code=201,
+        summary="Register an entrant; its token is shown once",
+        responses=problems(400, 404, 409, 413),
+    )
+    async def register(
+        self, state: State, tournament_id: TournamentId, data: JSONBody[Register]
+    ) -> Registered:
+        check_id(tournament_id, "tournament")
+        entrant, token = await _services(state).tournaments.register(tournament_id, data.name)
+        return Registered(tournament_id, entrant, data.name, token)
+
+    @get(
+        "/{tournament_id:str}",
+        operation_id="getTournament",
+        summary="Rounds, tables and standings with ratings",
+        responses=problems(400, 404),
+    )
+    async def get_tournament(self, state: State, tournament_id: TournamentId) -> dict[str, Any]:
+        check_id(tournament_id, "tournament")
+        return await _services(state).tournaments.get(tournament_id)
+
+
+class MeController(Controller):
+    path = "/v1/me"
+    tags: ClassVar[list[str]] = ["tournaments"]
+
+    @get(
+        "/next",
+        operation_id="nextDecision",
+        security=SECURITY,
+        guards=[require_bearer],
+        summary="An entrant's next decision across all of its games",
+        responses=problems(400, 401, 403, 404),
+    )
+    async def next_decision(self, request: Request, state: State, wait: Wait = 0) -> NextDecision:
+        tournaments = _services(state).tournaments
+        result = await tournaments.next_decision(request_bearer(request), wait)
+        turn = result.pop("turn", None)
+        return NextDecision(**result, turn=Turn(**turn) if turn else None)
+
+
+CONTROLLERS = [
+    SystemController,
+    RulesetController,
+    GameController,
+    TournamentController,
+    MeController,
+]
