@@ -11,6 +11,8 @@ __all__ = ["Settings"]
 
 
 class Settings(msgspec.Struct, frozen=True):
+    """How a referee process runs: where its Redis is, how long games are kept, limits."""
+
     redis_url: str | None = None
     data_dir: Path = Path("data")
     retention_s: int = 7 * 24 * 3600

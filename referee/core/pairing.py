@@ -77,6 +77,8 @@ class GameResult(msgspec.Struct, frozen=True):
 
 
 class Standing(msgspec.Struct, frozen=True):
+    """An entrant's figures so far: games, wins, points, and its Plackett-Luce rating."""
+
     entrant: int
     games: int
     wins: int

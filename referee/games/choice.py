@@ -138,6 +138,8 @@ class ChoiceState(msgspec.Struct, Generic[M], array_like=True):
 # Scores are plain values (ints, tuples of scores) that cannot form cycles, and thousands stay
 # remembered by ``_score``: untracked, they cost the garbage collector's full passes nothing.
 class SumScore(msgspec.Struct, frozen=True, gc=False):
+    """One row of the score block: a sum, its marks, and the points they score."""
+
     sum: int
     marks: int
     points: int

@@ -74,6 +74,8 @@ def swap_takes(die: int) -> tuple[int, ...]:
 
 
 class Group(msgspec.Struct, frozen=True):
+    """A set or a chain of a play area, its dice, and the points it scores."""
+
     kind: str  # "set" or "chain"
     dice: list[int]
     points: int

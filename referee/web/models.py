@@ -49,6 +49,8 @@ class SeatSpec(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class CreateGame(msgspec.Struct, forbid_unknown_fields=True):
+    """A new game: its ruleset, options, seats, and seconds per decision."""
+
     ruleset: Annotated[str, msgspec.Meta(examples=["choice"])]
     seats: Annotated[list[SeatSpec], msgspec.Meta(min_length=1, max_length=64)]
     options: dict[str, Any] = {}
@@ -58,12 +60,16 @@ class CreateGame(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class SeatToken(msgspec.Struct):
+    """A seat of a created game and its token (shown once; None for an open seat)."""
+
     seat: int
     name: str | None
     token: str | None  # shown once; None for an open seat
 
 
 class GameCreated(msgspec.Struct):
+    """A game just created: its id, the commitment to its seed, and its seats."""
+
     id: str
     ruleset: str
     status: str
@@ -72,11 +78,15 @@ class GameCreated(msgspec.Struct):
 
 
 class ClaimSeat(msgspec.Struct, forbid_unknown_fields=True):
+    """A player taking an open seat, with a seed of its own to mix into the dice."""
+
     name: Name
     client_seed: ClientSeed | None = None
 
 
 class Claimed(msgspec.Struct):
+    """The seat taken and its token (shown once)."""
+
     game_id: str
     seat: int
     name: str
@@ -100,6 +110,8 @@ class MoveSubmission(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class MoveAccepted(msgspec.Struct):
+    """A decision accepted: the seq it decided, the next seq, and the game's status."""
+
     accepted: bool
     seat: int
     seq: int
@@ -121,12 +133,16 @@ class Turn(msgspec.Struct):
 
 
 class RulesetOption(msgspec.Struct):
+    """An option of a ruleset: its name, default and JSON Schema."""
+
     name: str
     default: Any
     schema: dict[str, Any]
 
 
 class RulesetInfo(msgspec.Struct):
+    """A ruleset: its seats, options and move types."""
+
     id: str
     title: str
     min_seats: int
@@ -136,6 +152,8 @@ class RulesetInfo(msgspec.Struct):
 
 
 class ScoreOptions(msgspec.Struct, forbid_unknown_fields=True):
+    """CHOPTA scoring variants."""
+
     bonus: bool = False
     face_value: bool = False
 
@@ -168,16 +186,22 @@ class Problem(msgspec.Struct, omit_defaults=True):
 
 
 class TournamentCreated(msgspec.Struct):
+    """A tournament just created, open for registration."""
+
     id: str
     status: str
     commitment: str  # SHA-256 of the tournament's seed, revealed when it is over
 
 
 class Register(msgspec.Struct, forbid_unknown_fields=True):
+    """An entrant registering under a name."""
+
     name: Name
 
 
 class Registered(msgspec.Struct):
+    """The entrant's number and token (shown once; its seats answer to it)."""
+
     tournament_id: str
     entrant: int
     name: str

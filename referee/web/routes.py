@@ -54,6 +54,8 @@ def _services(state: State) -> Services:
 
 
 class SystemController(Controller):
+    """Whether the process is up, and whether its Redis answers."""
+
     tags: ClassVar[list[str]] = ["system"]
 
     @get("/healthz", operation_id="healthz", summary="The process is up")
@@ -70,6 +72,8 @@ class SystemController(Controller):
 
 
 class RulesetController(Controller):
+    """The rulesets, and a score calculator for each."""
+
     path = "/v1/rulesets"
     tags: ClassVar[list[str]] = ["rulesets"]
 
@@ -123,6 +127,8 @@ class RulesetController(Controller):
 
 
 class GameController(Controller):
+    """Games: create, watch, claim a seat, and play it (turn, moves)."""
+
     path = "/v1/games"
     tags: ClassVar[list[str]] = ["games"]
 
@@ -256,6 +262,8 @@ class GameController(Controller):
 
 
 class TournamentController(Controller):
+    """Tournaments: create, register, watch."""
+
     path = "/v1/tournaments"
     tags: ClassVar[list[str]] = ["tournaments"]
 
@@ -298,6 +306,8 @@ class TournamentController(Controller):
 
 
 class MeController(Controller):
+    """An entrant's view across its tournament's games."""
+
     path = "/v1/me"
     tags: ClassVar[list[str]] = ["tournaments"]
 
