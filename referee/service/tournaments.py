@@ -13,9 +13,6 @@ import secrets
 import time
 from typing import Any
 
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
-
 from ..core.documents import new_token, token_hash
 from ..core.pairing import TournamentSpec, next_round, rate, total_rounds
 from ..core.refusals import Refusal, busy, not_found
@@ -31,7 +28,7 @@ from ..core.tournament import (
     table_result,
     tournament_view,
 )
-from ..store import TournamentStore
+from ..store import STORE_UNAVAILABLE, TournamentStore
 from .games import MAX_RETRIES, GameService
 
 __all__ = ["TournamentService"]
@@ -182,7 +179,7 @@ class TournamentService:
             if found:
                 # the entrant waits on opponents: the next event of one of its games (a
                 # decision, or a deadline the sweepers resolve) wakes it, not a timer
-                with contextlib.suppress(RedisTimeoutError, RedisConnectionError, TimeoutError):
+                with contextlib.suppress(*STORE_UNAVAILABLE):
                     await self.games.wait_for_commits(dict(found), min(remaining, 5.0))
                 pause = 0.05
             else:

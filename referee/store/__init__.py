@@ -8,6 +8,9 @@ a process's reads and commits share, and the embedded server for when no Redis i
 from __future__ import annotations
 
 from redis.asyncio import Redis
+from redis.exceptions import ConnectionError as _ConnectionError
+from redis.exceptions import RedisError as StoreError
+from redis.exceptions import TimeoutError as _TimeoutError
 
 from .games import (
     COMMITS,
@@ -26,14 +29,21 @@ __all__ = [
     "DEADLINES",
     "EVENTS_PER_READ",
     "SCRIPT_COMMANDS",
+    "STORE_UNAVAILABLE",
     "Commit",
     "GameKeys",
     "GameStore",
     "Store",
+    "StoreError",
     "Stored",
     "TournamentStore",
     "open_store",
 ]
+
+
+#: what the store raises when Redis does not answer (in time): nothing was changed, or a
+#: commit's outcome is unknown and taking it again is safe (the version check)
+STORE_UNAVAILABLE = (_ConnectionError, _TimeoutError, TimeoutError)
 
 
 class Store:

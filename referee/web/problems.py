@@ -12,11 +12,10 @@ import msgspec
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi import ResponseSpec
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from ..core.refusals import Refusal
 from ..games import GameError
+from ..service import STORE_UNAVAILABLE
 from .models import Problem
 
 __all__ = [
@@ -160,7 +159,7 @@ def answer(exc: BaseException, path: str) -> tuple[int, bytes, dict[str, str]]:
     if isinstance(exc, GameError):
         status = status_of(exc.code)
         return status, problem_body(status, exc.code, exc.message, exc.field, path), {}
-    if isinstance(exc, (RedisConnectionError, RedisTimeoutError, TimeoutError)):
+    if isinstance(exc, STORE_UNAVAILABLE):
         log.warning("redis unavailable on %s: %r", path, exc)
         detail = "the game store does not answer; nothing changed"
         body = problem_body(503, "redis-unavailable", detail, None, path)
