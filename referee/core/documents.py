@@ -13,16 +13,19 @@ import hashlib
 import hmac
 import itertools
 import secrets
+import unicodedata
 from typing import Any
 
 import msgspec
 
 from ..games import get_ruleset
+from .refusals import Refusal
 
 __all__ = [
     "Deadline",
     "GameDoc",
     "SeatDoc",
+    "check_name",
     "decode_doc",
     "decode_state",
     "encode",
@@ -150,3 +153,27 @@ def holder_of(hashes: list[bytes | None], token: str) -> int:
         if stored is not None and hmac.compare_digest(stored, digest):
             found = index
     return found
+
+
+# -- names -------------------------------------------------------------------------------------
+
+#: characters that reorder or hide text around them (bidi embeddings, overrides, isolates, marks)
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+#: control characters (C0, DEL, C1), line and paragraph separators, lone surrogates
+_REFUSED_CATEGORIES = frozenset({"Cc", "Zl", "Zp", "Cs"})
+
+
+def check_name(name: str, field: str) -> None:
+    """A seat's or an entrant's name is shown to everyone, in logs, tables and pages: no
+    control characters (NUL, ESC, CR/LF, ...), no line breaks, no characters that reorder
+    the text around them, and not blank."""
+    for index, char in enumerate(name):
+        if char in _BIDI or unicodedata.category(char) in _REFUSED_CATEGORIES:
+            raise Refusal(
+                "invalid-name",
+                f"a name may not hold control, line-break or bidi characters "
+                f"(U+{ord(char):04X} at {index})",
+                field=field,
+            )
+    if not name.strip():
+        raise Refusal("invalid-name", "a name may not be blank", field=field)

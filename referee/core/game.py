@@ -29,6 +29,7 @@ from .documents import (
     Deadline,
     GameDoc,
     SeatDoc,
+    check_name,
     decode_doc,
     decode_state,
     encode,
@@ -112,6 +113,7 @@ class LoadedGame(GameViews):
 
     def claim_seat(self, name: str, client_seed: str | None, now: float) -> tuple[int, str]:
         """Seat a player in the first open seat; its token is returned, only its hash kept."""
+        check_name(name, "name")
         free = [i for i, s in enumerate(self.doc.seats) if s.name is None]
         if not free:
             raise Refusal("no-open-seat", "every seat of this game is taken")
@@ -275,6 +277,9 @@ def new_game(
         check_seats(len(seats), ruleset.min_seats, ruleset.max_seats, ruleset.id)
     except GameError as exc:
         raise from_rules(exc) from None
+    for index, seat in enumerate(seats):
+        if seat.get("name") is not None:
+            check_name(seat["name"], f"seats[{index}].name")
     game_id = game_id or secrets.token_hex(8)
     handed: list[str | None] = []
     seat_docs = []

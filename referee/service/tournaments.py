@@ -13,7 +13,7 @@ import secrets
 import time
 from typing import Any
 
-from ..core.documents import new_token, token_hash
+from ..core.documents import check_name, new_token, token_hash
 from ..core.pairing import TournamentSpec, next_round, rate, total_rounds
 from ..core.refusals import Refusal, busy, not_found
 from ..core.tournament import (
@@ -60,6 +60,7 @@ class TournamentService:
     async def register(self, tournament_id: str, name: str) -> tuple[int, str]:
         """Enter a tournament; the entrant's token is returned, only its hash kept. The last
         entrant to register starts it."""
+        check_name(name, "name")
         for _ in range(MAX_RETRIES):
             version, doc = await self.load(tournament_id)
             if doc.status != "registering":

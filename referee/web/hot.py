@@ -123,7 +123,7 @@ async def _moves(
         return
     try:
         data = _submission.decode(body)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
         await routed(scope, _body_then(body, None, receive), send)
         return
     seats, token = asked

@@ -37,7 +37,15 @@ __all__ = [
 #: Every move of every ruleset, told apart by ``type``.
 AnyMove = Mark | FreeThrow | Fdh | Null | Kur | Minus1 | Minus2 | SuppenKasper | Place | Swap
 
-Name = Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
+Name = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=1,
+        max_length=64,
+        description="shown to everyone: no control, line-break or bidi characters, not blank "
+        "(else 422 invalid-name)",
+    ),
+]
 ClientSeed = Annotated[str, msgspec.Meta(min_length=1, max_length=128)]
 
 

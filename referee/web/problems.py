@@ -21,6 +21,7 @@ from .models import Problem
 __all__ = [
     "PROBLEM",
     "STATUS",
+    "CheckedRequest",
     "answer",
     "bearer",
     "check_id",
@@ -39,6 +40,7 @@ PROBLEM_BASE = "https://referee.invalid/problems/"
 #: The HTTP status of each refusal code; any other code (a broken rule, a bad option or
 #: spec) is 422.
 STATUS = {
+    "invalid-request": 400,
     "unauthorized": 401,
     "forbidden": 403,
     "game-not-found": 404,
@@ -124,6 +126,21 @@ def check_id(identifier: str, kind: str = "game") -> None:
     """Ids are 16 hex digits: anything else names nothing (``game-not-found``, ...)."""
     if not GAME_ID.fullmatch(identifier):
         raise Refusal(f"{kind}-not-found", f"there is no such id: {identifier!r}")
+
+
+class CheckedRequest(Request):
+    """A request whose JSON body is refused with a 400 problem where msgspec raises neither a
+    ``DecodeError`` nor anything the handlers would map: a body that is not UTF-8
+    (``UnicodeDecodeError``), or nests too deep to decode (``RecursionError``)."""
+
+    async def json(self) -> Any:
+        try:
+            return await super().json()
+        except UnicodeDecodeError:
+            detail = "the body is not valid UTF-8"
+        except RecursionError:
+            detail = "the body's JSON nests too deep to decode"
+        raise Refusal("invalid-request", detail, field="body")
 
 
 def problem_body(

@@ -46,6 +46,8 @@ GameId = Annotated[str, Parameter(description="the game's id", max_length=64)]
 TournamentId = Annotated[str, Parameter(description="the tournament's id", max_length=64)]
 Wait = Annotated[float, Parameter(ge=0, le=60, description="long-poll seconds")]
 _EVENT = msgspec.json.Decoder()
+#: seconds without an event before a stream sends a keep-alive comment
+KEEP_ALIVE_S = 15.0
 _STREAM_ID = re.compile(r"\d+(-\d+)?")
 
 
@@ -170,7 +172,7 @@ class GameController(Controller):
         operation_id="claimSeat",
         status_code=201,
         summary="Claim an open seat",
-        responses=problems(400, 404, 409, 413),
+        responses=problems(400, 404, 409, 413, 422),
     )
     async def claim_seat(self, state: State, game_id: GameId, data: JSONBody[ClaimSeat]) -> Claimed:
         check_id(game_id)
@@ -233,12 +235,14 @@ class GameController(Controller):
             while True:
                 # a finished game has nothing more to wait for: read what is left, if its
                 # stream has not expired yet (REFEREE_EVENTS_RETENTION_S), then end
-                entries = await games.events_after(game_id, cursor, None if finished else 15)
+                entries = await games.events_after(
+                    game_id, cursor, None if finished else KEEP_ALIVE_S
+                )
                 if not entries and finished:
                     yield ServerSentEventMessage(data=game_over, event="game_over", id=cursor)
                     return
-                if not entries:
-                    yield ServerSentEventMessage(comment="keep-alive")
+                if not entries:  # a comment alone: EventSource delivers no message for it
+                    yield ServerSentEventMessage(comment="keep-alive", data=None)
                     continue
                 for cursor, data in entries:
                     kind = _EVENT.decode(data).get("type", "event")
@@ -285,7 +289,7 @@ class TournamentController(Controller):
         operation_id="registerEntrant",
         status_code=201,
         summary="Register an entrant; its token is shown once",
-        responses=problems(400, 404, 409, 413),
+        responses=problems(400, 404, 409, 413, 422),
     )
     async def register(
         self, state: State, tournament_id: TournamentId, data: JSONBody[Register]

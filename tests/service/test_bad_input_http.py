@@ -185,3 +185,83 @@ def test_score_calculator_bad_input(http):
     problem(http.post("/v1/rulesets/chopta/score", json={"area": [7]}), 400)
     missing = http.post("/v1/rulesets/poker/score", json={"marks": {}})
     problem(missing, 404, "ruleset-not-found", "ruleset_id")
+
+
+JSON = {"content-type": "application/json"}
+NOT_UTF8 = b'{"ruleset": "\xff\xfe", "seats": [{"name": "\xc3"}]}'
+DEEP = b"[" * 1200 + b"]" * 1200
+
+
+def _deep_in(key: str, fields: bytes = b"") -> bytes:
+    return b"{" + fields + b'"' + key.encode() + b'":' + DEEP + b"}"
+
+
+@pytest.mark.parametrize("kind", ["not-utf8", "deep"])
+def test_a_body_not_utf8_or_nested_too_deep_is_a_400_on_every_route(http, kind):
+    """msgspec raises UnicodeDecodeError and RecursionError for these, not DecodeError: each
+    route, the hot one too, answers a 400 problem naming the body, and nothing is created."""
+    game = create(http, "choice", 2)
+    token = game["seats"][0]["token"]
+    seat = {**JSON, **auth(token)}
+    routes = [
+        ("/v1/games", JSON, _deep_in("options", b'"ruleset":"choice","seats":[{"name":"a"}],')),
+        (f"/v1/games/{game['id']}/seats", JSON, _deep_in("name")),
+        (f"/v1/games/{game['id']}/moves", seat, _deep_in("move", b'"seq":0,')),
+        ("/v1/tournaments", JSON, _deep_in("options", b'"ruleset":"choice",')),
+        ("/v1/tournaments/0123456789abcdef/entrants", JSON, _deep_in("name")),
+        ("/v1/rulesets/choice/score", JSON, _deep_in("marks")),
+    ]
+    before = http.get(f"/v1/games/{game['id']}").json()
+    for path, headers, deep in routes:
+        body = NOT_UTF8 if kind == "not-utf8" else deep
+        reply = http.post(path, content=body, headers=headers)
+        problem(reply, 400, "invalid-request", "body")
+        if kind == "deep":
+            problem(http.post(path, content=DEEP, headers=headers), 400, "invalid-request")
+    assert http.get(f"/v1/games/{game['id']}").json() == before
+
+
+CONTROL = ["a\x00b", "\x1b[31mred", "two\r\nlines", "\u202eevil", "x\u2066y", "\x85", "   "]
+
+
+@pytest.mark.parametrize("name", CONTROL, ids=repr)
+def test_names_with_control_line_break_or_bidi_characters_are_refused(http, name):
+    """A name is shown to everyone (views, standings, logs): one that could forge a line, a
+    terminal colour or reorder the text around it is refused, wherever a name comes in."""
+    seats = {"ruleset": "choice", "seats": [{"name": "ok"}, {"name": name}], "deadline_s": 0}
+    problem(http.post("/v1/games", json=seats), 422, "invalid-name", "seats[1].name")
+    open_seat = {"ruleset": "choice", "seats": [{"name": "a"}, {}], "deadline_s": 0}
+    game = http.post("/v1/games", json=open_seat).json()
+    problem(http.post(f"/v1/games/{game['id']}/seats", json={"name": name}), 422, "invalid-name")
+    assert not http.get(f"/v1/games/{game['id']}").json()["seats"][1]["claimed"]
+    tournament = http.post("/v1/tournaments", json={"ruleset": "choice", "entrants": 2}).json()
+    entrants = f"/v1/tournaments/{tournament['id']}/entrants"
+    problem(http.post(entrants, json={"name": name}), 422, "invalid-name", "name")
+    assert http.get(f"/v1/tournaments/{tournament['id']}").json()["entrants"] == []
+
+
+def test_names_in_other_scripts_and_with_emoji_are_kept(http):
+    names = ["Zoë", "玩家", "لاعب", "👩‍💻 bot"]
+    body = {"ruleset": "choice", "seats": [{"name": n} for n in names], "deadline_s": 0}
+    game = http.post("/v1/games", json=body)
+    assert game.status_code == 201, game.text
+    assert [s["name"] for s in http.get(f"/v1/games/{game.json()['id']}").json()["seats"]] == names
+
+
+def test_an_event_streams_keep_alives_are_comments_only(http, monkeypatch):
+    """A keep-alive is a comment and nothing else: a ``data:`` line with it would reach a
+    browser's EventSource as an empty message."""
+    from referee.web import routes
+
+    monkeypatch.setattr(routes, "KEEP_ALIVE_S", 0.2)
+    game = create(http, "choice", 2)
+    lines = []
+    with http.stream("GET", f"/v1/games/{game['id']}/events", timeout=10) as stream:
+        for line in stream.iter_lines():
+            lines.append(line)
+            if sum(line.startswith(":") for line in lines) >= 2:
+                break
+    keep_alive = lines.index(": keep-alive")
+    assert lines[keep_alive + 1] == "", lines
+    data = [line for line in lines if line.startswith("data:")]
+    assert data and all(line != "data: " and line != "data:" for line in data), lines
