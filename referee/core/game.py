@@ -277,20 +277,19 @@ def new_game(
         check_seats(len(seats), ruleset.min_seats, ruleset.max_seats, ruleset.id)
     except GameError as exc:
         raise from_rules(exc) from None
-    for index, seat in enumerate(seats):
-        if seat.get("name") is not None:
-            check_name(seat["name"], f"seats[{index}].name")
     game_id = game_id or secrets.token_hex(8)
     handed: list[str | None] = []
     seat_docs = []
     for index, seat in enumerate(seats):
-        if token_hashes is not None:
+        name = seat.get("name")
+        if token_hashes is not None:  # a tournament's entrants, named when they registered
             handed.append(None)
-            seat_docs.append(SeatDoc(seat["name"], token_hashes[index]))
-        elif seat.get("name"):
+            seat_docs.append(SeatDoc(name, token_hashes[index]))
+        elif name is not None:
+            check_name(name, f"seats[{index}].name")
             token = new_token(game_id)
             handed.append(token)
-            seat_docs.append(SeatDoc(seat["name"], token_hash(token), seat.get("client_seed")))
+            seat_docs.append(SeatDoc(name, token_hash(token), seat.get("client_seed")))
         else:
             handed.append(None)
             seat_docs.append(SeatDoc(None))

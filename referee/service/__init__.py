@@ -36,7 +36,6 @@ class Services:
         self.tournaments = TournamentService(self.games, store.tournaments)
         self._embedded = embedded
         self._tasks: list[asyncio.Task] = []
-        self._sweep_interval_s = settings.sweep_interval_s
 
     @classmethod
     def start(cls, settings: Settings) -> Services:
@@ -51,7 +50,7 @@ class Services:
         services = cls(open_store(url), settings, embedded)
         warm_caches()
         services._tasks = [
-            asyncio.create_task(services.games.sweep_forever(services._sweep_interval_s)),
+            asyncio.create_task(services.games.sweep_forever(settings.sweep_interval_s)),
             asyncio.create_task(services.games.watch_commits()),
         ]
         return services

@@ -37,7 +37,7 @@ __all__ = ["InFlight", "Memory", "TurnTaking"]
 SHARED_READS = 256
 
 
-def settle(future: asyncio.Future, result: Any) -> None:
+def _settle(future: asyncio.Future, result: Any) -> None:
     if not future.done():
         future.set_result(result)
 
@@ -67,7 +67,7 @@ class InFlight:
     def settle(self) -> None:
         self.settled = True
         for future in self.landed_waiters or ():
-            settle(future, None)
+            _settle(future, None)
 
 
 class TurnTaking:
@@ -164,7 +164,7 @@ class Memory:
         waiting, self.waiting = self.waiting, {}
         for futures in waiting.values():
             for future in futures:
-                settle(future, "")
+                _settle(future, "")
 
     def heard_commit(self, game_id: str, event_id: str) -> None:
         """A commit of any replica: newer than a remembered form, it drops it; it wakes the
@@ -177,7 +177,7 @@ class Memory:
         if known is not None and event_order(known.last_event_id) < order:
             del self.recent[game_id]  # type: ignore[union-attr]
         for future in self.waiting.pop(game_id, ()):
-            settle(future, event_id)
+            _settle(future, event_id)
 
     async def hear(self, positions: dict[str, str], seconds: float) -> str | None:
         """The newest event id heard of a game (id -> event id) after its position, waiting
@@ -197,7 +197,7 @@ class Memory:
             future: asyncio.Future[str | None] = loop.create_future()
             for game_id in after:
                 self.waiting.setdefault(game_id, []).append(future)
-            timer = loop.call_later(remaining, settle, future, None)
+            timer = loop.call_later(remaining, _settle, future, None)
             try:
                 heard = await future
             finally:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 
@@ -14,14 +13,8 @@ import uvicorn
 from referee.cli import UVICORN_OPTIONS
 from referee.settings import Settings
 from referee.store.embedded import embedded_url, start_embedded
-from referee.tools.launch import start_referee
+from referee.tools.launch import free_port, start_referee
 from referee.web import create_app
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="session")
