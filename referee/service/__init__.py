@@ -31,6 +31,7 @@ class Services:
             retention_s=settings.retention_s,
             events_retention_s=settings.events_retention_s,
             recent_games=settings.recent_games,
+            idle_ttl_s=settings.idle_ttl_s,
         )
         self.seats = Seats(self.games)
         self.tournaments = TournamentService(self.games, store.tournaments)

@@ -43,9 +43,13 @@ class GameService:
         retention_s: int = 7 * 24 * 3600,
         events_retention_s: int = 600,
         recent_games: int = 4096,
+        idle_ttl_s: int = 7 * 24 * 3600,
     ) -> None:
         self.store = store
         self.retention_s = retention_s
+        # a game nobody changes for this long (no deadlines, abandoned) is dropped: every key
+        # the referee writes expires, so no one can fill its Redis for good
+        self.idle_ttl_s = idle_ttl_s
         # a finished game's event stream serves late listeners for a while; its record stays
         self.events_retention_s = events_retention_s
         self.memory = Memory(recent_games)
@@ -164,14 +168,19 @@ class GameService:
             blob,
             decisions=game.change.decisions,
             events=game.change.events,
-            ttl=self.retention_s if doc.status == "finished" else 0,
-            events_ttl=self.events_retention_s,
+            ttl=self.ttl_of(doc.status),
+            events_ttl=self.events_retention_s if doc.status == "finished" else 0,
             deadline=hint,
         )
         memory = self.memory
         in_flight = InFlight(Stored(version, blob, game.last_event_id), commit, first, memory.epoch)
         memory.in_flight[doc.id] = in_flight
         return in_flight
+
+    def ttl_of(self, status: str) -> int:
+        """How long a game's or a tournament's keys live after a write: the retention once
+        it is finished, else the idle time after which it is dropped."""
+        return self.retention_s if status == "finished" else self.idle_ttl_s
 
     async def written(self, game: LoadedGame, in_flight: InFlight) -> bool:
         """The outcome of a commit sent (``send``); see ``write``."""

@@ -48,7 +48,8 @@ class TournamentService:
         return found[0], decode_tournament(found[1])
 
     async def _save(self, version: str, doc: TournamentDoc) -> bool:
-        return await self.store.save(doc.id, version, encode_tournament(doc))
+        blob = encode_tournament(doc)
+        return await self.store.save(doc.id, version, blob, self.games.ttl_of(doc.status))
 
     # -- creating and registering --------------------------------------------------------------
 

@@ -8,6 +8,9 @@ All keys of a game share the hash tag ``{game:<id>}`` so the game lives in one c
 - ``{game:<id>}:decisions``  list: the record's decisions, JSON, in order
 - ``{game:<id>}:events``     stream: public events, field ``e`` (JSON)
 
+Every commit sets the three keys' time to live, so every game expires: a running one once
+nobody has changed it for the idle time, a finished one after the retention.
+
 A request loads the game, and the event id a long-poll waits after, with one HMGET. A commit
 whose version moved gets the game as it now is in the same reply, so a lost race costs no
 extra read. Every commit adds at least one event, so the newest event id also names the
@@ -180,8 +183,9 @@ class GameStore:
         gives its outcome. Queued later if the connection is being made (``Commit.queued`` is
         False).
 
-        ``ttl`` > 0 makes the game expire (a finished game); its event stream then goes after
-        ``events_ttl`` (at most ``ttl``): the record keeps everything the stream told.
+        ``ttl`` > 0 makes the game's keys expire that long after this write (an idle game, a
+        finished one); its event stream goes after ``events_ttl`` (at most ``ttl``; a finished
+        game: the record keeps everything the stream told).
         """
         if not events:
             # readers take the newest event id as the version's name (see the module's doc)

@@ -1,7 +1,8 @@
 """A tournament's keys in Redis: its document, saved under a version check, and the short
 lock that lets one request create a round's games.
 
-- ``{tournament:<id>}:doc``         hash: ``v`` (version, a counter) and ``blob`` (msgpack)
+- ``{tournament:<id>}:doc``         hash: ``v`` (version, a counter) and ``blob`` (msgpack);
+                                    each save sets its time to live
 - ``{tournament:<id>}:round:<n>``   string: the holder of round n's lock (30 s)
 """
 
@@ -18,6 +19,7 @@ _SAVE = """
 local v = redis.call('HGET', KEYS[1], 'v') or ''
 if v ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'v', ARGV[2], 'blob', ARGV[3])
+redis.call('EXPIRE', KEYS[1], tonumber(ARGV[4]))
 return 1
 """
 
@@ -41,11 +43,12 @@ class TournamentStore:
             version, blob = await self.redis.hmget(_key(tournament_id), ["v", "blob"])
         return None if blob is None else (version.decode(), blob)
 
-    async def save(self, tournament_id: str, version: str, blob: bytes) -> bool:
-        """Write the document if its version is still ``version`` ("" to create it)."""
+    async def save(self, tournament_id: str, version: str, blob: bytes, ttl: int) -> bool:
+        """Write the document if its version is still ``version`` ("" to create it); it
+        expires ``ttl`` seconds after this write unless written again."""
         async with asyncio.timeout(self.timeout_s):
             saved = await self._save(
-                keys=[_key(tournament_id)], args=[version, str(int(version or 0) + 1), blob]
+                keys=[_key(tournament_id)], args=[version, str(int(version or 0) + 1), blob, ttl]
             )
         return bool(saved)
 
