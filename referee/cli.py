@@ -36,6 +36,25 @@ def _verify(args: argparse.Namespace) -> int:
     return 1
 
 
+class _Stopped(Exception):
+    """SIGTERM or SIGINT reached the referee: it stops, and stops its embedded Valkey."""
+
+
+def _on_stop_signals() -> None:
+    """uvicorn stops on SIGTERM and SIGINT after its requests in flight, restores the
+    handlers it found, and raises the signal again: left at their defaults, SIGTERM would end
+    the process before it stopped its embedded Valkey. These raise once, then are ignored."""
+    import signal
+
+    def stopped(signum: int, frame: Any) -> None:
+        for each in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(each, signal.SIG_IGN)
+        raise _Stopped(signum)
+
+    for each in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(each, stopped)
+
+
 def _serve(args: argparse.Namespace) -> int:
     import os
 
@@ -45,17 +64,23 @@ def _serve(args: argparse.Namespace) -> int:
 
     settings = Settings.from_env()
     embedded = None
-    if settings.redis_url is None:
-        from .store.embedded import embedded_tcp_url, embedded_url, start_embedded
-
-        embedded = start_embedded(settings.data_dir, tcp=args.embedded_tcp)
-        os.environ["REDIS_URL"] = embedded_url(embedded)
-        where = f"{embedded.unix_socket_path} (owner only)"
-        tcp = embedded_tcp_url(embedded)
-        if tcp is not None:  # printed once, here: the password is kept nowhere else
-            where += f" and {tcp}"
-        print(f"embedded Valkey at {where}, data in {settings.data_dir}/", flush=True)
+    _on_stop_signals()
     try:
+        if settings.redis_url is None:
+            from .store.embedded import EmbeddedError, start_embedded
+
+            try:
+                embedded = start_embedded(
+                    settings.data_dir, tcp=args.embedded_tcp, appendfsync=settings.appendfsync
+                )
+            except EmbeddedError as exc:
+                print(exc, file=sys.stderr)
+                return 1
+            os.environ["REDIS_URL"] = embedded.url
+            where = f"{embedded.unix_socket_path} (owner only)"
+            if embedded.tcp_url is not None:  # printed once, here: the password is kept nowhere
+                where += f" and {embedded.tcp_url}"
+            print(f"embedded Valkey at {where}, data in {settings.data_dir}/", flush=True)
         # uvicorn stops on SIGTERM after the requests in flight; each decision is one atomic
         # Redis script, so no game is ever half written.
         uvicorn.run(
@@ -70,6 +95,8 @@ def _serve(args: argparse.Namespace) -> int:
             access_log=args.access_log,
             **UVICORN_OPTIONS,
         )
+    except _Stopped:
+        pass
     finally:
         if embedded is not None:
             embedded.stop()
@@ -146,6 +173,12 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=100,
         help="idle running games beside the load (default 100)",
+    )
+    bench.add_argument(
+        "--appendfsync",
+        default="everysec",
+        choices=["everysec", "always", "no"],
+        help="the embedded Valkey's fsync policy for the append-only file (default everysec)",
     )
     bench.add_argument("--json", action="store_true", help="print one JSON object")
     bench.set_defaults(run=lambda args: _tool("bench")(args))

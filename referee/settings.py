@@ -22,6 +22,7 @@ class Settings(msgspec.Struct, frozen=True):
     sweep_interval_s: float = 0.5
     recent_games: int = 4096
     fast_routes: bool = True
+    appendfsync: str = "everysec"
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -36,4 +37,5 @@ class Settings(msgspec.Struct, frozen=True):
             sweep_interval_s=float(env.get("REFEREE_SWEEP_INTERVAL_S", 0.5)),
             recent_games=int(env.get("REFEREE_RECENT_GAMES", 4096)),
             fast_routes=env.get("REFEREE_FAST_ROUTES", "1") != "0",
+            appendfsync=env.get("REFEREE_APPENDFSYNC", "everysec"),
         )

@@ -44,10 +44,10 @@ class Services:
         embedded = None
         url = settings.redis_url
         if url is None:
-            from ..store.embedded import embedded_url, start_embedded
+            from ..store.embedded import start_embedded
 
-            embedded = start_embedded(settings.data_dir)
-            url = embedded_url(embedded)
+            embedded = start_embedded(settings.data_dir, appendfsync=settings.appendfsync)
+            url = embedded.url
         services = cls(open_store(url), settings, embedded)
         warm_caches()
         services._tasks = [

@@ -33,6 +33,11 @@ log = logging.getLogger("referee")
 MAX_RETRIES = 20
 
 
+def _reason(exc: BaseException) -> str:
+    """An error in a few words, for one log line."""
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
 class GameService:
     """The games of one Redis, as this process serves them."""
 
@@ -264,13 +269,32 @@ class GameService:
     # -- the process's background work ---------------------------------------------------------
 
     async def watch_commits(self, retry_s: float = 1.0) -> None:
-        """Listen to every replica's commits for as long as the process runs."""
+        """Listen to every replica's commits for as long as the process runs; while Redis
+        does not answer, try again every ``retry_s``, with one log line when hearing stops and
+        one when it starts again."""
         memory = self.memory
+        lost = False
+
+        def subscribed() -> None:
+            nonlocal lost
+            memory.listen(True)
+            if lost:
+                log.warning("hearing commits again")
+                lost = False
+
         while True:
             try:
-                await self.store.listen(memory.heard_commit, lambda: memory.listen(True))
+                await self.store.listen(memory.heard_commit, subscribed)
             except (StoreError, OSError) as exc:
-                log.warning("not hearing commits (%r); waiting seats read events", exc)
+                if not lost:
+                    log.warning(
+                        "%s does not answer (%s): not hearing commits, /readyz says 503; "
+                        "trying again every %g s",
+                        self.store.where,
+                        _reason(exc),
+                        retry_s,
+                    )
+                lost = True
             finally:
                 memory.listen(False)
             await asyncio.sleep(retry_s)

@@ -7,6 +7,8 @@ a process's reads and commits share, and the embedded server for when no Redis i
 
 from __future__ import annotations
 
+import re
+
 from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as _ConnectionError
 from redis.exceptions import RedisError as StoreError
@@ -38,6 +40,7 @@ __all__ = [
     "Stored",
     "TournamentStore",
     "open_store",
+    "shown_url",
 ]
 
 
@@ -63,6 +66,12 @@ class Store:
             await client.aclose()
 
 
+def shown_url(url: str) -> str:
+    """``url`` as a log line may show it: any password replaced by ``***``."""
+    url = re.sub(r"^([a-z+]+://[^:/@]*):[^@/]*@", r"\1:***@", url)
+    return re.sub(r"([?&]password=)[^&]*", r"\1***", url)
+
+
 def open_store(url: str) -> Store:
     """The clients for the Redis at ``url`` (connecting lazily)."""
     # no per-socket-call timeouts (redis-py runs each write as a task of its own for them):
@@ -70,4 +79,6 @@ def open_store(url: str) -> Store:
     redis = Redis.from_url(url, max_connections=256, socket_timeout=None)
     # long-polls and event streams wait in XREAD BLOCK on a pool of their own
     blocking = Redis.from_url(url, max_connections=4096, socket_timeout=None)
-    return Store(redis, blocking)
+    store = Store(redis, blocking)
+    store.games.where = shown_url(url)
+    return store

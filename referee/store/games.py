@@ -141,6 +141,8 @@ class GameStore:
         # which keeps the deadline of each command itself
         self.shared = SharedConnection(redis.connection_pool, timeout_s)
         self._commit_sha = hashlib.sha1(_COMMIT.encode()).hexdigest()
+        #: the server, as log lines name it (``store.shown_url``: no password)
+        self.where = "Redis"
 
     async def load(self, game_id: str) -> Stored:
         """One HMGET: the version, the document, and the id of the newest event.

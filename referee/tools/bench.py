@@ -30,7 +30,7 @@ import psutil
 import redis
 
 from ..store import SCRIPT_COMMANDS, GameKeys
-from ..store.embedded import embedded_url, start_embedded
+from ..store.embedded import start_embedded
 from .launch import start_referee
 from .load import BENCH_GAME, play_game, run_load
 
@@ -127,13 +127,14 @@ def run_bench(
     bots: int = 64,
     live_games: int = 100,
     processes: int = 2,
+    appendfsync: str = "everysec",
 ) -> dict[str, Any]:
     started = time.monotonic()
     data_dir = tempfile.mkdtemp(prefix="referee-bench-")
-    valkey = start_embedded(data_dir, persist=False)
+    valkey = start_embedded(data_dir, persist=False, appendfsync=appendfsync)
     referee = None
     try:
-        redis_url = embedded_url(valkey)
+        redis_url = valkey.url
         referee, url = start_referee(redis_url, workers)
         client = redis.Redis.from_url(redis_url)
         _live_games(url, live_games)
@@ -184,6 +185,7 @@ def run_bench(
             "workers": workers,
             "bots": bots,
             "live_games": live_games,
+            "appendfsync": appendfsync,
             "seconds": round(time.monotonic() - started, 1),
         }
         client.close()
@@ -196,7 +198,9 @@ def run_bench(
 
 
 def main(args: Any) -> int:
-    figures = run_bench(args.seconds, args.workers, args.bots, args.live_games)
+    figures = run_bench(
+        args.seconds, args.workers, args.bots, args.live_games, appendfsync=args.appendfsync
+    )
     if args.json:
         print(json.dumps(figures))
     else:

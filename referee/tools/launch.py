@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import time
+from typing import Any
 
 import httpx
 
@@ -26,11 +27,14 @@ def start_referee(
     *,
     env: dict[str, str] | None = None,
     args: tuple[str, ...] = (),
-    stdout: int | None = None,
+    stdout: Any = None,
+    stderr: Any = None,
+    ready: str = "/readyz",
 ) -> tuple[subprocess.Popen, str]:
     """A referee in a process of its own on a free port, once it answers ``/readyz``; with no
     ``redis_url``, on its own embedded Valkey (``args``: more flags of ``referee serve``;
-    ``stdout``: where its output goes, as text)."""
+    ``stdout``, ``stderr``: where its output goes, as text; ``ready``: the path that must
+    answer 200 first)."""
     port = free_port()
     environment = {**os.environ, **(env or {})}
     if redis_url is None:
@@ -56,13 +60,14 @@ def start_referee(
         ],
         env=environment,
         stdout=stdout,
+        stderr=stderr,
         text=True,
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and process.poll() is None:
         try:
-            if httpx.get(url + "/readyz", timeout=1).status_code == 200:
+            if httpx.get(url + ready, timeout=1).status_code == 200:
                 return process, url
         except httpx.HTTPError:
             pass

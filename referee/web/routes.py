@@ -5,6 +5,7 @@ usually answered before these handlers (``hot``), with the same bytes."""
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, ClassVar
@@ -19,7 +20,7 @@ from litestar.response.sse import ServerSentEventMessage
 from ..core.pairing import TournamentSpec
 from ..core.refusals import Refusal
 from ..games import RULESETS, commitment, score_area, score_marks
-from ..service import Services
+from ..service import STORE_UNAVAILABLE, Services
 from .models import (
     Claimed,
     ClaimSeat,
@@ -45,6 +46,7 @@ SECURITY = [{"bearer": []}]
 GameId = Annotated[str, Parameter(description="the game's id", max_length=64)]
 TournamentId = Annotated[str, Parameter(description="the tournament's id", max_length=64)]
 Wait = Annotated[float, Parameter(ge=0, le=60, description="long-poll seconds")]
+log = logging.getLogger("referee")
 _EVENT = msgspec.json.Decoder()
 #: seconds without an event before a stream sends a keep-alive comment
 KEEP_ALIVE_S = 15.0
@@ -231,6 +233,15 @@ class GameController(Controller):
             last_id = "0"
 
         async def stream() -> AsyncIterator[ServerSentEventMessage]:
+            try:
+                async for message in told():
+                    yield message
+            except STORE_UNAVAILABLE as exc:
+                # the answer has begun: no problem can be sent now, only an end, after which
+                # an EventSource reconnects with Last-Event-ID (one log line, no traceback)
+                log.warning("event stream of %s ended: Redis does not answer (%r)", game_id, exc)
+
+        async def told() -> AsyncIterator[ServerSentEventMessage]:
             cursor = last_id
             while True:
                 # a finished game has nothing more to wait for: read what is left, if its

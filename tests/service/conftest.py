@@ -12,7 +12,7 @@ import uvicorn
 
 from referee.cli import UVICORN_OPTIONS
 from referee.settings import Settings
-from referee.store.embedded import embedded_url, start_embedded
+from referee.store.embedded import start_embedded
 from referee.tools.launch import free_port, start_referee
 from referee.web import create_app
 
@@ -20,7 +20,7 @@ from referee.web import create_app
 @pytest.fixture(scope="session")
 def valkey(tmp_path_factory):
     server = start_embedded(tmp_path_factory.mktemp("valkey"))
-    yield embedded_url(server)
+    yield server.url
     server.stop()
 
 

@@ -10,13 +10,13 @@ import time
 import psutil
 import redis
 
-from referee.store.embedded import embedded_url, start_embedded
+from referee.store.embedded import start_embedded
 
 
 def test_the_embedded_server_ignores_ctrl_c_and_stops_when_told(tmp_path):
     server = start_embedded(tmp_path / "valkey", persist=False)
     try:
-        client = redis.Redis.from_url(embedded_url(server))
+        client = redis.Redis.from_url(server.url)
         process = psutil.Process(client.info("server")["process_id"])
         os.kill(process.pid, signal.SIGINT)
         time.sleep(0.3)
