@@ -2,16 +2,35 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
 import msgspec
 
-__all__ = ["Settings"]
+__all__ = ["Settings", "key_hashes"]
+
+
+def key_hashes(value: str) -> tuple[str, ...]:
+    """``REFEREE_ORGANIZER_KEYS``: comma-separated keys, each in clear or as ``sha256:<hex>``,
+    kept as SHA-256 hex digests only (the clear form is never stored or logged)."""
+    hashes = []
+    for key in value.split(","):
+        key = key.strip()
+        if key.startswith("sha256:"):
+            hashes.append(key.removeprefix("sha256:").lower())
+        elif key:
+            hashes.append(hashlib.sha256(key.encode()).hexdigest())
+    return tuple(hashes)
+
+
+def _int(name: str, default: int) -> int:
+    return int(os.environ.get(name, default))
 
 
 class Settings(msgspec.Struct, frozen=True):
-    """How a referee process runs: where its Redis is, how long games are kept, limits."""
+    """How a referee process runs: where its Redis is, how long games are kept, who may
+    create them, and the limits that keep one client from using the referee up."""
 
     redis_url: str | None = None
     data_dir: Path = Path("data")
@@ -23,6 +42,21 @@ class Settings(msgspec.Struct, frozen=True):
     recent_games: int = 4096
     fast_routes: bool = True
     appendfsync: str = "everysec"
+    # who may create games and tournaments: SHA-256 digests of the organizer keys (none: all)
+    organizer_keys: tuple[str, ...] = ()
+    # addresses of proxies whose X-Forwarded-For names the client
+    trusted_proxies: tuple[str, ...] = ()
+    # limits (0: off), shared by every replica through Redis
+    rate_per_token: int = 100
+    rate_per_address: int = 1000
+    max_waiting_per_address: int = 256
+    live_games_per_owner: int = 1000
+    live_tournaments_per_owner: int = 20
+    max_seats: int = 64
+    max_entrants: int = 64
+    # the HTTP server: seconds to send a request's headers, and to keep an idle connection
+    header_timeout_s: float = 10.0
+    keep_alive_s: float = 5.0
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -30,12 +64,25 @@ class Settings(msgspec.Struct, frozen=True):
         return cls(
             redis_url=env.get("REDIS_URL") or None,
             data_dir=Path(env.get("REFEREE_DATA_DIR", "data")),
-            retention_s=int(env.get("REFEREE_RETENTION_S", 7 * 24 * 3600)),
-            idle_ttl_s=int(env.get("REFEREE_IDLE_TTL_S", 7 * 24 * 3600)),
-            events_retention_s=int(env.get("REFEREE_EVENTS_RETENTION_S", 600)),
-            max_body_bytes=int(env.get("REFEREE_MAX_BODY_BYTES", 64 * 1024)),
+            retention_s=_int("REFEREE_RETENTION_S", 7 * 24 * 3600),
+            idle_ttl_s=_int("REFEREE_IDLE_TTL_S", 7 * 24 * 3600),
+            events_retention_s=_int("REFEREE_EVENTS_RETENTION_S", 600),
+            max_body_bytes=_int("REFEREE_MAX_BODY_BYTES", 64 * 1024),
             sweep_interval_s=float(env.get("REFEREE_SWEEP_INTERVAL_S", 0.5)),
-            recent_games=int(env.get("REFEREE_RECENT_GAMES", 4096)),
+            recent_games=_int("REFEREE_RECENT_GAMES", 4096),
             fast_routes=env.get("REFEREE_FAST_ROUTES", "1") != "0",
             appendfsync=env.get("REFEREE_APPENDFSYNC", "everysec"),
+            organizer_keys=key_hashes(env.get("REFEREE_ORGANIZER_KEYS", "")),
+            trusted_proxies=tuple(
+                p.strip() for p in env.get("REFEREE_TRUSTED_PROXIES", "").split(",") if p.strip()
+            ),
+            rate_per_token=_int("REFEREE_RATE_PER_TOKEN", 100),
+            rate_per_address=_int("REFEREE_RATE_PER_ADDRESS", 1000),
+            max_waiting_per_address=_int("REFEREE_MAX_WAITING_PER_ADDRESS", 256),
+            live_games_per_owner=_int("REFEREE_LIVE_GAMES_PER_ORGANIZER", 1000),
+            live_tournaments_per_owner=_int("REFEREE_LIVE_TOURNAMENTS_PER_ORGANIZER", 20),
+            max_seats=_int("REFEREE_MAX_SEATS", 64),
+            max_entrants=_int("REFEREE_MAX_ENTRANTS", 64),
+            header_timeout_s=float(env.get("REFEREE_HEADER_TIMEOUT_S", 10)),
+            keep_alive_s=float(env.get("REFEREE_KEEP_ALIVE_S", 5)),
         )

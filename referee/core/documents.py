@@ -25,6 +25,7 @@ __all__ = [
     "Deadline",
     "GameDoc",
     "SeatDoc",
+    "check_invite",
     "check_name",
     "decode_doc",
     "decode_state",
@@ -32,6 +33,7 @@ __all__ = [
     "event_order",
     "first_deadline",
     "holder_of",
+    "invite_hash",
     "new_token",
     "next_version",
     "token_hash",
@@ -76,6 +78,10 @@ class GameDoc(msgspec.Struct, array_like=True):
     # the other games dealt the same dice (a tournament's duplicate tables): until every one of
     # them is over, this game is sealed to everyone but its own seats, and its seed withheld
     group: list[str] = []
+    # who created it, as its live games are counted (``service.limits``; "" for none)
+    owner: str = ""
+    # SHA-256 of the code an open seat's claimant must give ("" for none)
+    invite: bytes = b""
 
 
 decode_doc = msgspec.msgpack.Decoder(GameDoc).decode
@@ -143,6 +149,21 @@ def token_hash(token: str) -> bytes:
     """Remembered for the seats playing now: every request of a bot hashes its token, and
     OpenSSL's SHA-256 cost a decision about 3 % of its time."""
     return hashlib.sha256(token.encode()).digest()
+
+
+def invite_hash(code: str | None) -> bytes:
+    """What is kept of an invite code (SHA-256; b"" for none)."""
+    return hashlib.sha256(code.encode()).digest() if code else b""
+
+
+def check_invite(stored: bytes, given: str | None) -> None:
+    """An invite-only seat or registration: the code given must be the organizer's."""
+    if stored and not (given and hmac.compare_digest(stored, invite_hash(given))):
+        raise Refusal(
+            "invite-code-refused",
+            "this needs the organizer's invite code" if not given else "wrong invite code",
+            field="invite_code",
+        )
 
 
 def holder_of(hashes: list[bytes | None], token: str) -> int:

@@ -29,6 +29,7 @@ from .documents import (
     Deadline,
     GameDoc,
     SeatDoc,
+    check_invite,
     check_name,
     decode_doc,
     decode_state,
@@ -111,8 +112,12 @@ class LoadedGame(GameViews):
         self.change.events.append(_json.encode(event))
         self.dirty = True
 
-    def claim_seat(self, name: str, client_seed: str | None, now: float) -> tuple[int, str]:
-        """Seat a player in the first open seat; its token is returned, only its hash kept."""
+    def claim_seat(
+        self, name: str, client_seed: str | None, now: float, invite_code: str | None = None
+    ) -> tuple[int, str]:
+        """Seat a player in the first open seat (with the game's invite code, if it has
+        one); its token is returned, only its hash kept."""
+        check_invite(self.doc.invite, invite_code)
         check_name(name, "name")
         free = [i for i, s in enumerate(self.doc.seats) if s.name is None]
         if not free:
@@ -266,11 +271,13 @@ def new_game(
     game_id: str | None = None,
     token_hashes: list[bytes] | None = None,
     group: list[str] | None = None,
+    owner: str = "",
+    invite: bytes = b"",
 ) -> tuple[LoadedGame, list[str | None]]:
     """A new game, started if every seat is named, and the token of each named seat (shown
     once; only hashes are kept). ``token_hashes``: the seats answer to tokens the caller
     holds (a tournament's entrants), and none is handed out. ``group``: the other games
-    dealt the same dice (see ``GameDoc.group``)."""
+    dealt the same dice (see ``GameDoc.group``). ``owner`` and ``invite``: see ``GameDoc``."""
     try:
         ruleset = get_ruleset(ruleset_id)
         engine_options = ruleset.options(options)
@@ -305,6 +312,8 @@ def new_game(
         now,
         chain=chain_start(seed_commitment(seed)),
         group=list(group or []),
+        owner=owner,
+        invite=invite,
     )
     game = LoadedGame("", doc)
     game.emit({"type": "game_created", "seats": len(seats)})

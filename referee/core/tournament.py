@@ -73,6 +73,10 @@ class TournamentDoc(msgspec.Struct, array_like=True):
     # standings, unrounded (``pairing.rate``): every round but the one in play, rated in
     # the write that moves on from it
     rated: list[Standing] = []
+    # who created it, as its live tournaments are counted (``service.limits``; "" for none)
+    owner: str = ""
+    # SHA-256 of the code an entrant must give to register ("" for none)
+    invite: bytes = b""
 
 
 decode_tournament = msgspec.msgpack.Decoder(TournamentDoc).decode

@@ -15,10 +15,18 @@ from ..games import warm_caches
 from ..settings import Settings
 from ..store import STORE_UNAVAILABLE, Store, open_store
 from .games import GameService
+from .limits import Limits
 from .seats import Seats
 from .tournaments import TournamentService
 
-__all__ = ["STORE_UNAVAILABLE", "GameService", "Seats", "Services", "TournamentService"]
+__all__ = [
+    "STORE_UNAVAILABLE",
+    "GameService",
+    "Limits",
+    "Seats",
+    "Services",
+    "TournamentService",
+]
 
 
 class Services:
@@ -26,15 +34,20 @@ class Services:
 
     def __init__(self, store: Store, settings: Settings, embedded: Any = None) -> None:
         self.store = store
+        self.limits = Limits(store.limits, settings)
         self.games = GameService(
             store.games,
             retention_s=settings.retention_s,
             events_retention_s=settings.events_retention_s,
             recent_games=settings.recent_games,
             idle_ttl_s=settings.idle_ttl_s,
+            limits=self.limits,
+            max_seats=settings.max_seats,
         )
         self.seats = Seats(self.games)
-        self.tournaments = TournamentService(self.games, store.tournaments)
+        self.tournaments = TournamentService(
+            self.games, store.tournaments, max_entrants=settings.max_entrants
+        )
         self._embedded = embedded
         self._tasks: list[asyncio.Task] = []
 
@@ -53,6 +66,7 @@ class Services:
         services._tasks = [
             asyncio.create_task(services.games.sweep_forever(settings.sweep_interval_s)),
             asyncio.create_task(services.games.watch_commits()),
+            asyncio.create_task(services.limits.renew_forever()),
         ]
         return services
 

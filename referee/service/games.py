@@ -20,11 +20,12 @@ import math
 import time
 from typing import Any
 
-from ..core.documents import decode_doc, first_deadline, next_version
+from ..core.documents import decode_doc, first_deadline, invite_hash, next_version
 from ..core.game import LoadedGame, new_game
 from ..core.refusals import Refusal, busy, not_found
 from ..games import new_seed
 from ..store import GameStore, Stored, StoreError
+from .limits import Limits
 from .memory import InFlight, Memory
 
 __all__ = ["MAX_RETRIES", "GameService"]
@@ -49,6 +50,8 @@ class GameService:
         events_retention_s: int = 600,
         recent_games: int = 4096,
         idle_ttl_s: int = 7 * 24 * 3600,
+        limits: Limits | None = None,
+        max_seats: int = 64,
     ) -> None:
         self.store = store
         self.retention_s = retention_s
@@ -58,6 +61,8 @@ class GameService:
         # a finished game's event stream serves late listeners for a while; its record stays
         self.events_retention_s = events_retention_s
         self.memory = Memory(recent_games)
+        self.limits = limits
+        self.max_seats = max_seats
 
     # -- creating and joining ------------------------------------------------------------------
 
@@ -72,10 +77,17 @@ class GameService:
         game_id: str | None = None,
         token_hashes: list[bytes] | None = None,
         group: list[str] | None = None,
+        owner: str = "",
+        invite_code: str | None = None,
     ) -> tuple[LoadedGame, list[str | None]]:
         """Create a game (``core.game.new_game``) and the tokens of its named seats; a caller
         that names ``game_id`` may call again after a crash: an existing game of that id is
-        returned, never a second one."""
+        returned, never a second one. ``owner``: whose live games count it (refused past
+        the owner's quota); ``invite_code``: what claiming an open seat needs."""
+        if self.max_seats > 0 and len(seats) > self.max_seats:
+            raise Refusal(
+                "too-many-seats", f"at most {self.max_seats} seats per game here", field="seats"
+            )
         game, handed = new_game(
             ruleset_id,
             options,
@@ -86,18 +98,27 @@ class GameService:
             game_id=game_id,
             token_hashes=token_hashes,
             group=group,
+            owner=owner,
+            invite=invite_hash(invite_code),
         )
+        limits = self.limits if owner else None
+        if limits is not None:
+            await limits.admit(owner, "games", game.doc.id)
         if not await self.write(game):
+            if limits is not None:
+                await limits.release(owner, "games", game.doc.id)
             if game_id is None:  # 64 random bits collided
                 raise Refusal("busy", "try again")
             return await self.load(game_id), handed  # created by an earlier attempt
         return game, handed
 
-    async def claim(self, game_id: str, name: str, client_seed: str | None) -> tuple[int, str]:
+    async def claim(
+        self, game_id: str, name: str, client_seed: str | None, invite_code: str | None = None
+    ) -> tuple[int, str]:
         """Seat a player in the game's first open seat; the seat and its token."""
         for _ in range(MAX_RETRIES):
             game = await self.load(game_id)
-            seat, token = game.claim_seat(name, client_seed, time.time())
+            seat, token = game.claim_seat(name, client_seed, time.time(), invite_code)
             if await self.write(game):
                 return seat, token
         raise busy()
@@ -176,6 +197,7 @@ class GameService:
             ttl=self.ttl_of(doc.status),
             events_ttl=self.events_retention_s if doc.status == "finished" else 0,
             deadline=hint,
+            finished_for=doc.owner if doc.status == "finished" else "",
         )
         memory = self.memory
         in_flight = InFlight(Stored(version, blob, game.last_event_id), commit, first, memory.epoch)

@@ -13,7 +13,7 @@ import secrets
 import time
 from typing import Any
 
-from ..core.documents import check_name, new_token, token_hash
+from ..core.documents import check_invite, check_name, invite_hash, new_token, token_hash
 from ..core.pairing import TournamentSpec, next_round, rate, total_rounds
 from ..core.refusals import Refusal, busy, not_found
 from ..core.tournament import (
@@ -37,9 +37,10 @@ __all__ = ["TournamentService"]
 class TournamentService:
     """The tournaments of one Redis; their games are the ``GameService``'s."""
 
-    def __init__(self, games: GameService, store: TournamentStore) -> None:
+    def __init__(self, games: GameService, store: TournamentStore, max_entrants: int = 64) -> None:
         self.games = games
         self.store = store
+        self.max_entrants = max_entrants
 
     async def load(self, tournament_id: str) -> tuple[str, TournamentDoc]:
         found = await self.store.load(tournament_id)
@@ -53,17 +54,35 @@ class TournamentService:
 
     # -- creating and registering --------------------------------------------------------------
 
-    async def create(self, spec: TournamentSpec) -> TournamentDoc:
+    async def create(
+        self, spec: TournamentSpec, owner: str = "", invite_code: str | None = None
+    ) -> TournamentDoc:
+        """A tournament open for registration (with ``invite_code``, to those who have it),
+        counted among ``owner``'s live tournaments (refused past the owner's quota)."""
+        max_entrants = self.max_entrants
+        if max_entrants > 0 and spec.entrants > max_entrants:
+            raise Refusal(
+                "too-many-entrants",
+                f"at most {max_entrants} entrants per tournament here",
+                field="entrants",
+            )
         doc = new_tournament(spec, time.time())
+        doc.owner, doc.invite = owner, invite_hash(invite_code)
+        limits = self.games.limits if owner else None
+        if limits is not None:
+            await limits.admit(owner, "tournaments", doc.id)
         await self._save("", doc)
         return doc
 
-    async def register(self, tournament_id: str, name: str) -> tuple[int, str]:
-        """Enter a tournament; the entrant's token is returned, only its hash kept. The last
-        entrant to register starts it."""
-        check_name(name, "name")
+    async def register(
+        self, tournament_id: str, name: str, invite_code: str | None = None
+    ) -> tuple[int, str]:
+        """Enter a tournament (with its invite code, if it has one); the entrant's token is
+        returned, only its hash kept. The last entrant to register starts it."""
         for _ in range(MAX_RETRIES):
             version, doc = await self.load(tournament_id)
+            check_invite(doc.invite, invite_code)
+            check_name(name, "name")
             if doc.status != "registering":
                 raise Refusal("registration-closed", "the tournament has started")
             token = new_token(doc.id)
@@ -115,6 +134,8 @@ class TournamentService:
                 else:
                     continue
             if not changed or await self._save(version, doc):
+                if changed and doc.status == "finished" and doc.owner and self.games.limits:
+                    await self.games.limits.release(doc.owner, "tournaments", doc.id)
                 return doc
         raise busy("the tournament")
 

@@ -24,6 +24,7 @@ from .games import (
     GameStore,
     Stored,
 )
+from .limits import LimitStore
 from .tournaments import TournamentStore
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "Commit",
     "GameKeys",
     "GameStore",
+    "LimitStore",
     "Store",
     "StoreError",
     "Stored",
@@ -56,6 +58,7 @@ class Store:
         self._clients = (redis, blocking)
         self.games = GameStore(redis, blocking)
         self.tournaments = TournamentStore(redis)
+        self.limits = LimitStore(redis)
 
     async def ping(self) -> None:
         await self.games.ping()

@@ -39,6 +39,7 @@ from redis.asyncio import Redis
 from redis.exceptions import ConnectionError, NoScriptError, ResponseError
 
 from .connection import Sent, SharedConnection, subscribe
+from .limits import live_key
 
 __all__ = [
     "COMMITS",
@@ -178,6 +179,7 @@ class GameStore:
         ttl: int = 0,
         events_ttl: int = 0,
         deadline: float | bool | None = None,
+        finished_for: str = "",
     ) -> Commit:
         """The atomic write and the deadline hint (a time, None to drop it, False to leave it
         as it is), queued on the shared connection now, behind every command queued before it
@@ -187,7 +189,8 @@ class GameStore:
 
         ``ttl`` > 0 makes the game's keys expire that long after this write (an idle game, a
         finished one); its event stream goes after ``events_ttl`` (at most ``ttl``; a finished
-        game: the record keeps everything the stream told).
+        game: the record keeps everything the stream told). ``finished_for``: the owner whose
+        live games no longer count this one (in the same write).
         """
         if not events:
             # readers take the newest event id as the version's name (see the module's doc)
@@ -199,6 +202,8 @@ class GameStore:
         args += decisions
         args += events
         commands = self._commit_commands(keys, args, game_id, deadline)
+        if finished_for:
+            commands += (("ZREM", live_key(finished_for, "games"), game_id),)
         return Commit(keys, commands, self.shared.send(*commands))
 
     async def committed(self, commit: Commit) -> list[str] | Stored:

@@ -31,7 +31,7 @@ import redis
 
 from ..store import SCRIPT_COMMANDS, GameKeys
 from ..store.embedded import start_embedded
-from .launch import start_referee
+from .launch import LOAD_LIMITS, start_referee
 from .load import BENCH_GAME, play_game, run_load
 
 __all__ = ["main", "run_bench"]
@@ -135,7 +135,7 @@ def run_bench(
     referee = None
     try:
         redis_url = valkey.url
-        referee, url = start_referee(redis_url, workers)
+        referee, url = start_referee(redis_url, workers, env=LOAD_LIMITS)
         client = redis.Redis.from_url(redis_url)
         _live_games(url, live_games)
         server = psutil.Process(referee.pid)

@@ -22,7 +22,7 @@ from rich.table import Table
 from ..bots import get_bot
 from ..core.pairing import TournamentSpec, total_games
 from ..store.embedded import start_embedded
-from .launch import start_referee
+from .launch import LOAD_LIMITS, start_referee
 
 __all__ = ["main"]
 
@@ -76,7 +76,7 @@ def main(args: Any) -> int:
     url = args.url
     if url is None:
         valkey = start_embedded(tempfile.mkdtemp(prefix="referee-tournament-"), persist=False)
-        referee, url = start_referee(valkey.url)
+        referee, url = start_referee(valkey.url, env=LOAD_LIMITS)
     context = multiprocessing.get_context("spawn")
     decisions = context.Value("i", 0)
     processes = []

@@ -12,6 +12,7 @@ from litestar import Litestar
 from .._gc import settle_collector
 from ..service import Services
 from ..settings import Settings
+from .access import Organizers
 from .contract import finish_contract, openapi_config
 from .hot import HotRoutesLitestar
 from .problems import CheckedRequest, exception_handlers
@@ -28,6 +29,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
     async def lifespan(app: HotRoutesLitestar) -> AsyncIterator[None]:
         services = Services.start(settings)
         app.state.services = services
+        app.hot.limits = services.limits
         if settings.fast_routes:
             app.hot.seats = services.seats
         # the app, the engines' caches and the pools live as long as the process (see _gc)
@@ -35,7 +37,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         try:
             yield
         finally:
-            app.hot.seats = None
+            app.hot.seats = app.hot.limits = None
             await services.stop()
 
     app = HotRoutesLitestar(
@@ -47,6 +49,8 @@ def create_app(settings: Settings | None = None) -> Litestar:
         openapi_config=openapi_config(),
         debug=False,
     )
+    app.hot.trusted = settings.trusted_proxies
+    app.state.organizers = Organizers(settings.organizer_keys, settings.trusted_proxies)
     finish_contract(app)
     return app
 

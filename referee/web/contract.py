@@ -30,6 +30,7 @@ from .models import (
     Claimed,
     ClaimSeat,
     CreateGame,
+    CreateTournament,
     GameCreated,
     MoveAccepted,
     MoveSubmission,
@@ -59,7 +60,15 @@ def openapi_config() -> OpenAPIConfig:
             security_schemes={
                 "bearer": SecurityScheme(
                     type="http", scheme="bearer", description="the seat's token"
-                )
+                ),
+                "organizer": SecurityScheme(
+                    type="http",
+                    scheme="bearer",
+                    description="an organizer key: needed to create games and tournaments "
+                    "where the referee has organizer keys (REFEREE_ORGANIZER_KEYS); 401 "
+                    "organizer-key-required without one, 403 organizer-key-refused with a "
+                    "wrong one. A referee with no keys lets anyone create",
+                ),
             }
         ),
     )
@@ -85,6 +94,7 @@ _INPUTS = {
         Place,
         Swap,
         TournamentSpec,
+        CreateTournament,
         Register,
     )
 }
@@ -140,6 +150,7 @@ _MODELS = (
     RulesetInfo,
     Problem,
     TournamentSpec,
+    CreateTournament,
     Register,
     Registered,
     TournamentCreated,
@@ -163,11 +174,27 @@ def finish_contract(app: Litestar) -> None:
             converted.additional_properties = False
         components[name] = converted  # type: ignore[index]
     _open_free_form_objects(schema)
+    _limits_and_security(schema)
     created = schema.paths["/v1/games"].post.responses["201"]  # type: ignore[index,union-attr]
     created.links = {
         name: Link(operation_id=operation, parameters={"game_id": "$response.body#/id"})
         for name, operation in _GAME_LINKS.items()
     }
+
+
+def _limits_and_security(schema: Any) -> None:
+    """Every operation but the health checks may meet the shared rate limit (429), and one
+    with no security of its own is public (``security: []``)."""
+    too_many = schema.paths["/v1/games/{game_id}/moves"].post.responses["429"]
+    for path, item in schema.paths.items():
+        for method in ("get", "post"):
+            operation = getattr(item, method, None)
+            if operation is None:
+                continue
+            if operation.security is None:
+                operation.security = []
+            if path not in ("/healthz", "/readyz") and "429" not in operation.responses:
+                operation.responses["429"] = too_many
 
 
 def _open_free_form_objects(node: Any, seen: set[int] | None = None) -> None:

@@ -20,6 +20,7 @@ import msgspec
 from litestar import Litestar
 
 from ..core.refusals import Refusal
+from .access import client_address
 from .models import MoveAccepted, MoveSubmission, Turn
 from .problems import GAME_ID, PROBLEM, answer, bearer
 
@@ -31,6 +32,13 @@ _submission = msgspec.json.Decoder(MoveSubmission)
 _encode = msgspec.json.Encoder().encode
 _JSON = b"application/json"
 _PROBLEM = PROBLEM.encode()
+#: what the load balancer's health checks ask: never limited
+_UNLIMITED = frozenset({"/healthz", "/readyz"})
+_RATE_LIMITED = Refusal(
+    "rate-limited",
+    "too many requests from this token or address in this second",
+    retry_after=1,
+)
 
 
 def _token(scope: dict) -> str | None:
@@ -42,13 +50,17 @@ def _token(scope: dict) -> str | None:
 
 class HotRoutes:
     """What the hot routes answer with: the seats' service, set once the app has started
-    (None: the handlers answer every request), and the app's limit on a body."""
+    (None: the handlers answer every request), and the app's limit on a body; and the
+    shared limits every request passes (None until started), with the proxies trusted to
+    name a client's address."""
 
-    __slots__ = ("limit", "seats")
+    __slots__ = ("limit", "limits", "seats", "trusted")
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.seats: Any = None
+        self.limits: Any = None
+        self.trusted: tuple[str, ...] = ()
 
 
 def _asked(routes: HotRoutes, scope: dict) -> tuple[Any, str] | None:
@@ -74,7 +86,16 @@ class HotRoutesLitestar(Litestar):
         self.hot = HotRoutes(self.request_max_body_size)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        hot = _HOT.fullmatch(scope["path"]) if scope["type"] == "http" else None
+        if scope["type"] != "http":
+            await super().__call__(scope, receive, send)
+            return
+        limits = self.hot.limits
+        if limits is not None and scope["path"] not in _UNLIMITED:
+            address = client_address(scope, self.hot.trusted)
+            if not await limits.request(address, _token(scope)):
+                await _problem(send, scope, _RATE_LIMITED)
+                return
+        hot = _HOT.fullmatch(scope["path"])
         if hot is None:
             await super().__call__(scope, receive, send)
         elif hot.group(2) == "turn":
@@ -97,7 +118,20 @@ async def _turn(
         await routed(scope, receive, send)
         return
     seats, token = asked
-    await _answer(send, scope, seats.wait_turn(game_id, token, wait), Turn)
+    limits = routes.limits
+    if wait == 0 or limits is None:
+        await _answer(send, scope, seats.wait_turn(game_id, token, wait), Turn)
+        return
+    address = client_address(scope, routes.trusted)
+    try:
+        await limits.start_waiting(address)
+    except Refusal as exc:
+        await _problem(send, scope, exc)
+        return
+    try:
+        await _answer(send, scope, seats.wait_turn(game_id, token, wait), Turn)
+    finally:
+        limits.stop_waiting(address)
 
 
 async def _moves(

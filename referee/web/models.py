@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 import msgspec
 
+from ..core.pairing import TournamentSpec
 from ..core.refusals import Refusal
 from ..games._common import Die
 from ..games.choice import FreeThrow, Mark
@@ -18,6 +19,7 @@ __all__ = [
     "ClaimSeat",
     "Claimed",
     "CreateGame",
+    "CreateTournament",
     "GameCreated",
     "MoveAccepted",
     "MoveSubmission",
@@ -47,6 +49,14 @@ Name = Annotated[
     ),
 ]
 ClientSeed = Annotated[str, msgspec.Meta(min_length=1, max_length=128)]
+InviteCode = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=1,
+        max_length=128,
+        description="the organizer's invite code (403 invite-code-refused when it does not match)",
+    ),
+]
 
 
 class SeatSpec(msgspec.Struct, forbid_unknown_fields=True):
@@ -65,6 +75,17 @@ class CreateGame(msgspec.Struct, forbid_unknown_fields=True):
     deadline_s: Annotated[
         float, msgspec.Meta(ge=0, le=3600, description="seconds per decision; 0 = none")
     ] = 10.0
+    invite_code: (
+        Annotated[
+            str,
+            msgspec.Meta(
+                min_length=1,
+                max_length=128,
+                description="open seats are claimed only with this code (kept as a hash)",
+            ),
+        ]
+        | None
+    ) = None
 
 
 class SeatToken(msgspec.Struct):
@@ -90,6 +111,7 @@ class ClaimSeat(msgspec.Struct, forbid_unknown_fields=True):
 
     name: Name
     client_seed: ClientSeed | None = None
+    invite_code: InviteCode | None = None
 
 
 class Claimed(msgspec.Struct):
@@ -205,6 +227,28 @@ class Register(msgspec.Struct, forbid_unknown_fields=True):
     """An entrant registering under a name."""
 
     name: Name
+    invite_code: InviteCode | None = None
+
+
+class CreateTournament(TournamentSpec, frozen=True, forbid_unknown_fields=True):
+    """A tournament's spec, and the invite code its entrants must give, if any."""
+
+    invite_code: (
+        Annotated[
+            str,
+            msgspec.Meta(
+                min_length=1,
+                max_length=128,
+                description="entrants register only with this code (kept as a hash)",
+            ),
+        ]
+        | None
+    ) = None
+
+    def spec(self) -> TournamentSpec:
+        fields = msgspec.structs.asdict(self)
+        del fields["invite_code"]
+        return TournamentSpec(**fields)
 
 
 class Registered(msgspec.Struct):

@@ -42,7 +42,10 @@ PROBLEM_BASE = "https://referee.invalid/problems/"
 STATUS = {
     "invalid-request": 400,
     "unauthorized": 401,
+    "organizer-key-required": 401,
     "forbidden": 403,
+    "organizer-key-refused": 403,
+    "invite-code-refused": 403,
     "game-not-found": 404,
     "tournament-not-found": 404,
     "ruleset-not-found": 404,
@@ -57,6 +60,9 @@ STATUS = {
     "busy": 503,
     "redis-unavailable": 503,
     "redis-unreachable": 503,
+    "rate-limited": 429,
+    "too-many-waiting": 429,
+    "quota-exceeded": 429,
 }
 TITLES = {
     400: "Bad request",
@@ -67,6 +73,7 @@ TITLES = {
     409: "Conflict",
     413: "Body too large",
     422: "Rule violation",
+    429: "Too many requests",
     500: "Internal error",
     503: "Unavailable",
 }
@@ -80,6 +87,7 @@ CODES = {
     409: "conflict",
     413: "body-too-large",
     422: "unprocessable",
+    429: "rate-limited",
     500: "internal-error",
     503: "unavailable",
 }
@@ -172,7 +180,8 @@ def answer(exc: BaseException, path: str) -> tuple[int, bytes, dict[str, str]]:
     if isinstance(exc, Refusal):
         status = status_of(exc.code)
         body = problem_body(status, exc.code, exc.detail, exc.field, path, **exc.extra)
-        return status, body, {}
+        retry_after = exc.extra.get("retry_after")
+        return status, body, {"Retry-After": str(retry_after)} if retry_after else {}
     if isinstance(exc, GameError):
         status = status_of(exc.code)
         return status, problem_body(status, exc.code, exc.message, exc.field, path), {}

@@ -5,6 +5,7 @@ usually answered before these handlers (``hot``), with the same bytes."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 from collections.abc import AsyncIterator
@@ -17,14 +18,15 @@ from litestar.params import JSONBody, Parameter
 from litestar.response import ServerSentEvent
 from litestar.response.sse import ServerSentEventMessage
 
-from ..core.pairing import TournamentSpec
 from ..core.refusals import Refusal
 from ..games import RULESETS, commitment, score_area, score_marks
 from ..service import STORE_UNAVAILABLE, Services
+from .access import client_address, require_organizer
 from .models import (
     Claimed,
     ClaimSeat,
     CreateGame,
+    CreateTournament,
     GameCreated,
     MoveAccepted,
     MoveSubmission,
@@ -43,6 +45,8 @@ from .problems import check_id, problems, request_bearer, require_bearer
 __all__ = ["CONTROLLERS"]
 
 SECURITY = [{"bearer": []}]
+#: an organizer key where the referee has them (REFEREE_ORGANIZER_KEYS); none in open mode
+ORGANIZER = [{"organizer": []}, {}]
 GameId = Annotated[str, Parameter(description="the game's id", max_length=64)]
 TournamentId = Annotated[str, Parameter(description="the tournament's id", max_length=64)]
 Wait = Annotated[float, Parameter(ge=0, le=60, description="long-poll seconds")]
@@ -55,6 +59,21 @@ _STREAM_ID = re.compile(r"\d+(-\d+)?")
 
 def _services(state: State) -> Services:
     return state.services
+
+
+@contextlib.asynccontextmanager
+async def _waiting(request: Request, services: Services, wait: float) -> AsyncIterator[None]:
+    """A long-poll holds one of its address's open streams and long-polls (429 past the
+    cap); a request that does not wait holds none."""
+    if not wait:
+        yield
+        return
+    address = client_address(request.scope, request.app.hot.trusted)
+    await services.limits.start_waiting(address)
+    try:
+        yield
+    finally:
+        services.limits.stop_waiting(address)
 
 
 class SystemController(Controller):
@@ -140,15 +159,21 @@ class GameController(Controller):
         "/",
         operation_id="createGame",
         status_code=201,
-        summary="Create a game",
-        responses=problems(400, 413, 422),
+        summary="Create a game (with an organizer key, where the referee has them)",
+        guards=[require_organizer],
+        security=ORGANIZER,
+        responses=problems(400, 401, 403, 413, 422, 429),
     )
-    async def create_game(self, state: State, data: JSONBody[CreateGame]) -> GameCreated:
+    async def create_game(
+        self, request: Request, state: State, data: JSONBody[CreateGame]
+    ) -> GameCreated:
         game, tokens = await _services(state).games.create(
             data.ruleset,
             data.options,
             [msgspec.to_builtins(s) for s in data.seats],
             data.deadline_s,
+            owner=request.state.owner,
+            invite_code=data.invite_code,
         )
         doc = game.doc
         return GameCreated(
@@ -173,12 +198,14 @@ class GameController(Controller):
         "/{game_id:str}/seats",
         operation_id="claimSeat",
         status_code=201,
-        summary="Claim an open seat",
-        responses=problems(400, 404, 409, 413, 422),
+        summary="Claim an open seat (with the game's invite code, if it has one)",
+        responses=problems(400, 403, 404, 409, 413, 422, 429),
     )
     async def claim_seat(self, state: State, game_id: GameId, data: JSONBody[ClaimSeat]) -> Claimed:
         check_id(game_id)
-        seat, token = await _services(state).games.claim(game_id, data.name, data.client_seed)
+        seat, token = await _services(state).games.claim(
+            game_id, data.name, data.client_seed, data.invite_code
+        )
         return Claimed(game_id, seat, data.name, token)
 
     @get(
@@ -186,13 +213,15 @@ class GameController(Controller):
         operation_id="getTurn",
         security=SECURITY,
         summary="What this seat must decide now",
-        responses=problems(400, 401, 403, 404),
+        responses=problems(400, 401, 403, 404, 429),
     )
     async def get_turn(
         self, request: Request, state: State, game_id: GameId, wait: Wait = 0
     ) -> Turn:
         check_id(game_id)
-        turn = await _services(state).seats.wait_turn(game_id, request_bearer(request), wait)
+        services = _services(state)
+        async with _waiting(request, services, wait):
+            turn = await services.seats.wait_turn(game_id, request_bearer(request), wait)
         return Turn(**turn)
 
     @post(
@@ -201,7 +230,7 @@ class GameController(Controller):
         status_code=200,
         security=SECURITY,
         summary="Submit a decision (any element of legal_moves, verbatim)",
-        responses=problems(400, 401, 403, 404, 409, 413, 422),
+        responses=problems(400, 401, 403, 404, 409, 413, 422, 429),
     )
     async def submit_move(
         self, request: Request, state: State, game_id: GameId, data: JSONBody[MoveSubmission]
@@ -215,7 +244,7 @@ class GameController(Controller):
         "/{game_id:str}/events",
         operation_id="streamEvents",
         summary="Server-Sent Events of public events (resumable with Last-Event-ID)",
-        responses=problems(400, 404, 409),
+        responses=problems(400, 404, 409, 429),
         media_type="text/event-stream",
     )
     async def events(self, request: Request, state: State, game_id: GameId) -> ServerSentEvent:
@@ -231,6 +260,9 @@ class GameController(Controller):
         last_id = request.headers.get("last-event-id") or "0"
         if not _STREAM_ID.fullmatch(last_id):
             last_id = "0"
+        limits = _services(state).limits
+        address = client_address(request.scope, request.app.hot.trusted)
+        await limits.start_waiting(address)  # 429 past the address's cap
 
         async def stream() -> AsyncIterator[ServerSentEventMessage]:
             try:
@@ -240,6 +272,8 @@ class GameController(Controller):
                 # the answer has begun: no problem can be sent now, only an end, after which
                 # an EventSource reconnects with Last-Event-ID (one log line, no traceback)
                 log.warning("event stream of %s ended: Redis does not answer (%r)", game_id, exc)
+            finally:
+                limits.stop_waiting(address)
 
         async def told() -> AsyncIterator[ServerSentEventMessage]:
             cursor = last_id
@@ -287,26 +321,31 @@ class TournamentController(Controller):
         operation_id="createTournament",
         status_code=201,
         summary="Create a tournament; it starts when its entrants have registered",
-        responses=problems(400, 413, 422),
+        guards=[require_organizer],
+        security=ORGANIZER,
+        responses=problems(400, 401, 403, 413, 422, 429),
     )
     async def create_tournament(
-        self, state: State, data: JSONBody[TournamentSpec]
+        self, request: Request, state: State, data: JSONBody[CreateTournament]
     ) -> TournamentCreated:
-        doc = await _services(state).tournaments.create(data)
+        tournaments = _services(state).tournaments
+        doc = await tournaments.create(data.spec(), request.state.owner, data.invite_code)
         return TournamentCreated(doc.id, doc.status, commitment(doc.seed))
 
     @post(
         "/{tournament_id:str}/entrants",
         operation_id="registerEntrant",
         status_code=201,
-        summary="Register an entrant; its token is shown once",
-        responses=problems(400, 404, 409, 413, 422),
+        summary="Register an entrant (with the invite code, if it has one); its token is shown "
+        "once",
+        responses=problems(400, 403, 404, 409, 413, 422, 429),
     )
     async def register(
         self, state: State, tournament_id: TournamentId, data: JSONBody[Register]
     ) -> Registered:
         check_id(tournament_id, "tournament")
-        entrant, token = await _services(state).tournaments.register(tournament_id, data.name)
+        tournaments = _services(state).tournaments
+        entrant, token = await tournaments.register(tournament_id, data.name, data.invite_code)
         return Registered(tournament_id, entrant, data.name, token)
 
     @get(
@@ -332,11 +371,12 @@ class MeController(Controller):
         security=SECURITY,
         guards=[require_bearer],
         summary="An entrant's next decision across all of its games",
-        responses=problems(400, 401, 403, 404),
+        responses=problems(400, 401, 403, 404, 429),
     )
     async def next_decision(self, request: Request, state: State, wait: Wait = 0) -> NextDecision:
-        tournaments = _services(state).tournaments
-        result = await tournaments.next_decision(request_bearer(request), wait)
+        services = _services(state)
+        async with _waiting(request, services, wait):
+            result = await services.tournaments.next_decision(request_bearer(request), wait)
         turn = result.pop("turn", None)
         return NextDecision(**result, turn=Turn(**turn) if turn else None)
 

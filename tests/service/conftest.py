@@ -13,7 +13,7 @@ import uvicorn
 from referee.cli import UVICORN_OPTIONS
 from referee.settings import Settings
 from referee.store.embedded import start_embedded
-from referee.tools.launch import free_port, start_referee
+from referee.tools.launch import LOAD_LIMITS, free_port, start_referee
 from referee.web import create_app
 
 
@@ -31,13 +31,26 @@ def redis_client(valkey):
     client.close()
 
 
+#: the tests' bots share one address and never think: limits as high as their load (the
+#: limits' own tests set theirs)
+LOADED = {
+    "rate_per_token": 100_000,
+    "rate_per_address": 10_000_000,
+    "max_waiting_per_address": 100_000,
+    "live_games_per_owner": 1_000_000,
+    "live_tournaments_per_owner": 100_000,
+}
+
+
 class ThreadServer:
     """The app served by uvicorn in a thread of the test process, on a real port."""
 
     def __init__(self, redis_url: str, **settings: object) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        settings = Settings(redis_url=redis_url, sweep_interval_s=0.1, **settings)
+        settings = Settings(
+            redis_url=redis_url, sweep_interval_s=0.1, **{**LOADED, **settings}
+        )
         config = uvicorn.Config(
             create_app(settings),
             host="127.0.0.1",
@@ -79,7 +92,8 @@ class ProcessServer:
     """The referee in a process of its own (to kill it, or to run several replicas)."""
 
     def __init__(self, redis_url: str) -> None:
-        self.process, self.url = start_referee(redis_url, env={"REFEREE_SWEEP_INTERVAL_S": "0.05"})
+        env = {**LOAD_LIMITS, "REFEREE_SWEEP_INTERVAL_S": "0.05"}
+        self.process, self.url = start_referee(redis_url, env=env)
 
     def kill(self) -> None:
         if self.process.poll() is None:

@@ -1,0 +1,186 @@
+"""Quotas and rate limits, shared by every replica through Redis (``store.limits``), cheap on
+a request's path.
+
+- **Requests per second**, per token and per client address: a process leases a slice of a
+  second's budget at a time (a twentieth) and spends it locally, so a bot's requests cost a
+  Redis call now and then, not one each; the budget is counted in Redis, so every replica
+  together grants at most the limit (a slice leased and not spent is lost to that second).
+- **Open event streams and long-polls per address**: a process holds a few units of the
+  address's cap at a time and gives back what it no longer needs; its holding lapses if it
+  dies (it renews it every ``RENEW_S``).
+- **Live games and tournaments per owner** (an organizer key, or an address in open mode):
+  counted until they finish, or for at most the idle time.
+
+A limit of 0 turns that limit off.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import secrets
+import time
+from typing import Any
+
+from lru import LRU
+
+from ..core.refusals import Refusal
+from ..settings import Settings
+from ..store import STORE_UNAVAILABLE
+from ..store.limits import LimitStore
+
+__all__ = ["RENEW_S", "Limits", "digest"]
+
+log = logging.getLogger("referee")
+#: how often a process renews what it holds of the addresses' caps (they lapse after 3 ×)
+RENEW_S = 20.0
+_SLICES = 20
+
+
+def digest(secret: str) -> str:
+    """A short digest that names a token, a key or an address in Redis keys and logs."""
+    return hashlib.blake2b(secret.encode(), digest_size=10).hexdigest()
+
+
+class _Budget:
+    """This process's lease of one second's budget: ``left`` to spend, or ``spent``."""
+
+    __slots__ = ("left", "second", "spent")
+
+    def __init__(self, second: int, left: int) -> None:
+        self.second, self.left, self.spent = second, left, left <= 0
+
+
+class Limits:
+    """One process's side of the shared quotas and limits (``Settings`` gives the caps)."""
+
+    def __init__(self, store: LimitStore, settings: Settings) -> None:
+        self.store = store
+        self.settings = settings
+        self.process = secrets.token_hex(6)
+        self._budgets: dict[str, _Budget] = {}
+        self._digests: Any = LRU(8192)
+        self._held: dict[str, list[int]] = {}  # address -> [in use, held in Redis]
+        self._tasks: set[asyncio.Task] = set()
+
+    # -- requests per second -------------------------------------------------------------------
+
+    async def request(self, address: str, token: str | None) -> bool:
+        """Whether a request of ``address`` (with ``token``) is within both budgets; a store
+        that does not answer refuses nothing (the request will meet it anyway)."""
+        settings = self.settings
+        try:
+            if token is not None and settings.rate_per_token > 0:
+                who = self._digests.get(token)
+                if who is None:
+                    who = self._digests[token] = "t" + digest(token)
+                if not await self._spend(who, settings.rate_per_token):
+                    return False
+            if settings.rate_per_address > 0:
+                return await self._spend("a" + address, settings.rate_per_address)
+        except STORE_UNAVAILABLE:
+            return True
+        return True
+
+    async def _spend(self, who: str, limit: int) -> bool:
+        second = int(time.time())
+        budget = self._budgets.get(who)
+        if budget is not None and budget.second == second:
+            if budget.left > 0:
+                budget.left -= 1
+                return True
+            if budget.spent:  # refused already in this second: no call until the next
+                return False
+        granted = await self.store.lease_rate(who, second, max(1, limit // _SLICES), limit)
+        if len(self._budgets) > 65536:  # seconds gone by
+            self._budgets = {k: b for k, b in self._budgets.items() if b.second == second}
+        self._budgets[who] = _Budget(second, granted - 1)
+        return granted > 0
+
+    # -- open streams and long-polls -----------------------------------------------------------
+
+    async def start_waiting(self, address: str) -> None:
+        """Hold one of ``address``'s open streams and long-polls, until ``stop_waiting``;
+        refused with 429 ``too-many-waiting`` when the address holds its cap."""
+        cap = self.settings.max_waiting_per_address
+        if cap <= 0:
+            return
+        held = self._held.get(address)
+        if held is None:
+            held = self._held[address] = [0, 0]
+        if held[0] >= held[1]:
+            try:
+                granted = await self._hold(address, max(1, cap // 16), cap)
+            except STORE_UNAVAILABLE:
+                granted = 1  # the wait will meet the store anyway
+            held[1] += granted
+            if granted == 0:
+                raise Refusal(
+                    "too-many-waiting",
+                    f"this address holds {cap} open event streams and long-polls already",
+                    retry_after=5,
+                )
+        held[0] += 1
+
+    def stop_waiting(self, address: str) -> None:
+        """Give back what ``start_waiting`` held; units held beyond need go back to Redis
+        (the rest when the address has been idle a while: ``renew_forever``)."""
+        cap = self.settings.max_waiting_per_address
+        held = self._held.get(address)
+        if cap <= 0 or held is None:
+            return
+        held[0] -= 1
+        chunk = max(1, cap // 16)
+        spare = held[1] - held[0] - chunk
+        if spare > chunk:
+            held[1] -= spare
+            task = asyncio.get_running_loop().create_task(self._give_back(address, spare))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _give_back(self, address: str, units: int) -> None:
+        with contextlib.suppress(*STORE_UNAVAILABLE):
+            await self._hold(address, -units, self.settings.max_waiting_per_address)
+
+    async def _hold(self, address: str, units: int, cap: int) -> int:
+        now = time.time()
+        return await self.store.hold(address, self.process, units, cap, now, now + 3 * RENEW_S)
+
+    async def renew_forever(self) -> None:
+        """Keep this process's holdings from lapsing while in use, and give back those of
+        addresses that wait no more, for as long as the process runs."""
+        while True:
+            await asyncio.sleep(RENEW_S)
+            for address, held in list(self._held.items()):
+                if held[0] == 0:
+                    del self._held[address]
+                    await self._give_back(address, held[1])
+                else:
+                    await self._give_back(address, 0)  # renews its time
+
+    # -- live games and tournaments ------------------------------------------------------------
+
+    async def admit(self, owner: str, kind: str, member: str) -> None:
+        """Count a new live game or tournament of ``owner``; refused with 429
+        ``quota-exceeded`` when the owner has its cap of them live."""
+        cap = (
+            self.settings.live_games_per_owner
+            if kind == "games"
+            else self.settings.live_tournaments_per_owner
+        )
+        if cap <= 0:
+            return
+        now = time.time()
+        until = now + self.settings.idle_ttl_s
+        if not await self.store.admit(owner, kind, member, cap, now, until):
+            raise Refusal(
+                "quota-exceeded",
+                f"{cap} live {kind} of this organizer already: finish some first",
+                retry_after=60,
+            )
+
+    async def release(self, owner: str, kind: str, member: str) -> None:
+        with contextlib.suppress(*STORE_UNAVAILABLE):
+            await self.store.release(owner, kind, member)
