@@ -10,10 +10,16 @@ from typing import Any
 __all__ = ["UVICORN_OPTIONS", "build_parser", "main"]
 
 #: How uvicorn serves the referee, wherever it runs it (``serve``, the bench, the tests). No
-#: proxy headers: nothing reads a client's address, and the middleware that rewrites it cost
-#: every request a coroutine and a scan of its headers. No ``server`` header: it told only
-#: what the referee runs on, in every answer.
-UVICORN_OPTIONS = {"proxy_headers": False, "server_header": False}
+#: proxy headers: the referee reads a client's address itself, from trusted proxies only
+#: (``web.access``), and the middleware that rewrites it cost every request a coroutine and
+#: a scan of its headers. No ``server`` header: it told only what the referee runs on, in
+#: every answer. Its HTTP protocol has a deadline for headers and a cap on connections per
+#: address (``web.serving``).
+UVICORN_OPTIONS = {
+    "proxy_headers": False,
+    "server_header": False,
+    "http": "referee.web.serving:PublicHttp",
+}
 
 
 def _verify(args: argparse.Namespace) -> int:
@@ -61,10 +67,12 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from .settings import Settings
+    from .web.serving import raise_file_limit
 
     settings = Settings.from_env()
     embedded = None
     _on_stop_signals()
+    raise_file_limit()
     try:
         if settings.redis_url is None:
             from .store.embedded import EmbeddedError, start_embedded
@@ -90,8 +98,8 @@ def _serve(args: argparse.Namespace) -> int:
             port=args.port,
             workers=args.workers,
             loop="auto",
-            http="auto",
             log_level=args.log_level,
+            timeout_keep_alive=settings.keep_alive_s,
             access_log=args.access_log,
             **UVICORN_OPTIONS,
         )

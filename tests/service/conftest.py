@@ -48,9 +48,7 @@ class ThreadServer:
     def __init__(self, redis_url: str, **settings: object) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        settings = Settings(
-            redis_url=redis_url, sweep_interval_s=0.1, **{**LOADED, **settings}
-        )
+        settings = Settings(redis_url=redis_url, sweep_interval_s=0.1, **{**LOADED, **settings})
         config = uvicorn.Config(
             create_app(settings),
             host="127.0.0.1",
