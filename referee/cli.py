@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -62,8 +63,6 @@ def _on_stop_signals() -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    import os
-
     import uvicorn
 
     from .settings import Settings
@@ -212,6 +211,12 @@ def build_parser() -> argparse.ArgumentParser:
     tournament.add_argument("--options", help="ruleset options as JSON")
     tournament.add_argument("--seed", help="hex: fixes every round's dice")
     tournament.add_argument("--url", help="a running referee (default: an embedded one)")
+    tournament.add_argument(
+        "--organizer-key",
+        default=os.environ.get("REFEREE_ORGANIZER_KEY"),
+        help="the key a referee with organizer keys wants for creating (default: "
+        "$REFEREE_ORGANIZER_KEY)",
+    )
     tournament.add_argument("--json", action="store_true", help="print the standings as JSON")
     tournament.set_defaults(run=lambda args: _tool("local_tournament")(args))
     openapi = commands.add_parser("openapi", help="print the OpenAPI document")

@@ -42,12 +42,13 @@ def start_referee(
     stdout: Any = None,
     stderr: Any = None,
     ready: str = "/readyz",
+    port: int | None = None,
 ) -> tuple[subprocess.Popen, str]:
     """A referee in a process of its own on a free port, once it answers ``/readyz``; with no
     ``redis_url``, on its own embedded Valkey (``args``: more flags of ``referee serve``;
     ``stdout``, ``stderr``: where its output goes, as text; ``ready``: the path that must
-    answer 200 first)."""
-    port = free_port()
+    answer 200 first; ``port``: a port of its own, else a free one)."""
+    port = port or free_port()
     environment = {**os.environ, **(env or {})}
     if redis_url is None:
         environment.pop("REDIS_URL", None)

@@ -7,10 +7,12 @@ Valkey and a referee process) unless ``--url`` names one.
 
 from __future__ import annotations
 
+import functools
 import json
 import multiprocessing
 import tempfile
 import time
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -27,26 +29,54 @@ from .launch import LOAD_LIMITS, start_referee
 __all__ = ["main"]
 
 
+def _patient(send: Callable[[], httpx.Response], patience: float = 120.0) -> httpx.Response:
+    """Send again while the referee cannot be reached (restarting), or answers 429 or 503
+    (limited, or its Redis restarting), with a backoff, for up to ``patience`` seconds. Only
+    for requests safe to repeat: reads, and decisions (a seq decided before is answered the
+    same)."""
+    stop = time.monotonic() + patience
+    attempt = 0
+    while True:
+        reply = None
+        try:
+            reply = send()
+            if reply.status_code not in (429, 503):
+                return reply
+        except httpx.TransportError:
+            if time.monotonic() > stop:
+                raise
+        if reply is not None and time.monotonic() > stop:
+            return reply
+        retry_after = reply.headers.get("retry-after", "") if reply is not None else ""
+        time.sleep(float(retry_after) if retry_after.isdigit() else min(5.0, 0.1 * 2**attempt))
+        attempt += 1
+
+
 def _entrant_process(
     url: str, token: str, ruleset: str, bot_name: str, seed: int, decisions: Any
 ) -> None:
-    """One bot: ask for the next decision across its games, answer it, until the end."""
+    """One bot: ask for the next decision across its games, answer it, until the end; it
+    keeps its token and waits out a referee that restarts."""
     choose = get_bot(ruleset, bot_name, seed)
     headers = {"Authorization": f"Bearer {token}"}
     with httpx.Client(base_url=url, timeout=90) as http:
         while True:
-            step = http.get("/v1/me/next", params={"wait": 30}, headers=headers).json()
+            step = _patient(
+                lambda: http.get("/v1/me/next", params={"wait": 30}, headers=headers)
+            ).json()
             if step.get("status") == "finished":
                 return
             if step.get("status") != "your_turn":
                 continue
             turn = step["turn"]
             move = choose({"legal_moves": turn["legal_moves"], "view": turn["view"]})
-            reply = http.post(
+            post = functools.partial(
+                http.post,
                 f"/v1/games/{step['game_id']}/moves",
                 headers={"Authorization": f"Bearer {step['seat_token']}"},
                 json={"seq": turn["seq"], "move": move},
             )
+            reply = _patient(post)
             if reply.status_code == 200:
                 with decisions.get_lock():
                     decisions.value += 1
@@ -81,8 +111,9 @@ def main(args: Any) -> int:
     decisions = context.Value("i", 0)
     processes = []
     try:
+        organizer = {"Authorization": f"Bearer {args.organizer_key}"} if args.organizer_key else {}
         with httpx.Client(base_url=url, timeout=30) as http:
-            created = http.post("/v1/tournaments", json=spec)
+            created = http.post("/v1/tournaments", json=spec, headers=organizer)
             if created.status_code != 201:
                 console.print(f"[red]the referee refused the tournament:[/red] {created.text}")
                 return 2
@@ -110,7 +141,7 @@ def main(args: Any) -> int:
             with Progress(*columns, console=console, disable=args.json) as progress:
                 task = progress.add_task("games", total=total, rate=0.0)
                 while True:
-                    view = http.get(f"/v1/tournaments/{tournament}").json()
+                    view = _patient(lambda: http.get(f"/v1/tournaments/{tournament}")).json()
                     done = sum(1 for r in view["rounds"] for t in r if t["result"])
                     rate = decisions.value / max(1e-9, time.monotonic() - started)
                     progress.update(task, completed=done, rate=rate)

@@ -45,8 +45,8 @@ LOADED = {
 class ThreadServer:
     """The app served by uvicorn in a thread of the test process, on a real port."""
 
-    def __init__(self, redis_url: str, **settings: object) -> None:
-        self.port = free_port()
+    def __init__(self, redis_url: str, port: int | None = None, **settings: object) -> None:
+        self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         settings = Settings(redis_url=redis_url, sweep_interval_s=0.1, **{**LOADED, **settings})
         config = uvicorn.Config(

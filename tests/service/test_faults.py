@@ -4,8 +4,11 @@ per fault, never a traceback."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -13,10 +16,11 @@ from pathlib import Path
 import httpx
 import psutil
 import pytest
+import redis
 from helpers import auth, create
 
 from referee.store.embedded import start_embedded
-from referee.tools.launch import free_port, start_referee
+from referee.tools.launch import LOAD_LIMITS, free_port, start_referee
 
 
 def _valkey_of(data_dir: Path) -> psutil.Process:
@@ -173,3 +177,45 @@ def test_an_unreachable_redis_url_is_one_line_with_its_password_hidden(tmp_path)
 
 def _closed_port() -> int:
     return free_port()  # nothing listens on it
+
+
+def test_referee_tournament_bots_keep_playing_through_a_restart_of_the_referee(tmp_path):
+    """``referee tournament --url``: its bots keep their tokens and wait out a referee that
+    was killed (-9) and started again on the same data; the tournament finishes."""
+    data, log = tmp_path / "data", tmp_path / "referee.log"
+    port = free_port()
+    env = {**LOAD_LIMITS, "REFEREE_DATA_DIR": str(data)}
+    with log.open("a") as out:
+        referee, url = start_referee(None, env=env, port=port, stdout=out, stderr=out)
+    command = [sys.executable, "-m", "referee.cli", "tournament", "--url", url, "--json"]
+    command += ["--ruleset", "chopta", "--options", '{"target": 15}', "--deadline", "0"]
+    command += ["--bots", "random", "greedy", "strong", "greedy"]
+    tournament = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        http = httpx.Client(base_url=url)
+        assert _until(lambda: _games_played(http, data) >= 2, 60), "the tournament did not start"
+        referee.kill()
+        referee.wait(timeout=10)
+        time.sleep(1)
+        with log.open("a") as out:
+            referee, url = start_referee(None, env=env, port=port, stdout=out, stderr=out)
+        out, err = tournament.communicate(timeout=180)
+        assert tournament.returncode == 0, err.decode()[-2000:]
+        standings = json.loads(out)["standings"]
+        assert sum(row["games"] for row in standings) == 12 * 2  # 6 pairings x 2 games x 2 seats
+    finally:
+        tournament.kill()
+        referee.terminate()
+        referee.wait(timeout=20)
+
+
+def _games_played(http: httpx.Client, data: Path) -> int:
+    """Games with a result in the tournaments on the referee (found in its store)."""
+    with redis.Redis(unix_socket_path=str(data / "valkey.sock")) as store:
+        keys = list(store.scan_iter(match="{tournament:*}:doc"))
+    played = 0
+    for key in keys:
+        tournament_id = key.decode().split(":")[1].rstrip("}")
+        view = http.get(f"/v1/tournaments/{tournament_id}").json()
+        played += sum(1 for r in view["rounds"] for t in r if t["result"])
+    return played

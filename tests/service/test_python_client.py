@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -23,6 +25,7 @@ from referee_client import (
 
 from referee.bots import get_bot
 from referee.games import verify
+from referee.tools.launch import free_port
 
 
 @pytest.fixture
@@ -89,3 +92,31 @@ def test_run_bot_logs_a_refused_move_and_plays_on(referee_url, caplog):
         final = run_bot(referee_url, game.seats[0].token, stubborn)
     assert final.status == "finished"
     assert any("refused" in r.message and "dice-not-in-roll" in r.message for r in caplog.records)
+
+
+def test_the_client_waits_out_a_rate_limit_and_a_restart(valkey):
+    """A 429 (with Retry-After) and a referee that cannot be reached for a moment are waited
+    out: every call answers, none raises."""
+    from conftest import ThreadServer
+
+    with ThreadServer(valkey, rate_per_token=3) as limited, Client(limited.url) as client:
+        game = client.create_game("choice", 2)
+        token = game.seats[0].token
+        began = time.monotonic()
+        turns = [client.turn(game.id, token) for _ in range(8)]
+        assert all(t.seq == 0 for t in turns)
+        assert time.monotonic() - began >= 1, "some calls waited for the next second"
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    later = threading.Timer(
+        1.5, lambda: started.append(ThreadServer(valkey, port=port).__enter__())
+    )
+    started: list = []
+    later.start()
+    try:
+        with Client(url, patience=30) as client:  # nothing listens yet: connection refused
+            assert client.rulesets()
+    finally:
+        later.join()
+        if started:
+            started[0].__exit__()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 from typing import Any, TypeVar
 
 import httpx
@@ -26,6 +28,84 @@ class RefereeError(Exception):
     @property
     def status(self) -> int:
         return self.problem.status
+
+
+#: answers that changed nothing and invite a retry: a limit, or a referee restarting
+AGAIN = frozenset({429, 503})
+
+
+def _safe_again(request: httpx.Request) -> bool:
+    """Whether the request may be sent again though it may have arrived: reads, and
+    decisions (the referee answers a seq decided before with the same answer)."""
+    return request.method == "GET" or request.url.path.endswith("/moves")
+
+
+def _pause(reply: httpx.Response | None, attempt: int) -> float:
+    """``Retry-After`` if the referee gave one, else a backoff from 0.1 s to 5 s."""
+    try:
+        return min(60.0, float(reply.headers["retry-after"]))  # type: ignore[union-attr]
+    except (AttributeError, KeyError, ValueError):
+        return min(5.0, 0.1 * 2**attempt)
+
+
+class PatientTransport(httpx.BaseTransport):
+    """Waits out a rate limit (429), a referee that is restarting (503, connection refused)
+    and, for requests safe to repeat, a connection lost mid-request: for up to
+    ``patience`` seconds, then gives the last answer or error."""
+
+    def __init__(self, patience: float = 120.0, **options: Any) -> None:
+        self.inner = httpx.HTTPTransport(**options)
+        self.patience = patience
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        stop = time.monotonic() + self.patience
+        attempt = 0
+        while True:
+            reply = None
+            try:
+                reply = self.inner.handle_request(request)
+                if reply.status_code not in AGAIN or time.monotonic() > stop:
+                    return reply
+                reply.read()
+                reply.close()
+            except httpx.TransportError as error:
+                again = isinstance(error, httpx.ConnectError) or _safe_again(request)
+                if not again or time.monotonic() > stop:
+                    raise
+            time.sleep(_pause(reply, attempt))
+            attempt += 1
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class AsyncPatientTransport(httpx.AsyncBaseTransport):
+    """``PatientTransport`` for the async client."""
+
+    def __init__(self, patience: float = 120.0, **options: Any) -> None:
+        self.inner = httpx.AsyncHTTPTransport(**options)
+        self.patience = patience
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        stop = time.monotonic() + self.patience
+        attempt = 0
+        while True:
+            reply = None
+            try:
+                reply = await self.inner.handle_async_request(request)
+                if reply.status_code not in AGAIN or time.monotonic() > stop:
+                    return reply
+                await reply.aread()
+                await reply.aclose()
+            except httpx.TransportError as error:
+                again = isinstance(error, httpx.ConnectError) or _safe_again(request)
+                if not again or time.monotonic() > stop:
+                    raise
+            await asyncio.sleep(_pause(reply, attempt))
+            attempt += 1
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
 
 
 def _decode(reply: httpx.Response, type_: type[T]) -> T:
@@ -59,6 +139,15 @@ def _create_body(
     return body
 
 
+def _claim_body(name: str, client_seed: str | None, invite_code: str | None) -> dict[str, Any]:
+    body = {"name": name}
+    if client_seed:
+        body["client_seed"] = client_seed
+    if invite_code:
+        body["invite_code"] = invite_code
+    return body
+
+
 def _move_body(seq: int, move: Any) -> dict[str, Any]:
     if isinstance(move, list):
         return {"seq": seq, "moves": move}
@@ -66,12 +155,24 @@ def _move_body(seq: int, move: Any) -> dict[str, Any]:
 
 
 class Client:
-    """``Client("http://127.0.0.1:8000")``: one method per operation of the contract."""
+    """``Client("http://127.0.0.1:8000")``: one method per operation of the contract.
+
+    It waits out rate limits and a restarting referee for up to ``patience`` seconds
+    (``PatientTransport``); ``organizer_key`` is sent where creating needs one."""
 
     def __init__(
-        self, base_url: str, *, timeout: float = 75.0, http: httpx.Client | None = None
+        self,
+        base_url: str,
+        *,
+        timeout: float = 75.0,
+        patience: float = 120.0,
+        organizer_key: str | None = None,
+        http: httpx.Client | None = None,
     ) -> None:
-        self.http = http or httpx.Client(base_url=base_url, timeout=timeout)
+        self.http = http or httpx.Client(
+            base_url=base_url, timeout=timeout, transport=PatientTransport(patience)
+        )
+        self.organizer = _auth(organizer_key)
 
     def close(self) -> None:
         self.http.close()
@@ -96,10 +197,17 @@ class Client:
         deadline_s: float | None = None,
     ) -> GameCreated:
         body = _create_body(ruleset, seats, options, deadline_s)
-        return _decode(self.http.post("/v1/games", json=body), GameCreated)
+        reply = self.http.post("/v1/games", json=body, headers=self.organizer)
+        return _decode(reply, GameCreated)
 
-    def claim_seat(self, game_id: str, name: str, client_seed: str | None = None) -> Claimed:
-        body = {"name": name, **({"client_seed": client_seed} if client_seed else {})}
+    def claim_seat(
+        self,
+        game_id: str,
+        name: str,
+        client_seed: str | None = None,
+        invite_code: str | None = None,
+    ) -> Claimed:
+        body = _claim_body(name, client_seed, invite_code)
         return _decode(self.http.post(f"/v1/games/{game_id}/seats", json=body), Claimed)
 
     def game(self, game_id: str) -> dict[str, Any]:
@@ -122,10 +230,12 @@ class Client:
         return _decode(self.http.get(f"/v1/games/{game_id}/record"), dict[str, Any])
 
     def create_tournament(self, spec: dict[str, Any]) -> dict[str, Any]:
-        return _decode(self.http.post("/v1/tournaments", json=spec), dict[str, Any])
+        reply = self.http.post("/v1/tournaments", json=spec, headers=self.organizer)
+        return _decode(reply, dict[str, Any])
 
-    def register(self, tournament_id: str, name: str) -> Registered:
-        reply = self.http.post(f"/v1/tournaments/{tournament_id}/entrants", json={"name": name})
+    def register(self, tournament_id: str, name: str, invite_code: str | None = None) -> Registered:
+        body = _claim_body(name, None, invite_code)
+        reply = self.http.post(f"/v1/tournaments/{tournament_id}/entrants", json=body)
         return _decode(reply, Registered)
 
     def tournament(self, tournament_id: str) -> dict[str, Any]:
@@ -140,9 +250,18 @@ class AsyncClient:
     """The same operations, awaitable."""
 
     def __init__(
-        self, base_url: str, *, timeout: float = 75.0, http: httpx.AsyncClient | None = None
+        self,
+        base_url: str,
+        *,
+        timeout: float = 75.0,
+        patience: float = 120.0,
+        organizer_key: str | None = None,
+        http: httpx.AsyncClient | None = None,
     ) -> None:
-        self.http = http or httpx.AsyncClient(base_url=base_url, timeout=timeout)
+        self.http = http or httpx.AsyncClient(
+            base_url=base_url, timeout=timeout, transport=AsyncPatientTransport(patience)
+        )
+        self.organizer = _auth(organizer_key)
 
     async def aclose(self) -> None:
         await self.http.aclose()
@@ -168,10 +287,17 @@ class AsyncClient:
         deadline_s: float | None = None,
     ) -> GameCreated:
         body = _create_body(ruleset, seats, options, deadline_s)
-        return _decode(await self.http.post("/v1/games", json=body), GameCreated)
+        reply = await self.http.post("/v1/games", json=body, headers=self.organizer)
+        return _decode(reply, GameCreated)
 
-    async def claim_seat(self, game_id: str, name: str, client_seed: str | None = None) -> Claimed:
-        body = {"name": name, **({"client_seed": client_seed} if client_seed else {})}
+    async def claim_seat(
+        self,
+        game_id: str,
+        name: str,
+        client_seed: str | None = None,
+        invite_code: str | None = None,
+    ) -> Claimed:
+        body = _claim_body(name, client_seed, invite_code)
         return _decode(await self.http.post(f"/v1/games/{game_id}/seats", json=body), Claimed)
 
     async def game(self, game_id: str) -> dict[str, Any]:
