@@ -26,7 +26,7 @@ from pathlib import Path
 
 import httpx
 
-from referee.store.embedded import embedded_url, start_embedded
+from referee.store.embedded import start_embedded
 from referee.tools.launch import free_port
 from referee.tools.load import play_game, run_load
 
@@ -83,7 +83,7 @@ def measure(games: int, health_requests: int, bots: int = 0, seconds: float = 60
             "warning",
             "--no-access-log",
         ],
-        env={**os.environ, "REDIS_URL": embedded_url(valkey)},
+        env={**os.environ, "REDIS_URL": valkey.url},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

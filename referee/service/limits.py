@@ -2,7 +2,7 @@
 a request's path.
 
 - **Requests per second**, per token and per client address: a process leases a slice of a
-  second's budget at a time (a twentieth) and spends it locally, so a bot's requests cost a
+  second's budget at a time (a quarter) and spends it locally, so a bot's requests cost a
   Redis call now and then, not one each; the budget is counted in Redis, so every replica
   together grants at most the limit (a slice leased and not spent is lost to that second).
 - **Open event streams and long-polls per address**: a process holds a few units of the
@@ -36,7 +36,10 @@ __all__ = ["RENEW_S", "Limits", "digest"]
 log = logging.getLogger("referee")
 #: how often a process renews what it holds of the addresses' caps (they lapse after 3 ×)
 RENEW_S = 20.0
-_SLICES = 20
+#: a process leases a quarter of a second's budget at a time: a bot's requests cost a
+#: Redis call about once a second, and what one replica leases and leaves unspent in a
+#: second is at most a quarter of the budget
+_SLICES = 4
 
 
 def digest(secret: str) -> str:
@@ -45,12 +48,13 @@ def digest(secret: str) -> str:
 
 
 class _Budget:
-    """This process's lease of one second's budget: ``left`` to spend, or ``spent``."""
+    """This process's lease of one second's budget: ``left`` to spend; ``refused``: Redis
+    granted none in that second (no call until the next)."""
 
-    __slots__ = ("left", "second", "spent")
+    __slots__ = ("left", "refused", "second")
 
-    def __init__(self, second: int, left: int) -> None:
-        self.second, self.left, self.spent = second, left, left <= 0
+    def __init__(self, second: int, left: int, refused: bool) -> None:
+        self.second, self.left, self.refused = second, left, refused
 
 
 class Limits:
@@ -59,17 +63,49 @@ class Limits:
     def __init__(self, store: LimitStore, settings: Settings) -> None:
         self.store = store
         self.settings = settings
+        # read on every request
+        self.rate_per_token = settings.rate_per_token
+        self.rate_per_address = settings.rate_per_address
         self.process = secrets.token_hex(6)
-        self._budgets: dict[str, _Budget] = {}
+        self._budgets: dict[str, _Budget] = {}  # "t<digest>" or "a<address>" -> this second's
         self._digests: Any = LRU(8192)
         self._held: dict[str, list[int]] = {}  # address -> [in use, held in Redis]
         self._tasks: set[asyncio.Task] = set()
+        self._leasing: dict[str, asyncio.Future] = {}  # who -> its lease on its way
+        self._holding: dict[str, asyncio.Future] = {}  # address -> its reservation on its way
 
     # -- requests per second -------------------------------------------------------------------
 
+    def admits(self, address: str, token: str | None) -> bool | None:
+        """Whether a request of ``address`` (with ``token``) is within both budgets, from this
+        process's leases alone, spending from them if so; None when a lease must be asked
+        for first (``request``). Nearly every request is told here, without awaiting."""
+        second = int(time.time())
+        budgets = self._budgets
+        by_token = None
+        if token is not None and self.rate_per_token > 0:
+            who = self._digests.get(token)
+            by_token = budgets.get(who) if who is not None else None
+            if by_token is None or by_token.second != second:
+                return None
+            if by_token.left <= 0:
+                return False if by_token.refused else None
+        by_address = None
+        if self.rate_per_address > 0:
+            by_address = budgets.get(address)
+            if by_address is None or by_address.second != second:
+                return None
+            if by_address.left <= 0:
+                return False if by_address.refused else None
+        if by_token is not None:
+            by_token.left -= 1
+        if by_address is not None:
+            by_address.left -= 1
+        return True
+
     async def request(self, address: str, token: str | None) -> bool:
-        """Whether a request of ``address`` (with ``token``) is within both budgets; a store
-        that does not answer refuses nothing (the request will meet it anyway)."""
+        """``admits``, asking Redis for the leases it lacks; a store that does not answer
+        refuses nothing (the request will meet it anyway)."""
         settings = self.settings
         try:
             if token is not None and settings.rate_per_token > 0:
@@ -79,27 +115,49 @@ class Limits:
                 if not await self._spend(who, settings.rate_per_token):
                     return False
             if settings.rate_per_address > 0:
-                return await self._spend("a" + address, settings.rate_per_address)
+                return await self._spend(address, settings.rate_per_address)
         except STORE_UNAVAILABLE:
             return True
         return True
 
     async def _spend(self, who: str, limit: int) -> bool:
-        second = int(time.time())
-        budget = self._budgets.get(who)
-        if budget is not None and budget.second == second:
-            if budget.left > 0:
-                budget.left -= 1
-                return True
-            if budget.spent:  # refused already in this second: no call until the next
-                return False
-        granted = await self.store.lease_rate(who, second, max(1, limit // _SLICES), limit)
-        if len(self._budgets) > 65536:  # seconds gone by
-            self._budgets = {k: b for k, b in self._budgets.items() if b.second == second}
-        self._budgets[who] = _Budget(second, granted - 1)
-        return granted > 0
+        """Spend one of ``who``'s budget, leasing more first if this process has none left
+        in this second; one lease at a time per ``who`` (requests arriving meanwhile wait for
+        it: each leasing its own slice would take the whole budget in an instant)."""
+        while True:
+            second = int(time.time())
+            budget = self._budgets.get(who)
+            if budget is not None and budget.second == second:
+                if budget.left > 0:
+                    budget.left -= 1
+                    return True
+                if budget.refused:
+                    return False
+            pending = self._leasing.get(who)
+            if pending is not None:
+                await asyncio.shield(pending)
+                continue
+            self._leasing[who] = asyncio.get_running_loop().create_future()
+            try:
+                granted = await self.store.lease_rate(who, second, max(1, limit // _SLICES), limit)
+            finally:
+                self._leasing.pop(who).set_result(None)
+            if len(self._budgets) > 65536:  # seconds gone by
+                self._budgets = {k: b for k, b in self._budgets.items() if b.second == second}
+            self._budgets[who] = _Budget(second, granted, granted == 0)
 
     # -- open streams and long-polls -----------------------------------------------------------
+
+    def waits_held(self, address: str) -> bool:
+        """``start_waiting`` without awaiting, where this process holds a unit for
+        ``address`` already (nearly every long-poll); False: call ``start_waiting``."""
+        if self.settings.max_waiting_per_address <= 0:
+            return True
+        held = self._held.get(address)
+        if held is None or held[0] >= held[1]:
+            return False
+        held[0] += 1
+        return True
 
     async def start_waiting(self, address: str) -> None:
         """Hold one of ``address``'s open streams and long-polls, until ``stop_waiting``;
@@ -107,14 +165,24 @@ class Limits:
         cap = self.settings.max_waiting_per_address
         if cap <= 0:
             return
-        held = self._held.get(address)
-        if held is None:
-            held = self._held[address] = [0, 0]
-        if held[0] >= held[1]:
+        while True:
+            held = self._held.get(address)
+            if held is None:
+                held = self._held[address] = [0, 0]
+            if held[0] < held[1]:  # held here already: no call
+                held[0] += 1
+                return
+            pending = self._holding.get(address)
+            if pending is not None:  # one reservation at a time per address, then look again
+                await asyncio.shield(pending)
+                continue
+            self._holding[address] = asyncio.get_running_loop().create_future()
             try:
                 granted = await self._hold(address, max(1, cap // 16), cap)
             except STORE_UNAVAILABLE:
                 granted = 1  # the wait will meet the store anyway
+            finally:
+                self._holding.pop(address).set_result(None)
             held[1] += granted
             if granted == 0:
                 raise Refusal(
@@ -122,7 +190,6 @@ class Limits:
                     f"this address holds {cap} open event streams and long-polls already",
                     retry_after=5,
                 )
-        held[0] += 1
 
     def stop_waiting(self, address: str) -> None:
         """Give back what ``start_waiting`` held; units held beyond need go back to Redis

@@ -58,7 +58,7 @@ class Store:
         self._clients = (redis, blocking)
         self.games = GameStore(redis, blocking)
         self.tournaments = TournamentStore(redis)
-        self.limits = LimitStore(redis)
+        self.limits = LimitStore(redis, self.games.shared)
 
     async def ping(self) -> None:
         await self.games.ping()

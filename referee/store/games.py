@@ -84,7 +84,11 @@ return ids
 """.replace("@COMMITS@", COMMITS)
 #: The commands the commit script calls inside Redis; the referee never sends them itself on
 #: a game's path, so command statistics without them count the commands it sent.
-SCRIPT_COMMANDS = ("hget", "hset", "rpush", "xadd", "expire", "publish")
+SCRIPT_COMMANDS = (
+    *("hget", "hset", "rpush", "xadd", "expire", "publish"),
+    # the limits' scripts (``store.limits``); ZADD and ZREM are also sent on their own
+    *("incrby", "hgetall", "hvals", "hincrby", "hdel", "zremrangebyscore", "zcard"),
+)
 
 
 class Commit(NamedTuple):

@@ -18,8 +18,13 @@ unit.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+from typing import Any
 
 from redis.asyncio import Redis
+from redis.exceptions import NoScriptError
+
+from .connection import SharedConnection
 
 __all__ = ["LimitStore", "live_key"]
 
@@ -80,23 +85,33 @@ return 1
 """
 
 
+SCRIPTS = (_RATE, _HOLD, _ADMIT)
+
+
 class LimitStore:
     """The shared counts behind quotas and rate limits. It decides nothing: the limits
     service says what to count and what the caps are."""
 
-    def __init__(self, redis: Redis, *, timeout_s: float = 10) -> None:
+    def __init__(self, redis: Redis, shared: SharedConnection, *, timeout_s: float = 10) -> None:
         self.redis = redis
         self.timeout_s = timeout_s
-        self._rate = redis.register_script(_RATE)
-        self._hold = redis.register_script(_HOLD)
-        self._admit = redis.register_script(_ADMIT)
+        # on a request's path: the connection a process's reads and commits share (a
+        # command packed by hiredis, no pool), which keeps each command's deadline itself
+        self.shared = shared
+        self._sha = {script: hashlib.sha1(script.encode()).hexdigest() for script in SCRIPTS}
+
+    async def _run(self, script: str, keys: list[str], args: list[Any]) -> Any:
+        command = ("EVALSHA", self._sha[script], len(keys), *keys, *args)
+        try:
+            return await self.shared.execute(*command)
+        except NoScriptError:  # a fresh or flushed server: load it, once
+            async with asyncio.timeout(self.timeout_s):
+                await self.redis.script_load(script)
+            return await self.shared.execute(*command)
 
     async def lease_rate(self, who: str, second: int, lease: int, limit: int) -> int:
         """Requests granted (0..``lease``) of ``who``'s budget of ``limit`` for ``second``."""
-        async with asyncio.timeout(self.timeout_s):
-            return int(
-                await self._rate(keys=[f"referee:rate:{{{who}}}:{second}"], args=[lease, limit])
-            )
+        return int(await self._run(_RATE, [f"referee:rate:{{{who}}}:{second}"], [lease, limit]))
 
     async def hold(
         self, who: str, process: str, units: int, cap: int, now: float, until: float
@@ -104,21 +119,15 @@ class LimitStore:
         """Take (``units`` > 0) up to ``units`` of ``who``'s ``cap``, for this process, or give
         back (< 0); the units taken (0: none left)."""
         keys = [f"referee:open:{{{who}}}", f"referee:open:{{{who}}}:until"]
-        async with asyncio.timeout(self.timeout_s):
-            return int(await self._hold(keys=keys, args=[process, units, cap, now, until]))
+        return int(await self._run(_HOLD, keys, [process, units, cap, now, until]))
 
     async def admit(
         self, owner: str, kind: str, member: str, cap: int, now: float, until: float
     ) -> bool:
         """Count ``member`` among ``owner``'s live ``kind`` until ``until`` (or until
         ``release``), unless ``cap`` are counted already."""
-        async with asyncio.timeout(self.timeout_s):
-            admitted = await self._admit(
-                keys=[live_key(owner, kind)], args=[now, cap, member, until]
-            )
-        return bool(admitted)
+        return bool(await self._run(_ADMIT, [live_key(owner, kind)], [now, cap, member, until]))
 
     async def release(self, owner: str, kind: str, member: str) -> None:
         """``member`` is no longer live (finished, or never created)."""
-        async with asyncio.timeout(self.timeout_s):
-            await self.redis.zrem(live_key(owner, kind), member)
+        await self.shared.execute("ZREM", live_key(owner, kind), member)

@@ -63,11 +63,10 @@ class HotRoutes:
         self.trusted: tuple[str, ...] = ()
 
 
-def _asked(routes: HotRoutes, scope: dict) -> tuple[Any, str] | None:
+def _asked(routes: HotRoutes, token: str | None) -> tuple[Any, str] | None:
     """The seats' service and the token of a request answered here, or None."""
     seats = routes.seats
-    token = _token(scope) if seats is not None else None
-    return None if token is None else (seats, token)
+    return None if token is None or seats is None else (seats, token)
 
 
 class HotRoutesLitestar(Litestar):
@@ -90,30 +89,44 @@ class HotRoutesLitestar(Litestar):
             await super().__call__(scope, receive, send)
             return
         limits = self.hot.limits
+        token, address = None, ""
         if limits is not None and scope["path"] not in _UNLIMITED:
+            token = _token(scope)
             address = client_address(scope, self.hot.trusted)
-            if not await limits.request(address, _token(scope)):
+            admitted = limits.admits(address, token)
+            if admitted is None:
+                admitted = await limits.request(address, token)
+            if not admitted:
                 await _problem(send, scope, _RATE_LIMITED)
                 return
         hot = _HOT.fullmatch(scope["path"])
+        if hot is not None and limits is None:
+            token = _token(scope)
         if hot is None:
             await super().__call__(scope, receive, send)
         elif hot.group(2) == "turn":
-            await _turn(self.hot, scope, receive, send, self._routed, hot.group(1))
+            await _turn(self.hot, scope, receive, send, self._routed, hot.group(1), token, address)
         else:
-            await _moves(self.hot, scope, receive, send, self._routed, hot.group(1))
+            await _moves(self.hot, scope, receive, send, self._routed, hot.group(1), token)
 
     async def _routed(self, scope: Any, receive: Any, send: Any) -> None:
         await super().__call__(scope, receive, send)
 
 
 async def _turn(
-    routes: HotRoutes, scope: dict, receive: Any, send: Any, routed: Any, game_id: str
+    routes: HotRoutes,
+    scope: dict,
+    receive: Any,
+    send: Any,
+    routed: Any,
+    game_id: str,
+    token: str | None,
+    address: str,
 ) -> None:
     """``GET /v1/games/{id}/turn[?wait=s]``."""
     query = _WAIT.fullmatch(scope["query_string"] or b"wait=0")
     wait = float(query.group(1)) if query is not None and scope["method"] == "GET" else -1.0
-    asked = _asked(routes, scope) if 0 <= wait <= 60 else None
+    asked = _asked(routes, token) if 0 <= wait <= 60 else None
     if asked is None:
         await routed(scope, receive, send)
         return
@@ -122,12 +135,12 @@ async def _turn(
     if wait == 0 or limits is None:
         await _answer(send, scope, seats.wait_turn(game_id, token, wait), Turn)
         return
-    address = client_address(scope, routes.trusted)
-    try:
-        await limits.start_waiting(address)
-    except Refusal as exc:
-        await _problem(send, scope, exc)
-        return
+    if not limits.waits_held(address):
+        try:
+            await limits.start_waiting(address)
+        except Refusal as exc:
+            await _problem(send, scope, exc)
+            return
     try:
         await _answer(send, scope, seats.wait_turn(game_id, token, wait), Turn)
     finally:
@@ -135,10 +148,16 @@ async def _turn(
 
 
 async def _moves(
-    routes: HotRoutes, scope: dict, receive: Any, send: Any, routed: Any, game_id: str
+    routes: HotRoutes,
+    scope: dict,
+    receive: Any,
+    send: Any,
+    routed: Any,
+    game_id: str,
+    token: str | None,
 ) -> None:
     """``POST /v1/games/{id}/moves`` with a body the strict decoder takes."""
-    asked = _asked(routes, scope) if scope["method"] == "POST" else None
+    asked = _asked(routes, token) if scope["method"] == "POST" else None
     if asked is None:
         await routed(scope, receive, send)
         return
