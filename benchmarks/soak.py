@@ -30,7 +30,7 @@ from referee.tools.launch import LOAD_LIMITS, start_referee
 from referee.tools.load import BENCH_GAME, run_load
 
 
-def _sample(started: float, referee: psutil.Process, store: redis.Redis, decisions: int) -> dict:
+def _sample(started: float, referee: psutil.Process, store: redis.Redis) -> dict:
     info = store.info()
     return {
         "t_s": round(time.monotonic() - started),
@@ -39,7 +39,6 @@ def _sample(started: float, referee: psutil.Process, store: redis.Redis, decisio
         "redis_clients": info["connected_clients"],
         "redis_used_mb": round(info["used_memory"] / 2**20, 2),
         "redis_keys": store.dbsize(),
-        "decisions": decisions,
     }
 
 
@@ -84,8 +83,7 @@ def main() -> int:
         bursts.start()
         while load.is_alive():
             load.join(timeout=args.sample_s)
-            decisions = sum(r["decisions"] for r in results)
-            samples.append(_sample(started, process, store, decisions))
+            samples.append(_sample(started, process, store))
             line = samples[-1]
             print(json.dumps(line) if args.json else "  ".join(f"{k}={v}" for k, v in line.items()))
         stop.set()
