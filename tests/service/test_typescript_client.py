@@ -38,3 +38,18 @@ def test_typescript_client_plays_full_games(server):
     result = _npm("test", env={"REFEREE_URL": server.url}, timeout=300)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
     assert "# pass 3" in result.stdout and "# fail 0" in result.stdout
+
+
+@pytest.mark.skipif(NODE is None or NPM is None, reason="node and npm are not installed here")
+def test_typescript_client_waits_out_a_rate_limit(valkey):
+    """The same games against a referee that allows each token 10 requests a second: the
+    bots go as fast as they can, are answered 429 with Retry-After, wait, and finish."""
+    from conftest import ThreadServer
+
+    if not (CLIENT / "node_modules").is_dir() or not (CLIENT / "src" / "schema.d.ts").is_file():
+        installed = _npm("ci", "--no-audit", "--no-fund")
+        assert installed.returncode == 0, installed.stdout[-3000:] + installed.stderr[-3000:]
+    with ThreadServer(valkey, rate_per_token=10) as limited:
+        result = _npm("test", env={"REFEREE_URL": limited.url}, timeout=300)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    assert "# pass 3" in result.stdout and "# fail 0" in result.stdout

@@ -23,8 +23,41 @@ export class RefereeError extends Error {
 /** Refusals that mean the game moved on: fetch the turn again instead of retrying. */
 const STALE = new Set(["seq-already-decided", "seq-mismatch", "not-your-turn", "game-over"]);
 
-export function referee(baseUrl: string) {
-  return createClient<paths>({ baseUrl });
+/** Answers that changed nothing and invite a retry: a limit, or a referee restarting. */
+const AGAIN = new Set([429, 503]);
+
+function pauseMs(reply: Response | null, attempt: number): number {
+  const after = Number(reply?.headers.get("retry-after") ?? NaN);
+  return after > 0 ? Math.min(60, after) * 1000 : Math.min(5000, 100 * 2 ** attempt);
+}
+
+/**
+ * fetch that waits out a rate limit (429), a referee restarting (503, connection refused)
+ * and, for requests safe to repeat (reads, and decisions, which the referee dedupes by seq),
+ * a connection lost mid-request: for up to `patienceMs`, then the last answer or error.
+ */
+export function patientFetch(patienceMs = 120_000): (input: Request) => Promise<Response> {
+  return async (input: Request) => {
+    const stop = Date.now() + patienceMs;
+    const safe = input.method === "GET" || new URL(input.url).pathname.endsWith("/moves");
+    for (let attempt = 0; ; attempt++) {
+      let reply: Response | null = null;
+      try {
+        reply = await fetch(input.clone());
+        if (!AGAIN.has(reply.status) || Date.now() > stop) return reply;
+        await reply.body?.cancel();
+      } catch (error) {
+        const refused = (error as { cause?: { code?: string } }).cause?.code === "ECONNREFUSED";
+        if (!(refused || safe) || Date.now() > stop) throw error;
+      }
+      await new Promise((resolve) => setTimeout(resolve, pauseMs(reply, attempt)));
+    }
+  };
+}
+
+/** A client of the referee at `baseUrl`; it waits out limits and restarts (`patientFetch`). */
+export function referee(baseUrl: string, patienceMs = 120_000) {
+  return createClient<paths>({ baseUrl, fetch: patientFetch(patienceMs) });
 }
 
 export type Referee = ReturnType<typeof referee>;
