@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 import msgspec
@@ -24,8 +25,8 @@ def key_hashes(value: str) -> tuple[str, ...]:
     return tuple(hashes)
 
 
-def _int(name: str, default: int) -> int:
-    return int(os.environ.get(name, default))
+def _int(env: Mapping[str, str], name: str, default: int) -> int:
+    return int(env.get(name, default))
 
 
 class Settings(msgspec.Struct, frozen=True):
@@ -57,32 +58,35 @@ class Settings(msgspec.Struct, frozen=True):
     # the HTTP server: seconds to send a request's headers, and to keep an idle connection
     header_timeout_s: float = 10.0
     keep_alive_s: float = 5.0
+    max_connections_per_address: int = 256
 
     @classmethod
-    def from_env(cls) -> Settings:
-        env = os.environ
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """From the process's environment, or from ``env`` (a mapping of the same names)."""
+        env = os.environ if env is None else env
         return cls(
             redis_url=env.get("REDIS_URL") or None,
             data_dir=Path(env.get("REFEREE_DATA_DIR", "data")),
-            retention_s=_int("REFEREE_RETENTION_S", 7 * 24 * 3600),
-            idle_ttl_s=_int("REFEREE_IDLE_TTL_S", 7 * 24 * 3600),
-            events_retention_s=_int("REFEREE_EVENTS_RETENTION_S", 600),
-            max_body_bytes=_int("REFEREE_MAX_BODY_BYTES", 64 * 1024),
+            retention_s=_int(env, "REFEREE_RETENTION_S", 7 * 24 * 3600),
+            idle_ttl_s=_int(env, "REFEREE_IDLE_TTL_S", 7 * 24 * 3600),
+            events_retention_s=_int(env, "REFEREE_EVENTS_RETENTION_S", 600),
+            max_body_bytes=_int(env, "REFEREE_MAX_BODY_BYTES", 64 * 1024),
             sweep_interval_s=float(env.get("REFEREE_SWEEP_INTERVAL_S", 0.5)),
-            recent_games=_int("REFEREE_RECENT_GAMES", 4096),
+            recent_games=_int(env, "REFEREE_RECENT_GAMES", 4096),
             fast_routes=env.get("REFEREE_FAST_ROUTES", "1") != "0",
             appendfsync=env.get("REFEREE_APPENDFSYNC", "everysec"),
             organizer_keys=key_hashes(env.get("REFEREE_ORGANIZER_KEYS", "")),
             trusted_proxies=tuple(
                 p.strip() for p in env.get("REFEREE_TRUSTED_PROXIES", "").split(",") if p.strip()
             ),
-            rate_per_token=_int("REFEREE_RATE_PER_TOKEN", 100),
-            rate_per_address=_int("REFEREE_RATE_PER_ADDRESS", 1000),
-            max_waiting_per_address=_int("REFEREE_MAX_WAITING_PER_ADDRESS", 256),
-            live_games_per_owner=_int("REFEREE_LIVE_GAMES_PER_ORGANIZER", 1000),
-            live_tournaments_per_owner=_int("REFEREE_LIVE_TOURNAMENTS_PER_ORGANIZER", 20),
-            max_seats=_int("REFEREE_MAX_SEATS", 64),
-            max_entrants=_int("REFEREE_MAX_ENTRANTS", 64),
+            rate_per_token=_int(env, "REFEREE_RATE_PER_TOKEN", 100),
+            rate_per_address=_int(env, "REFEREE_RATE_PER_ADDRESS", 1000),
+            max_waiting_per_address=_int(env, "REFEREE_MAX_WAITING_PER_ADDRESS", 256),
+            live_games_per_owner=_int(env, "REFEREE_LIVE_GAMES_PER_ORGANIZER", 1000),
+            live_tournaments_per_owner=_int(env, "REFEREE_LIVE_TOURNAMENTS_PER_ORGANIZER", 20),
+            max_seats=_int(env, "REFEREE_MAX_SEATS", 64),
+            max_entrants=_int(env, "REFEREE_MAX_ENTRANTS", 64),
             header_timeout_s=float(env.get("REFEREE_HEADER_TIMEOUT_S", 10)),
             keep_alive_s=float(env.get("REFEREE_KEEP_ALIVE_S", 5)),
+            max_connections_per_address=_int(env, "REFEREE_MAX_CONNECTIONS_PER_ADDRESS", 256),
         )

@@ -18,20 +18,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import logging
 import secrets
 import time
-from typing import Any
 
-from lru import LRU
-
+from ..core.documents import token_hash
 from ..core.refusals import Refusal
 from ..settings import Settings
 from ..store import STORE_UNAVAILABLE
 from ..store.limits import LimitStore
 
-__all__ = ["RENEW_S", "Limits", "digest"]
+__all__ = ["RENEW_S", "Limits"]
 
 log = logging.getLogger("referee")
 #: how often a process renews what it holds of the addresses' caps (they lapse after 3 ×)
@@ -40,11 +37,6 @@ RENEW_S = 20.0
 #: Redis call about once a second, and what one replica leases and leaves unspent in a
 #: second is at most a quarter of the budget
 _SLICES = 4
-
-
-def digest(secret: str) -> str:
-    """A short digest that names a token, a key or an address in Redis keys and logs."""
-    return hashlib.blake2b(secret.encode(), digest_size=10).hexdigest()
 
 
 class _Budget:
@@ -67,11 +59,12 @@ class Limits:
         self.rate_per_token = settings.rate_per_token
         self.rate_per_address = settings.rate_per_address
         self.process = secrets.token_hex(6)
-        self._budgets: dict[str, _Budget] = {}  # "t<digest>" or "a<address>" -> this second's
-        self._digests: Any = LRU(8192)
+        # this second's budget of a token (by its hash, ``token_hash``, remembered for the
+        # seats playing now) or of an address (by itself)
+        self._budgets: dict[bytes | str, _Budget] = {}
         self._held: dict[str, list[int]] = {}  # address -> [in use, held in Redis]
         self._tasks: set[asyncio.Task] = set()
-        self._leasing: dict[str, asyncio.Future] = {}  # who -> its lease on its way
+        self._leasing: dict[bytes | str, asyncio.Future] = {}  # who -> its lease on its way
         self._holding: dict[str, asyncio.Future] = {}  # address -> its reservation on its way
 
     # -- requests per second -------------------------------------------------------------------
@@ -84,8 +77,7 @@ class Limits:
         budgets = self._budgets
         by_token = None
         if token is not None and self.rate_per_token > 0:
-            who = self._digests.get(token)
-            by_token = budgets.get(who) if who is not None else None
+            by_token = budgets.get(token_hash(token))
             if by_token is None or by_token.second != second:
                 return None
             if by_token.left <= 0:
@@ -108,22 +100,22 @@ class Limits:
         refuses nothing (the request will meet it anyway)."""
         settings = self.settings
         try:
-            if token is not None and settings.rate_per_token > 0:
-                who = self._digests.get(token)
-                if who is None:
-                    who = self._digests[token] = "t" + digest(token)
-                if not await self._spend(who, settings.rate_per_token):
-                    return False
+            limit = settings.rate_per_token
+            if token is not None and limit > 0 and not await self._spend(token_hash(token), limit):
+                return False
             if settings.rate_per_address > 0:
                 return await self._spend(address, settings.rate_per_address)
         except STORE_UNAVAILABLE:
             return True
         return True
 
-    async def _spend(self, who: str, limit: int) -> bool:
-        """Spend one of ``who``'s budget, leasing more first if this process has none left
-        in this second; one lease at a time per ``who`` (requests arriving meanwhile wait for
-        it: each leasing its own slice would take the whole budget in an instant)."""
+    async def _spend(self, who: bytes | str, limit: int) -> bool:
+        """Spend one of ``who``'s budget (a token's hash, or an address), leasing more first
+        if this process has none left in this second; one lease at a time per ``who``
+        (requests arriving meanwhile wait for it: each leasing its own slice would take the
+        whole budget in an instant)."""
+        # named in Redis by a prefix of the token's hash: never the token itself
+        name = "t" + who[:10].hex() if isinstance(who, bytes) else who
         while True:
             second = int(time.time())
             budget = self._budgets.get(who)
@@ -139,7 +131,7 @@ class Limits:
                 continue
             self._leasing[who] = asyncio.get_running_loop().create_future()
             try:
-                granted = await self.store.lease_rate(who, second, max(1, limit // _SLICES), limit)
+                granted = await self.store.lease_rate(name, second, max(1, limit // _SLICES), limit)
             finally:
                 self._leasing.pop(who).set_result(None)
             if len(self._budgets) > 65536:  # seconds gone by

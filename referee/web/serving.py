@@ -8,13 +8,17 @@ an address holds are counted across replicas, in ``service.limits``)."""
 from __future__ import annotations
 
 import asyncio
-import os
 import resource
 from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from ..settings import Settings
+
 __all__ = ["PublicHttp", "raise_file_limit"]
+
+# uvicorn makes the protocol from its class alone: the class reads the process's settings
+_SETTINGS = Settings.from_env()
 
 
 class PublicHttp(HttpToolsProtocol):
@@ -26,12 +30,10 @@ class PublicHttp(HttpToolsProtocol):
     timeout). A request's headers thus get between one and two periods.
     """
 
-    header_timeout_s = float(os.environ.get("REFEREE_HEADER_TIMEOUT_S", 10))
-    max_per_address = int(os.environ.get("REFEREE_MAX_CONNECTIONS_PER_ADDRESS", 256))
+    header_timeout_s = _SETTINGS.header_timeout_s
+    max_per_address = _SETTINGS.max_connections_per_address
     #: proxies (REFEREE_TRUSTED_PROXIES) carry many clients' connections: no cap for them
-    trusted = frozenset(
-        p.strip() for p in os.environ.get("REFEREE_TRUSTED_PROXIES", "").split(",") if p.strip()
-    )
+    trusted = frozenset(_SETTINGS.trusted_proxies)
     _open: dict[str, int] = {}  # noqa: RUF012  (this process's connections per address)
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]

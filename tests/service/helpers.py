@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import time
 
 import httpx
 
@@ -18,6 +19,16 @@ def create(http: httpx.Client, ruleset: str, seats: int, options=None, deadline_
     reply = http.post("/v1/games", json=body)
     assert reply.status_code == 201, reply.text
     return reply.json()
+
+
+def wait_until(check, seconds: float = 15.0) -> bool:
+    """Whether ``check()`` came true within ``seconds`` (looked at every 50 ms)."""
+    stop = time.monotonic() + seconds
+    while time.monotonic() < stop:
+        if check():
+            return True
+        time.sleep(0.05)
+    return False
 
 
 def auth(token: str) -> dict[str, str]:

@@ -7,18 +7,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
-from helpers import auth, create, play_out
+from helpers import auth, create, play_out, wait_until
 
 from referee.games import verify
-
-
-def wait_until(check, seconds=15.0):
-    stop = time.monotonic() + seconds
-    while time.monotonic() < stop:
-        if check():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def test_an_expired_deadline_applies_the_default_and_flags_it(http):

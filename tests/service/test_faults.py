@@ -17,7 +17,7 @@ import httpx
 import psutil
 import pytest
 import redis
-from helpers import auth, create
+from helpers import auth, create, wait_until
 
 from referee.store.embedded import start_embedded
 from referee.tools.launch import LOAD_LIMITS, free_port, start_referee
@@ -34,15 +34,6 @@ def _serve(data_dir: Path, log: Path):
     """``referee serve`` on its embedded Valkey in ``data_dir``, its output in ``log``."""
     with log.open("a") as out:
         return start_referee(None, env={"REFEREE_DATA_DIR": str(data_dir)}, stdout=out, stderr=out)
-
-
-def _until(check, seconds=10.0):
-    stop = time.monotonic() + seconds
-    while time.monotonic() < stop:
-        if check():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def _ready(url: str) -> bool:
@@ -104,7 +95,7 @@ def test_a_dead_embedded_valkey_is_started_again_and_the_games_replay(tmp_path):
         time.sleep(1.2)  # everysec: the append-only file holds the decision
         first = _valkey_of(data)
         first.kill()
-        assert _until(lambda: _ready(url)), "/readyz did not come back"
+        assert wait_until(lambda: _ready(url), 10), "/readyz did not come back"
         assert _valkey_of(data).pid != first.pid
         after = http.get(f"/v1/games/{game['id']}/turn", headers=auth(token)).json()
         assert after["seq"] == turn["seq"] + 1, "the accepted decision survived"
@@ -193,7 +184,9 @@ def test_referee_tournament_bots_keep_playing_through_a_restart_of_the_referee(t
     tournament = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         http = httpx.Client(base_url=url)
-        assert _until(lambda: _games_played(http, data) >= 2, 60), "the tournament did not start"
+        assert wait_until(lambda: _games_played(http, data) >= 2, 60), (
+            "the tournament did not start"
+        )
         referee.kill()
         referee.wait(timeout=10)
         time.sleep(1)
