@@ -22,6 +22,7 @@ from ..games import get_ruleset
 from .refusals import Refusal
 
 __all__ = [
+    "NAME_PATTERN",
     "Deadline",
     "GameDoc",
     "SeatDoc",
@@ -182,6 +183,11 @@ def holder_of(hashes: list[bytes | None], token: str) -> int:
 _BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 #: control characters (C0, DEL, C1), line and paragraph separators, lone surrogates
 _REFUSED_CATEGORIES = frozenset({"Cc", "Zl", "Zp", "Cs"})
+_REFUSED_IN_NAMES = r"\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+#: ``check_name`` as a pattern, for the contract (the same in Python's and ECMA's syntax): no
+#: refused character, and one that is not white space (lone surrogates, which it refuses too,
+#: cannot come in: the JSON decoder refuses them first)
+NAME_PATTERN = rf"^[^{_REFUSED_IN_NAMES}]*[^\s{_REFUSED_IN_NAMES}][^{_REFUSED_IN_NAMES}]*$"
 
 
 def check_name(name: str, field: str) -> None:

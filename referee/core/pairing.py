@@ -26,6 +26,7 @@ __all__ = [
     "MAX_TABLES_PER_ROUND",
     "GameResult",
     "Standing",
+    "TournamentPlan",
     "TournamentSpec",
     "dice_groups",
     "next_round",
@@ -44,16 +45,14 @@ MAX_GAMES = 4096
 MAX_TABLES_PER_ROUND = 32
 
 
-class TournamentSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """How a tournament is played (entrants register separately)."""
+class TournamentPlan(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """How a tournament's games are scheduled, whatever the ruleset."""
 
-    ruleset: str
     format: Literal["round-robin", "swiss", "gauntlet"] = "round-robin"
     entrants: Annotated[int, msgspec.Meta(ge=2, le=64, description="it starts when full")] = 4
     table_size: Annotated[int, msgspec.Meta(ge=2, le=8)] = 2
     games_per_pairing: Annotated[int, msgspec.Meta(ge=1, le=20)] = 1
     rounds: Annotated[int, msgspec.Meta(ge=1, le=64)] | None = None  # swiss only
-    options: dict = {}
     deadline_s: Annotated[float, msgspec.Meta(ge=0, le=3600)] = 10.0
     seed: (
         Annotated[
@@ -65,6 +64,14 @@ class TournamentSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         ]
         | None
     ) = None
+
+
+class TournamentSpec(TournamentPlan, frozen=True):
+    """How a tournament is played (entrants register separately): its plan, its ruleset and
+    the ruleset's options."""
+
+    ruleset: str
+    options: dict = {}
 
 
 class GameResult(msgspec.Struct, frozen=True):

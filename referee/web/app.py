@@ -15,7 +15,7 @@ from ..settings import Settings
 from .access import Organizers
 from .contract import finish_contract, openapi_config
 from .hot import HotRoutesLitestar
-from .problems import CheckedRequest, exception_handlers
+from .problems import exception_handlers
 from .routes import CONTROLLERS
 
 __all__ = ["create_app", "openapi_document"]
@@ -44,7 +44,6 @@ def create_app(settings: Settings | None = None) -> Litestar:
         route_handlers=CONTROLLERS,
         lifespan=[lifespan],
         exception_handlers=exception_handlers(),
-        request_class=CheckedRequest,
         request_max_body_size=settings.max_body_bytes,
         openapi_config=openapi_config(),
         debug=False,

@@ -15,32 +15,41 @@ from litestar.openapi.spec import (
     Components,
     Discriminator,
     Link,
+    OpenAPIMediaType,
     OpenAPIType,
     Reference,
+    RequestBody,
     Schema,
     SecurityScheme,
 )
 
 from .. import __version__
-from ..core.pairing import TournamentSpec
-from ..games.choice import FreeThrow, Mark
+from ..games.choice import ChoiceOptions, FreeThrow, Mark
 from ..games.choice_specials import Fdh, Kur, Minus1, Minus2, Null, SuppenKasper
-from ..games.chopta import Place, Swap
+from ..games.chopta import ChoptaOptions, Place, Swap
 from .models import (
+    AreaRequest,
+    AreaScored,
+    ChoiceScore,
     Claimed,
     ClaimSeat,
-    CreateGame,
-    CreateTournament,
+    CreateChoiceGame,
+    CreateChoiceSpecialsGame,
+    CreateChoiceSpecialsTournament,
+    CreateChoiceTournament,
+    CreateChoptaGame,
+    CreateChoptaTournament,
     GameCreated,
+    MarksRequest,
     MoveAccepted,
-    MoveSubmission,
     NextDecision,
+    OneMove,
+    PostalMoves,
     Problem,
     Register,
     Registered,
     RulesetInfo,
     ScoreOptions,
-    ScoreRequest,
     SeatSpec,
     TournamentCreated,
     Turn,
@@ -77,11 +86,17 @@ def openapi_config() -> OpenAPIConfig:
 _INPUTS = {
     model.__name__: model
     for model in (
-        CreateGame,
+        CreateChoiceGame,
+        CreateChoiceSpecialsGame,
+        CreateChoptaGame,
+        ChoiceOptions,
+        ChoptaOptions,
         SeatSpec,
         ClaimSeat,
-        MoveSubmission,
-        ScoreRequest,
+        OneMove,
+        PostalMoves,
+        MarksRequest,
+        AreaRequest,
         ScoreOptions,
         Mark,
         FreeThrow,
@@ -93,8 +108,9 @@ _INPUTS = {
         SuppenKasper,
         Place,
         Swap,
-        TournamentSpec,
-        CreateTournament,
+        CreateChoiceTournament,
+        CreateChoiceSpecialsTournament,
+        CreateChoptaTournament,
         Register,
     )
 }
@@ -128,6 +144,8 @@ def _spec(value: Any) -> Any:
             fields[name] = Discriminator(
                 property_name=item["propertyName"], mapping=item.get("mapping")
             )
+        elif key == "enum" and len(item) == 1:
+            fields["const"] = item[0]  # a tag: generated clients make it a literal, not an enum
         elif key == "type" and isinstance(item, str):
             fields[name] = OpenAPIType(item)
         elif key == "required":
@@ -139,18 +157,25 @@ def _spec(value: Any) -> Any:
 
 _SNAKE = re.compile(r"[A-Z]")
 _MODELS = (
-    CreateGame,
+    CreateChoiceGame,
+    CreateChoiceSpecialsGame,
+    CreateChoptaGame,
     ClaimSeat,
-    MoveSubmission,
-    ScoreRequest,
+    OneMove,
+    PostalMoves,
+    MarksRequest,
+    AreaRequest,
+    ChoiceScore,
+    AreaScored,
     GameCreated,
     Claimed,
     MoveAccepted,
     Turn,
     RulesetInfo,
     Problem,
-    TournamentSpec,
-    CreateTournament,
+    CreateChoiceTournament,
+    CreateChoiceSpecialsTournament,
+    CreateChoptaTournament,
     Register,
     Registered,
     TournamentCreated,
@@ -175,11 +200,53 @@ def finish_contract(app: Litestar) -> None:
         components[name] = converted  # type: ignore[index]
     _open_free_form_objects(schema)
     _limits_and_security(schema)
+    _exact_bodies(schema)
     created = schema.paths["/v1/games"].post.responses["201"]  # type: ignore[index,union-attr]
     created.links = {
         name: Link(operation_id=operation, parameters={"game_id": "$response.body#/id"})
         for name, operation in _GAME_LINKS.items()
     }
+
+
+#: what each operation's body is: one object, or one of several (told apart by ``ruleset``
+#: where it names one; OneMove and PostalMoves by which of ``move`` and ``moves`` they hold)
+_BODIES: dict[tuple[str, str], tuple[tuple[Any, ...], str | None]] = {
+    ("/v1/games", "post"): (
+        (CreateChoiceGame, CreateChoiceSpecialsGame, CreateChoptaGame),
+        "ruleset",
+    ),
+    ("/v1/games/{game_id}/seats", "post"): ((ClaimSeat,), None),
+    ("/v1/games/{game_id}/moves", "post"): ((OneMove, PostalMoves), None),
+    ("/v1/tournaments", "post"): (
+        (CreateChoiceTournament, CreateChoiceSpecialsTournament, CreateChoptaTournament),
+        "ruleset",
+    ),
+    ("/v1/tournaments/{tournament_id}/entrants", "post"): ((Register,), None),
+    ("/v1/rulesets/choice/score", "post"): ((MarksRequest,), None),
+    ("/v1/rulesets/choice-specials/score", "post"): ((MarksRequest,), None),
+    ("/v1/rulesets/chopta/score", "post"): ((AreaRequest,), None),
+}
+
+
+def _ref(model: Any) -> Reference:
+    return Reference(ref=f"#/components/schemas/{model.__name__}")
+
+
+def _exact_bodies(schema: Any) -> None:
+    """The handlers read their bodies themselves, strictly (``problems.read_body``): each
+    operation's body is stated here, one object per ruleset where it names one."""
+    for (path, method), (models, tag) in _BODIES.items():
+        if len(models) == 1:
+            body_schema: Schema | Reference = _ref(models[0])
+        else:
+            body_schema = Schema(one_of=[_ref(model) for model in models])
+            if tag is not None:
+                mapping = {model.__struct_config__.tag: _ref(model).ref for model in models}
+                body_schema.discriminator = Discriminator(property_name=tag, mapping=mapping)
+        operation = getattr(schema.paths[path], method)
+        operation.request_body = RequestBody(
+            content={"application/json": OpenAPIMediaType(schema=body_schema)}, required=True
+        )
 
 
 def _limits_and_security(schema: Any) -> None:

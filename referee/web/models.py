@@ -7,29 +7,41 @@ from typing import Annotated, Any
 
 import msgspec
 
-from ..core.pairing import TournamentSpec
+from ..core.documents import NAME_PATTERN
+from ..core.pairing import TournamentPlan, TournamentSpec
 from ..core.refusals import Refusal
 from ..games._common import Die
-from ..games.choice import FreeThrow, Mark
+from ..games.choice import ChoiceOptions, ChoiceScore, FreeThrow, Mark
 from ..games.choice_specials import Fdh, Kur, Minus1, Minus2, Null, SuppenKasper
-from ..games.chopta import Place, Swap
+from ..games.chopta import ChoptaOptions, Group, Place, Swap
 
 __all__ = [
     "AnyMove",
+    "AreaRequest",
+    "AreaScored",
+    "ChoiceScore",
     "ClaimSeat",
     "Claimed",
+    "CreateChoiceGame",
+    "CreateChoiceSpecialsGame",
+    "CreateChoiceSpecialsTournament",
+    "CreateChoiceTournament",
+    "CreateChoptaGame",
+    "CreateChoptaTournament",
     "CreateGame",
     "CreateTournament",
     "GameCreated",
+    "MarksRequest",
     "MoveAccepted",
     "MoveSubmission",
     "NextDecision",
+    "OneMove",
+    "PostalMoves",
     "Problem",
     "Register",
     "Registered",
     "RulesetInfo",
     "ScoreOptions",
-    "ScoreRequest",
     "SeatSpec",
     "SeatToken",
     "TournamentCreated",
@@ -46,6 +58,8 @@ Name = Annotated[
         max_length=64,
         description="shown to everyone: no control, line-break or bidi characters, not blank "
         "(else 422 invalid-name)",
+        # the contract states what check_name refuses; the server refuses it with its own code
+        extra_json_schema={"pattern": NAME_PATTERN},
     ),
 ]
 ClientSeed = Annotated[str, msgspec.Meta(min_length=1, max_length=128)]
@@ -66,12 +80,12 @@ class SeatSpec(msgspec.Struct, forbid_unknown_fields=True):
     client_seed: ClientSeed | None = None
 
 
-class CreateGame(msgspec.Struct, forbid_unknown_fields=True):
-    """A new game: its ruleset, options, seats, and seconds per decision."""
+Seats = Annotated[list[SeatSpec], msgspec.Meta(min_length=1, max_length=64)]
 
-    ruleset: Annotated[str, msgspec.Meta(examples=["choice"])]
-    seats: Annotated[list[SeatSpec], msgspec.Meta(min_length=1, max_length=64)]
-    options: dict[str, Any] = {}
+
+class _NewGame(msgspec.Struct, forbid_unknown_fields=True, tag_field="ruleset", kw_only=True):
+    """A new game: its ruleset (the tag), seats, options, and seconds per decision."""
+
     deadline_s: Annotated[
         float, msgspec.Meta(ge=0, le=3600, description="seconds per decision; 0 = none")
     ] = 10.0
@@ -86,6 +100,35 @@ class CreateGame(msgspec.Struct, forbid_unknown_fields=True):
         ]
         | None
     ) = None
+
+    @property
+    def ruleset(self) -> str:
+        return self.__struct_config__.tag  # type: ignore[return-value]
+
+
+class CreateChoiceGame(_NewGame, tag="choice"):
+    """A CHOICE game: 1 to 64 seats share each roll."""
+
+    seats: Seats
+    options: ChoiceOptions = ChoiceOptions()
+
+
+class CreateChoiceSpecialsGame(_NewGame, tag="choice-specials"):
+    """A CHOICE game with special cards: 1 to 64 seats share each roll."""
+
+    seats: Seats
+    options: ChoiceOptions = ChoiceOptions()
+
+
+class CreateChoptaGame(_NewGame, tag="chopta"):
+    """A CHOPTA game: 2 to 8 seats."""
+
+    seats: Annotated[list[SeatSpec], msgspec.Meta(min_length=2, max_length=8)]
+    options: ChoptaOptions = ChoptaOptions()
+
+
+#: A new game, told apart by ``ruleset``; each ruleset has its own options and seat limits.
+CreateGame = CreateChoiceGame | CreateChoiceSpecialsGame | CreateChoptaGame
 
 
 class SeatToken(msgspec.Struct):
@@ -123,20 +166,39 @@ class Claimed(msgspec.Struct):
     token: str
 
 
-class MoveSubmission(msgspec.Struct, forbid_unknown_fields=True):
-    """One decision (``move``) or a postal round's decisions (``moves``), for seat seq ``seq``."""
+Seq = Annotated[int, msgspec.Meta(ge=0, description="the seat's seq this decides")]
+PostalRound = Annotated[list[AnyMove], msgspec.Meta(min_length=1, max_length=64)]
 
-    seq: Annotated[int, msgspec.Meta(ge=0)]
-    move: AnyMove | None = None
-    moves: Annotated[list[AnyMove], msgspec.Meta(min_length=1, max_length=64)] | None = None
+
+class MoveSubmission(msgspec.Struct, forbid_unknown_fields=True):
+    """One decision (``move``) or a postal round's decisions (``moves``), for seat seq ``seq``;
+    the contract states it as ``OneMove`` or ``PostalMoves``."""
+
+    seq: Seq
+    move: AnyMove | msgspec.UnsetType = msgspec.UNSET
+    moves: PostalRound | msgspec.UnsetType = msgspec.UNSET
 
     def decided(self) -> list[AnyMove]:
         """The decision's moves; exactly one of ``move`` and ``moves`` must be sent."""
-        if self.move is not None and self.moves is None:
+        if self.moves is msgspec.UNSET and self.move is not msgspec.UNSET:
             return [self.move]
-        if self.moves is not None and self.move is None:
+        if self.move is msgspec.UNSET and self.moves is not msgspec.UNSET:
             return self.moves
         raise Refusal("move-or-moves", "send exactly one of 'move' and 'moves'", field="move")
+
+
+class OneMove(msgspec.Struct, forbid_unknown_fields=True):
+    """A decision of one move (an element of the turn's ``legal_moves``)."""
+
+    seq: Seq
+    move: AnyMove
+
+
+class PostalMoves(msgspec.Struct, forbid_unknown_fields=True):
+    """A postal round's decisions, in order."""
+
+    seq: Seq
+    moves: PostalRound
 
 
 class MoveAccepted(msgspec.Struct):
@@ -181,25 +243,37 @@ class RulesetInfo(msgspec.Struct):
     move_types: list[str]
 
 
-class ScoreOptions(msgspec.Struct, forbid_unknown_fields=True):
+class ScoreOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """CHOPTA scoring variants."""
 
     bonus: bool = False
     face_value: bool = False
 
 
-class ScoreRequest(msgspec.Struct, forbid_unknown_fields=True):
-    """CHOICE: ``marks`` (sum -> marks). CHOPTA: ``area`` (dice) and ``options``."""
+SumKey = Annotated[str, msgspec.Meta(pattern="^([2-9]|1[0-2])$", description="a sum, 2..12")]
 
-    marks: (
-        dict[
-            Annotated[str, msgspec.Meta(pattern="^([2-9]|1[0-2])$")],
-            Annotated[int, msgspec.Meta(ge=0, le=1000)],
-        ]
-        | None
-    ) = None
-    area: Annotated[list[Die], msgspec.Meta(max_length=1000)] | None = None
-    options: ScoreOptions | None = None
+
+class MarksRequest(msgspec.Struct, forbid_unknown_fields=True):
+    """A CHOICE sheet's marks, by sum (a sum left out has none)."""
+
+    marks: dict[SumKey, Annotated[int, msgspec.Meta(ge=0, le=1000)]]
+
+
+class AreaRequest(msgspec.Struct, forbid_unknown_fields=True):
+    """A CHOPTA play area's dice, and the scoring variants."""
+
+    area: Annotated[list[Die], msgspec.Meta(max_length=1000)]
+    options: ScoreOptions = ScoreOptions()
+
+
+class AreaScored(msgspec.Struct):
+    """A CHOPTA play area's best arrangement: its groups, the dice left out, the points
+    (``total`` = ``points``)."""
+
+    total: int
+    points: int
+    groups: list[Group]
+    unused: list[int]
 
 
 class Problem(msgspec.Struct, omit_defaults=True):
@@ -230,8 +304,9 @@ class Register(msgspec.Struct, forbid_unknown_fields=True):
     invite_code: InviteCode | None = None
 
 
-class CreateTournament(TournamentSpec, frozen=True, forbid_unknown_fields=True):
-    """A tournament's spec, and the invite code its entrants must give, if any."""
+class _NewTournament(TournamentPlan, frozen=True, tag_field="ruleset", kw_only=True):
+    """A tournament's plan, its ruleset (the tag) and options, and the invite code its
+    entrants must give, if any."""
 
     invite_code: (
         Annotated[
@@ -248,7 +323,30 @@ class CreateTournament(TournamentSpec, frozen=True, forbid_unknown_fields=True):
     def spec(self) -> TournamentSpec:
         fields = msgspec.structs.asdict(self)
         del fields["invite_code"]
-        return TournamentSpec(**fields)
+        fields["options"] = msgspec.to_builtins(fields["options"])
+        return TournamentSpec(ruleset=self.__struct_config__.tag, **fields)
+
+
+class CreateChoiceTournament(_NewTournament, frozen=True, tag="choice"):
+    """A CHOICE tournament."""
+
+    options: ChoiceOptions = ChoiceOptions()
+
+
+class CreateChoiceSpecialsTournament(_NewTournament, frozen=True, tag="choice-specials"):
+    """A CHOICE-with-special-cards tournament."""
+
+    options: ChoiceOptions = ChoiceOptions()
+
+
+class CreateChoptaTournament(_NewTournament, frozen=True, tag="chopta"):
+    """A CHOPTA tournament."""
+
+    options: ChoptaOptions = ChoptaOptions()
+
+
+#: A new tournament, told apart by ``ruleset``.
+CreateTournament = CreateChoiceTournament | CreateChoiceSpecialsTournament | CreateChoptaTournament
 
 
 class Registered(msgspec.Struct):

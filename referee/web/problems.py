@@ -21,13 +21,13 @@ from .models import Problem
 __all__ = [
     "PROBLEM",
     "STATUS",
-    "CheckedRequest",
     "answer",
     "bearer",
     "check_id",
     "exception_handlers",
     "problem_body",
     "problems",
+    "read_body",
     "request_bearer",
     "require_bearer",
     "status_of",
@@ -136,19 +136,60 @@ def check_id(identifier: str, kind: str = "game") -> None:
         raise Refusal(f"{kind}-not-found", f"there is no such id: {identifier!r}")
 
 
-class CheckedRequest(Request):
-    """A request whose JSON body is refused with a 400 problem where msgspec raises neither a
-    ``DecodeError`` nor anything the handlers would map: a body that is not UTF-8
-    (``UnicodeDecodeError``), or nests too deep to decode (``RecursionError``)."""
+_JSON = msgspec.json.Decoder()
+_AT = re.compile(r" - at `\$(?P<path>[^`]*)`")
+_UNKNOWN = re.compile(r"unknown field `(?P<name>[^`]*)`")
+_MISSING = re.compile(r"missing required field `(?P<name>[^`]*)`")
 
-    async def json(self) -> Any:
-        try:
-            return await super().json()
-        except UnicodeDecodeError:
-            detail = "the body is not valid UTF-8"
-        except RecursionError:
-            detail = "the body's JSON nests too deep to decode"
-        raise Refusal("invalid-request", detail, field="body")
+
+async def read_body(request: Request, model: Any, *, names_ruleset: bool = False) -> Any:
+    """The request's JSON body as ``model``, checked strictly as the contract states it:
+    ``"5"`` is not ``5`` and ``0`` is not ``false`` (Litestar's own decoding would take them),
+    but ``5.0`` is the integer 5, as in JSON Schema. A refusal names the field at fault; for
+    a body that names its ruleset, an unknown ruleset, a seat count or an option keeps the
+    rules' own code."""
+    try:
+        value = _integral(_JSON.decode(await request.body()))
+        return msgspec.convert(value, model)
+    except msgspec.ValidationError as exc:
+        message = str(exc)
+        at = _AT.search(message)
+        field = at.group("path").lstrip(".") if at else ""
+        named = _UNKNOWN.search(message) or _MISSING.search(message)
+        if named:
+            field = (field or "body") + "." + named.group("name")
+        field = field or "body"
+        code = _rule_code(field) if names_ruleset else "invalid-request"
+        raise Refusal(code, message, field=field) from None
+    except msgspec.DecodeError as exc:
+        detail = f"the body is not JSON: {exc}"
+    except UnicodeDecodeError:
+        detail = "the body is not valid UTF-8"
+    except RecursionError:
+        detail = "the body's JSON nests too deep to decode"
+    raise Refusal("invalid-request", detail, field="body")
+
+
+def _integral(value: Any) -> Any:
+    """JSON values with each float that is a whole number (``3.0``) as an integer."""
+    if isinstance(value, float):
+        return int(value) if value.is_integer() and abs(value) < 2**53 else value
+    if isinstance(value, list):
+        return [_integral(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _integral(item) for key, item in value.items()}
+    return value
+
+
+def _rule_code(field: str) -> str:
+    """The rules' code for a field of a body that names its ruleset."""
+    if field == "ruleset":
+        return "unknown-ruleset"
+    if field == "seats":
+        return "invalid-seat-count"
+    if field.startswith("options"):
+        return "invalid-option"
+    return "invalid-request"
 
 
 def problem_body(
@@ -203,10 +244,6 @@ def _error_handler(request: Request, exc: Exception) -> Response:
     return _response(*answer(exc, str(request.url.path)))
 
 
-_AT = re.compile(r" - at `\$(?P<path>[^`]*)`")
-_UNKNOWN = re.compile(r"unknown field `(?P<name>[^`]*)`")
-
-
 def _validation_handler(request: Request, exc: ValidationException) -> Response:
     messages = []
     field = None
@@ -218,8 +255,7 @@ def _validation_handler(request: Request, exc: ValidationException) -> Response:
                 at = _AT.search(message)
                 unknown = _UNKNOWN.search(message)
                 key = str(item.get("key") or "")
-                field = "body" if key == "data" or item.get("source") == "body" else key
-                field += at.group("path") if at else ""
+                field = key + (at.group("path") if at else "")
                 field += "." + unknown.group("name") if unknown else ""
     detail = "; ".join(messages) or str(exc.detail)
     body = problem_body(400, "invalid-request", detail, field, str(request.url.path))

@@ -14,7 +14,8 @@ from typing import Annotated, Any, ClassVar
 import msgspec
 from litestar import Controller, Request, get, post
 from litestar.datastructures import State
-from litestar.params import JSONBody, Parameter
+from litestar.handlers import HTTPRouteHandler
+from litestar.params import Parameter
 from litestar.response import ServerSentEvent
 from litestar.response.sse import ServerSentEventMessage
 
@@ -23,11 +24,15 @@ from ..games import RULESETS, commitment, score_area, score_marks
 from ..service import STORE_UNAVAILABLE, Services
 from .access import client_address, require_organizer
 from .models import (
+    AreaRequest,
+    AreaScored,
+    ChoiceScore,
     Claimed,
     ClaimSeat,
     CreateGame,
     CreateTournament,
     GameCreated,
+    MarksRequest,
     MoveAccepted,
     MoveSubmission,
     NextDecision,
@@ -35,12 +40,11 @@ from .models import (
     Registered,
     RulesetInfo,
     RulesetOption,
-    ScoreRequest,
     SeatToken,
     TournamentCreated,
     Turn,
 )
-from .problems import check_id, problems, request_bearer, require_bearer
+from .problems import check_id, problems, read_body, request_bearer, require_bearer
 
 __all__ = ["CONTROLLERS"]
 
@@ -123,30 +127,44 @@ class RulesetController(Controller):
         return out
 
     @post(
-        "/{ruleset_id:str}/score",
-        operation_id="scoreCalculator",
+        "/chopta/score",
+        operation_id="scoreChopta",
         status_code=200,
-        summary="Score CHOICE marks or a CHOPTA play area",
-        responses=problems(400, 404, 413, 422),
+        summary="Score a CHOPTA play area: its best arrangement",
+        responses=problems(400, 413),
     )
-    async def score(
-        self, ruleset_id: Annotated[str, Parameter(max_length=64)], data: JSONBody[ScoreRequest]
-    ) -> dict[str, Any]:
-        if ruleset_id not in RULESETS:
-            raise Refusal(
-                "ruleset-not-found", f"there is no ruleset {ruleset_id!r}", field="ruleset_id"
-            )
-        if ruleset_id == "chopta":
-            if data.area is None or data.marks is not None:
-                raise Refusal("area-required", "CHOPTA scores an 'area' of dice", field="area")
-            bonus = bool(data.options and data.options.bonus)
-            face = bool(data.options and data.options.face_value)
-            result = score_area(data.area, bonus=bonus, face_value=face)
-            return {"total": result.points, **msgspec.to_builtins(result)}
-        if data.marks is None or data.area is not None or data.options is not None:
-            raise Refusal("marks-required", "CHOICE scores 'marks' (sum -> marks)", field="marks")
-        result = score_marks({int(k): v for k, v in data.marks.items()})
-        return msgspec.to_builtins(result)
+    async def score_chopta(self, request: Request) -> AreaScored:
+        data = await read_body(request, AreaRequest)
+        options = data.options
+        result = score_area(data.area, bonus=options.bonus, face_value=options.face_value)
+        return AreaScored(result.points, result.points, result.groups, result.unused)
+
+    @post("/{ruleset_id:str}/score", include_in_schema=False)
+    async def score_unknown(self, ruleset_id: Annotated[str, Parameter(max_length=64)]) -> None:
+        """Each ruleset has a score route of its own: any other id names no ruleset."""
+        raise Refusal(
+            "ruleset-not-found", f"there is no ruleset {ruleset_id!r}", field="ruleset_id"
+        )
+
+
+def _marks_calculator(ruleset_id: str, operation_id: str, title: str) -> HTTPRouteHandler:
+    """A CHOICE ruleset's score calculator: a sheet's marks, scored (both rulesets score
+    sheets alike; each has its own route, as the contract states one body per route)."""
+
+    @post(
+        f"/v1/rulesets/{ruleset_id}/score",
+        operation_id=operation_id,
+        name=operation_id,
+        status_code=200,
+        tags=["rulesets"],
+        summary=f"Score a {title} sheet from its marks",
+        responses=problems(400, 413),
+    )
+    async def score(request: Request) -> ChoiceScore:
+        data = await read_body(request, MarksRequest)
+        return score_marks({int(k): v for k, v in data.marks.items()})
+
+    return score
 
 
 class GameController(Controller):
@@ -164,9 +182,8 @@ class GameController(Controller):
         security=ORGANIZER,
         responses=problems(400, 401, 403, 413, 422, 429),
     )
-    async def create_game(
-        self, request: Request, state: State, data: JSONBody[CreateGame]
-    ) -> GameCreated:
+    async def create_game(self, request: Request, state: State) -> GameCreated:
+        data = await read_body(request, CreateGame, names_ruleset=True)
         game, tokens = await _services(state).games.create(
             data.ruleset,
             data.options,
@@ -201,8 +218,9 @@ class GameController(Controller):
         summary="Claim an open seat (with the game's invite code, if it has one)",
         responses=problems(400, 403, 404, 409, 413, 422, 429),
     )
-    async def claim_seat(self, state: State, game_id: GameId, data: JSONBody[ClaimSeat]) -> Claimed:
+    async def claim_seat(self, request: Request, state: State, game_id: GameId) -> Claimed:
         check_id(game_id)
+        data = await read_body(request, ClaimSeat)
         seat, token = await _services(state).games.claim(
             game_id, data.name, data.client_seed, data.invite_code
         )
@@ -229,13 +247,13 @@ class GameController(Controller):
         operation_id="submitMove",
         status_code=200,
         security=SECURITY,
+        guards=[require_bearer],  # no token: 401 before the body is read
         summary="Submit a decision (any element of legal_moves, verbatim)",
         responses=problems(400, 401, 403, 404, 409, 413, 422, 429),
     )
-    async def submit_move(
-        self, request: Request, state: State, game_id: GameId, data: JSONBody[MoveSubmission]
-    ) -> MoveAccepted:
+    async def submit_move(self, request: Request, state: State, game_id: GameId) -> MoveAccepted:
         check_id(game_id)
+        data = await read_body(request, MoveSubmission)
         moves = data.decided()
         seats = _services(state).seats
         return MoveAccepted(**await seats.move(game_id, request_bearer(request), data.seq, moves))
@@ -325,9 +343,8 @@ class TournamentController(Controller):
         security=ORGANIZER,
         responses=problems(400, 401, 403, 413, 422, 429),
     )
-    async def create_tournament(
-        self, request: Request, state: State, data: JSONBody[CreateTournament]
-    ) -> TournamentCreated:
+    async def create_tournament(self, request: Request, state: State) -> TournamentCreated:
+        data = await read_body(request, CreateTournament, names_ruleset=True)
         tournaments = _services(state).tournaments
         doc = await tournaments.create(data.spec(), request.state.owner, data.invite_code)
         return TournamentCreated(doc.id, doc.status, commitment(doc.seed))
@@ -341,9 +358,10 @@ class TournamentController(Controller):
         responses=problems(400, 403, 404, 409, 413, 422, 429),
     )
     async def register(
-        self, state: State, tournament_id: TournamentId, data: JSONBody[Register]
+        self, request: Request, state: State, tournament_id: TournamentId
     ) -> Registered:
         check_id(tournament_id, "tournament")
+        data = await read_body(request, Register)
         tournaments = _services(state).tournaments
         entrant, token = await tournaments.register(tournament_id, data.name, data.invite_code)
         return Registered(tournament_id, entrant, data.name, token)
@@ -384,6 +402,8 @@ class MeController(Controller):
 CONTROLLERS = [
     SystemController,
     RulesetController,
+    _marks_calculator("choice", "scoreChoice", "CHOICE"),
+    _marks_calculator("choice-specials", "scoreChoiceSpecials", "CHOICE-with-special-cards"),
     GameController,
     TournamentController,
     MeController,

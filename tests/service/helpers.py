@@ -31,6 +31,14 @@ def wait_until(check, seconds: float = 15.0) -> bool:
     return False
 
 
+def ready(url: str) -> bool:
+    """Whether the referee at ``url`` answers ``/readyz`` with 200 (its Redis answers)."""
+    try:
+        return httpx.get(url + "/readyz", timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
 def auth(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 

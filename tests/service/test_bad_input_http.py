@@ -46,7 +46,9 @@ def problem(reply, status, code=None, field=None):
             "invalid-request",
             "body.extra",
         ),
-        ({"ruleset": "choice", "seats": []}, 400, "invalid-request", None),
+        ({"ruleset": "choice", "seats": []}, 422, "invalid-seat-count", "seats"),
+        ({"ruleset": "chopta", "seats": [{}] * 9}, 422, "invalid-seat-count", "seats"),
+        ({"seats": [{"name": "a"}]}, 400, "invalid-request", "body.ruleset"),
         (
             {"ruleset": "choice", "seats": [{"name": "a"}], "deadline_s": -1},
             400,
@@ -179,8 +181,11 @@ def test_swap_rule_is_named(http):
 
 
 def test_score_calculator_bad_input(http):
-    problem(http.post("/v1/rulesets/choice/score", json={"area": [1, 2]}), 422, "marks-required")
-    problem(http.post("/v1/rulesets/chopta/score", json={"marks": {}}), 422, "area-required")
+    """Each ruleset's calculator takes its own body, as the contract states it (no 422)."""
+    area = http.post("/v1/rulesets/choice/score", json={"area": [1, 2]})
+    problem(area, 400, "invalid-request", "body.area")
+    problem(http.post("/v1/rulesets/chopta/score", json={"marks": {}}), 400, "invalid-request")
+    problem(http.post("/v1/rulesets/choice-specials/score", json={}), 400, "invalid-request")
     problem(http.post("/v1/rulesets/choice/score", json={"marks": {"13": 1}}), 400)
     problem(http.post("/v1/rulesets/chopta/score", json={"area": [7]}), 400)
     missing = http.post("/v1/rulesets/poker/score", json={"marks": {}})

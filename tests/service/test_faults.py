@@ -17,7 +17,7 @@ import httpx
 import psutil
 import pytest
 import redis
-from helpers import auth, create, wait_until
+from helpers import auth, create, ready, wait_until
 
 from referee.store.embedded import start_embedded
 from referee.tools.launch import LOAD_LIMITS, free_port, start_referee
@@ -34,13 +34,6 @@ def _serve(data_dir: Path, log: Path):
     """``referee serve`` on its embedded Valkey in ``data_dir``, its output in ``log``."""
     with log.open("a") as out:
         return start_referee(None, env={"REFEREE_DATA_DIR": str(data_dir)}, stdout=out, stderr=out)
-
-
-def _ready(url: str) -> bool:
-    try:
-        return httpx.get(url + "/readyz", timeout=2).status_code == 200
-    except httpx.HTTPError:
-        return False
 
 
 @pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGINT])
@@ -95,7 +88,7 @@ def test_a_dead_embedded_valkey_is_started_again_and_the_games_replay(tmp_path):
         time.sleep(1.2)  # everysec: the append-only file holds the decision
         first = _valkey_of(data)
         first.kill()
-        assert wait_until(lambda: _ready(url), 10), "/readyz did not come back"
+        assert wait_until(lambda: ready(url), 10), "/readyz did not come back"
         assert _valkey_of(data).pid != first.pid
         after = http.get(f"/v1/games/{game['id']}/turn", headers=auth(token)).json()
         assert after["seq"] == turn["seq"] + 1, "the accepted decision survived"

@@ -40,12 +40,12 @@ def test_generated_client_plays_a_full_choice_game(server, tmp_path):
     try:
         generated = importlib.import_module("generated_referee")
         from generated_referee.api.games import create_game, get_game, get_turn, submit_move
-        from generated_referee.models import CreateGame, MoveSubmission, SeatSpec
+        from generated_referee.models import CreateChoiceGame, OneMove, SeatSpec
 
         client = generated.Client(base_url=server.url)
         game = create_game.sync(
             client=client,
-            body=CreateGame(
+            body=CreateChoiceGame(
                 ruleset="choice", seats=[SeatSpec(name="a"), SeatSpec(name="b")], deadline_s=0
             ),
         )
@@ -62,7 +62,7 @@ def test_generated_client_plays_a_full_choice_game(server, tmp_path):
                 accepted = submit_move.sync(
                     game.id,
                     client=seats[seat],
-                    body=MoveSubmission(seq=turn.seq, move=turn.legal_moves[0]),
+                    body=OneMove(seq=turn.seq, move=turn.legal_moves[0]),
                 )
                 assert accepted.accepted, accepted
         assert view["status"] == "finished" and view["ranking"]

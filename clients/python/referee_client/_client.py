@@ -32,12 +32,20 @@ class RefereeError(Exception):
 
 #: answers that changed nothing and invite a retry: a limit, or a referee restarting
 AGAIN = frozenset({429, 503})
+#: a proxy's answers when the referee behind it died or did not answer in time: the request
+#: may have arrived, so it is sent again only if that is safe
+PROXY_LOST = frozenset({502, 504})
 
 
 def _safe_again(request: httpx.Request) -> bool:
     """Whether the request may be sent again though it may have arrived: reads, and
     decisions (the referee answers a seq decided before with the same answer)."""
     return request.method == "GET" or request.url.path.endswith("/moves")
+
+
+def _again(request: httpx.Request, reply: httpx.Response) -> bool:
+    status = reply.status_code
+    return status in AGAIN or (status in PROXY_LOST and _safe_again(request))
 
 
 def _pause(reply: httpx.Response | None, attempt: int) -> float:
@@ -50,7 +58,8 @@ def _pause(reply: httpx.Response | None, attempt: int) -> float:
 
 class PatientTransport(httpx.BaseTransport):
     """Waits out a rate limit (429), a referee that is restarting (503, connection refused)
-    and, for requests safe to repeat, a connection lost mid-request: for up to
+    and, for requests safe to repeat, a proxy's 502 or 504 (the referee behind it died) or a
+    connection lost mid-request: for up to
     ``patience`` seconds, then gives the last answer or error."""
 
     def __init__(self, patience: float = 120.0, **options: Any) -> None:
@@ -64,7 +73,7 @@ class PatientTransport(httpx.BaseTransport):
             reply = None
             try:
                 reply = self.inner.handle_request(request)
-                if reply.status_code not in AGAIN or time.monotonic() > stop:
+                if not _again(request, reply) or time.monotonic() > stop:
                     return reply
                 reply.read()
                 reply.close()
@@ -93,7 +102,7 @@ class AsyncPatientTransport(httpx.AsyncBaseTransport):
             reply = None
             try:
                 reply = await self.inner.handle_async_request(request)
-                if reply.status_code not in AGAIN or time.monotonic() > stop:
+                if not _again(request, reply) or time.monotonic() > stop:
                     return reply
                 await reply.aread()
                 await reply.aclose()

@@ -10,6 +10,8 @@ export type Turn = components["schemas"]["Turn"];
 export type Move = Turn["legal_moves"][number];
 export type Problem = components["schemas"]["Problem"];
 export type Choose = (turn: Turn) => Move | Move[] | Promise<Move | Move[]>;
+/** A new game: one shape per ruleset, told apart by `ruleset`. */
+export type CreateGame = paths["/v1/games"]["post"]["requestBody"]["content"]["application/json"];
 
 export class RefereeError extends Error {
   constructor(public readonly problem: Problem) {
@@ -25,6 +27,8 @@ const STALE = new Set(["seq-already-decided", "seq-mismatch", "not-your-turn", "
 
 /** Answers that changed nothing and invite a retry: a limit, or a referee restarting. */
 const AGAIN = new Set([429, 503]);
+/** A proxy's answers when the referee behind it died or was too slow: again only if safe. */
+const PROXY_LOST = new Set([502, 504]);
 
 function pauseMs(reply: Response | null, attempt: number): number {
   const after = Number(reply?.headers.get("retry-after") ?? NaN);
@@ -34,7 +38,7 @@ function pauseMs(reply: Response | null, attempt: number): number {
 /**
  * fetch that waits out a rate limit (429), a referee restarting (503, connection refused)
  * and, for requests safe to repeat (reads, and decisions, which the referee dedupes by seq),
- * a connection lost mid-request: for up to `patienceMs`, then the last answer or error.
+ * a proxy's 502 or 504 or a connection lost mid-request: for up to `patienceMs`, then the last answer or error.
  */
 export function patientFetch(patienceMs = 120_000): (input: Request) => Promise<Response> {
   return async (input: Request) => {
@@ -44,7 +48,8 @@ export function patientFetch(patienceMs = 120_000): (input: Request) => Promise<
       let reply: Response | null = null;
       try {
         reply = await fetch(input.clone());
-        if (!AGAIN.has(reply.status) || Date.now() > stop) return reply;
+        const again = AGAIN.has(reply.status) || (safe && PROXY_LOST.has(reply.status));
+        if (!again || Date.now() > stop) return reply;
         await reply.body?.cancel();
       } catch (error) {
         const refused = (error as { cause?: { code?: string } }).cause?.code === "ECONNREFUSED";
@@ -74,7 +79,7 @@ export function gameOf(token: string): string {
 
 export async function createGame(
   client: Referee,
-  body: components["schemas"]["CreateGame"],
+  body: CreateGame,
 ): Promise<components["schemas"]["GameCreated"]> {
   return unwrap(await client.POST("/v1/games", { body }));
 }

@@ -1,0 +1,81 @@
+"""What the server refuses in a body, the committed contract states: each case below is
+checked against ``openapi/openapi.json`` itself, so Schemathesis' positive phase (which
+trusts it) sends none of them. No server is needed."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
+
+from referee.core.documents import NAME_PATTERN, check_name
+from referee.core.refusals import Refusal
+
+CONTRACT = json.loads((Path(__file__).parents[1] / "openapi" / "openapi.json").read_text())
+REGISTRY = Registry().with_resource(
+    "contract", Resource.from_contents(CONTRACT, default_specification=DRAFT202012)
+)
+
+
+def _valid(path: str, body: object) -> bool:
+    schema = CONTRACT["paths"][path]["post"]["requestBody"]["content"]["application/json"]
+    wrapped = {"$ref": "contract#/paths/" + path.replace("~", "~0").replace("/", "~1")}
+    wrapped["$ref"] += "/post/requestBody/content/application~1json/schema"
+    assert schema  # the operation states its body
+    return Draft202012Validator(wrapped, registry=REGISTRY).is_valid(body)
+
+
+MOVE = {"type": "mark", "fifth": 1, "pairs": [[2, 3], [4, 5]]}
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "valid"),
+    [
+        ("/v1/games/{game_id}/moves", {"seq": 0, "move": MOVE}, True),
+        ("/v1/games/{game_id}/moves", {"seq": 0, "moves": [MOVE]}, True),
+        ("/v1/games/{game_id}/moves", {"seq": 0, "move": None, "moves": None}, False),
+        ("/v1/games/{game_id}/moves", {"seq": 0, "move": MOVE, "moves": [MOVE]}, False),
+        ("/v1/games/{game_id}/moves", {"seq": 0}, False),
+        ("/v1/rulesets/choice/score", {"marks": {"7": 3}}, True),
+        ("/v1/rulesets/choice/score", {}, False),
+        ("/v1/rulesets/choice/score", {"area": [1, 2]}, False),
+        ("/v1/rulesets/chopta/score", {"area": [1, 2]}, True),
+        ("/v1/rulesets/chopta/score", {"marks": {}}, False),
+        ("/v1/games", {"ruleset": "choice", "seats": [{"name": "a"}]}, True),
+        ("/v1/games", {"ruleset": "", "seats": [{"name": "a"}]}, False),
+        ("/v1/games", {"ruleset": "choice", "seats": [{}], "options": {"colour": 1}}, False),
+        ("/v1/games", {"ruleset": "choice", "seats": [{}], "options": {"target": 9}}, False),
+        ("/v1/games", {"ruleset": "chopta", "seats": [{}, {}], "options": {"target": 9}}, True),
+        ("/v1/games", {"ruleset": "chopta", "seats": [{}]}, False),
+        ("/v1/games", {"ruleset": "chopta", "seats": [{}] * 9}, False),
+        ("/v1/games", {"ruleset": "choice", "seats": [{"name": " "}]}, False),
+        ("/v1/games", {"ruleset": "choice", "seats": [{"name": "a\u202eb"}]}, False),
+        ("/v1/tournaments", {"ruleset": "chopta", "options": {"schedule": [1]}}, False),
+        ("/v1/tournaments", {"ruleset": "choice", "options": {"schedule": [1]}}, True),
+        ("/v1/tournaments/{tournament_id}/entrants", {"name": "x\ny"}, False),
+    ],
+)
+def test_the_contract_refuses_what_the_server_refuses(path, body, valid):
+    assert _valid(path, body) is valid
+
+
+def _refused(name: str) -> bool:
+    try:
+        check_name(name, "name")
+    except Refusal:
+        return True
+    return False
+
+
+@given(st.text(max_size=8) | st.text(alphabet=" \t\x85\u2028\u202ea\xa0\u3000", max_size=4))
+def test_the_names_pattern_is_check_name(name):
+    """The contract's pattern and the server's check refuse the same names (JSON cannot carry
+    the lone surrogates that only the check sees)."""
+    assert (re.search(NAME_PATTERN, name) is None) == _refused(name)
