@@ -154,6 +154,15 @@ class Seats:
             stored, guess = game.now_stored, False
         raise busy()
 
+    async def move_then_turn(
+        self, game_id: str, token: str | None, seq: int, moves: list[Any], wait_s: float
+    ) -> dict[str, Any]:
+        """A decision, then the seat's next turn, long-polled up to ``wait_s``: a bot's
+        whole loop in one request. Sent again, it is answered alike (a seq decided with the
+        same decision is answered from the record), with the turn as it is then."""
+        answer = await self.move(game_id, token, seq, moves)
+        return {**answer, "turn": await self.wait_turn(game_id, token, wait_s)}
+
     def _share_decided(self, game: LoadedGame) -> None:
         """A decision's game, as just stored and remembered, for its readers to share (the
         seats' turns come next); the decision is done with it."""

@@ -201,6 +201,7 @@ def finish_contract(app: Litestar) -> None:
     _open_free_form_objects(schema)
     _limits_and_security(schema)
     _exact_bodies(schema)
+    _optional_wait(schema)
     created = schema.paths["/v1/games"].post.responses["201"]  # type: ignore[index,union-attr]
     created.links = {
         name: Link(operation_id=operation, parameters={"game_id": "$response.body#/id"})
@@ -247,6 +248,17 @@ def _exact_bodies(schema: Any) -> None:
         operation.request_body = RequestBody(
             content={"application/json": OpenAPIMediaType(schema=body_schema)}, required=True
         )
+
+
+def _optional_wait(schema: Any) -> None:
+    """``POST /moves?wait=``: a number from 0 to 60 when sent (Litestar states an optional
+    number as number-or-null and drops its ``minimum`` of 0)."""
+    for parameter in schema.paths["/v1/games/{game_id}/moves"].post.parameters:
+        if parameter.name == "wait":
+            described = parameter.schema.description
+            parameter.schema = Schema(
+                type=OpenAPIType.NUMBER, minimum=0, maximum=60, description=described
+            )
 
 
 def _limits_and_security(schema: Any) -> None:

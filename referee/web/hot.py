@@ -13,7 +13,7 @@ contract.
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Coroutine
 from typing import Any
 
 import msgspec
@@ -21,7 +21,7 @@ from litestar import Litestar
 
 from ..core.refusals import Refusal
 from .access import client_address
-from .models import MoveAccepted, MoveSubmission, Turn
+from .models import MoveSubmission, Turn, move_accepted
 from .problems import GAME_ID, PROBLEM, answer, bearer
 
 __all__ = ["HotRoutes", "HotRoutesLitestar"]
@@ -107,7 +107,7 @@ class HotRoutesLitestar(Litestar):
         elif hot.group(2) == "turn":
             await _turn(self.hot, scope, receive, send, self._routed, hot.group(1), token, address)
         else:
-            await _moves(self.hot, scope, receive, send, self._routed, hot.group(1), token)
+            await _moves(self.hot, scope, receive, send, self._routed, hot.group(1), token, address)
 
     async def _routed(self, scope: Any, receive: Any, send: Any) -> None:
         await super().__call__(scope, receive, send)
@@ -131,18 +131,35 @@ async def _turn(
         await routed(scope, receive, send)
         return
     seats, token = asked
+    await _long_poll(
+        routes, send, scope, address, wait, seats.wait_turn(game_id, token, wait), Turn
+    )
+
+
+async def _long_poll(
+    routes: HotRoutes,
+    send: Any,
+    scope: dict,
+    address: str,
+    wait: float,
+    call: Coroutine[Any, Any, dict[str, Any]],
+    model: Any,
+) -> None:
+    """Answer with ``call``, holding one of the address's waits while it may long-poll (429
+    past the cap): a request that does not wait holds none."""
     limits = routes.limits
     if wait == 0 or limits is None:
-        await _answer(send, scope, seats.wait_turn(game_id, token, wait), Turn)
+        await _answer(send, scope, call, model)
         return
     if not limits.waits_held(address):
         try:
             await limits.start_waiting(address)
         except Refusal as exc:
+            call.close()  # never started
             await _problem(send, scope, exc)
             return
     try:
-        await _answer(send, scope, seats.wait_turn(game_id, token, wait), Turn)
+        await _answer(send, scope, call, model)
     finally:
         limits.stop_waiting(address)
 
@@ -155,9 +172,15 @@ async def _moves(
     routed: Any,
     game_id: str,
     token: str | None,
+    address: str,
 ) -> None:
-    """``POST /v1/games/{id}/moves`` with a body the strict decoder takes."""
-    asked = _asked(routes, token) if scope["method"] == "POST" else None
+    """``POST /v1/games/{id}/moves[?wait=s]`` with a body the strict decoder takes."""
+    wait = None
+    if scope["query_string"]:
+        query = _WAIT.fullmatch(scope["query_string"])
+        wait = float(query.group(1)) if query is not None else -1.0
+    post = scope["method"] == "POST" and (wait is None or 0 <= wait <= 60)
+    asked = _asked(routes, token) if post else None
     if asked is None:
         await routed(scope, receive, send)
         return
@@ -185,7 +208,11 @@ async def _moves(
     except Refusal as exc:
         await _problem(send, scope, exc)
         return
-    await _answer(send, scope, seats.move(game_id, token, data.seq, moves), MoveAccepted)
+    if wait is None:
+        await _answer(send, scope, seats.move(game_id, token, data.seq, moves), move_accepted)
+        return
+    decided = seats.move_then_turn(game_id, token, data.seq, moves, wait)
+    await _long_poll(routes, send, scope, address, wait, decided, move_accepted)
 
 
 async def _answer(send: Any, scope: dict, call: Awaitable[dict[str, Any]], model: Any) -> None:

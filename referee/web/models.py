@@ -46,6 +46,7 @@ __all__ = [
     "SeatToken",
     "TournamentCreated",
     "Turn",
+    "move_accepted",
 ]
 
 #: Every move of every ruleset, told apart by ``type``.
@@ -201,8 +202,9 @@ class PostalMoves(msgspec.Struct, forbid_unknown_fields=True):
     moves: PostalRound
 
 
-class MoveAccepted(msgspec.Struct):
-    """A decision accepted: the seq it decided, the next seq, and the game's status."""
+class MoveAccepted(msgspec.Struct, omit_defaults=True):
+    """A decision accepted: the seq it decided, the next seq, and the game's status; asked
+    with ``?wait=``, also the seat's next turn (one request per decision)."""
 
     accepted: bool
     seat: int
@@ -210,6 +212,7 @@ class MoveAccepted(msgspec.Struct):
     next_seq: int
     moves: list[AnyMove]
     game_status: str
+    turn: Turn | None = None
 
 
 class Turn(msgspec.Struct):
@@ -367,3 +370,8 @@ class NextDecision(msgspec.Struct):
     game_id: str | None = None
     seat_token: str | None = None
     turn: Turn | None = None
+
+
+def move_accepted(turn: dict[str, Any] | None = None, **answer: Any) -> MoveAccepted:
+    """A decision's answer from the service's, with the next turn if it was asked for."""
+    return MoveAccepted(**answer, turn=None if turn is None else Turn(**turn))

@@ -43,6 +43,7 @@ from .models import (
     SeatToken,
     TournamentCreated,
     Turn,
+    move_accepted,
 )
 from .problems import check_id, problems, read_body, request_bearer, require_bearer
 
@@ -54,6 +55,15 @@ ORGANIZER = [{"organizer": []}, {}]
 GameId = Annotated[str, Parameter(description="the game's id", max_length=64)]
 TournamentId = Annotated[str, Parameter(description="the tournament's id", max_length=64)]
 Wait = Annotated[float, Parameter(ge=0, le=60, description="long-poll seconds")]
+WaitNext = Annotated[
+    float | None,
+    Parameter(
+        ge=0,
+        le=60,
+        description="with it, the answer also holds the seat's next turn (``turn``), "
+        "long-polled up to this many seconds: one request per decision",
+    ),
+]
 log = logging.getLogger("referee")
 _EVENT = msgspec.json.Decoder()
 #: seconds without an event before a stream sends a keep-alive comment
@@ -251,12 +261,19 @@ class GameController(Controller):
         summary="Submit a decision (any element of legal_moves, verbatim)",
         responses=problems(400, 401, 403, 404, 409, 413, 422, 429),
     )
-    async def submit_move(self, request: Request, state: State, game_id: GameId) -> MoveAccepted:
+    async def submit_move(
+        self, request: Request, state: State, game_id: GameId, wait: WaitNext = None
+    ) -> MoveAccepted:
         check_id(game_id)
         data = await read_body(request, MoveSubmission)
         moves = data.decided()
-        seats = _services(state).seats
-        return MoveAccepted(**await seats.move(game_id, request_bearer(request), data.seq, moves))
+        services = _services(state)
+        token = request_bearer(request)
+        if wait is None:
+            return move_accepted(**await services.seats.move(game_id, token, data.seq, moves))
+        async with _waiting(request, services, wait):
+            answer = await services.seats.move_then_turn(game_id, token, data.seq, moves, wait)
+        return move_accepted(**answer)
 
     @get(
         "/{game_id:str}/events",

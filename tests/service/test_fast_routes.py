@@ -92,6 +92,38 @@ def test_fast_answers_are_the_handlers_bytes(http, handlers_only, fast_answers, 
     assert len(fast_answers) == answered
 
 
+def test_one_request_per_decision_is_the_handlers_bytes(http, handlers_only, fast_answers):
+    """``POST /moves?wait=0``: the decision and the seat's next turn in one answer, the same
+    bytes from the hot route and the handler (which answers the same decision again)."""
+    game = create(http, "choice", 2)
+    tokens = [seat["token"] for seat in game["seats"]]
+    path = f"/v1/games/{game['id']}"
+    turns = [http.get(path + "/turn", headers=auth(token)).json() for token in tokens]
+    rnd = random.Random(3)
+    posted = 0
+    with httpx.Client(base_url=handlers_only.url, timeout=30) as full:
+        for _ in range(400):
+            if all(turn["status"] == "finished" for turn in turns):
+                break
+            for seat, token in enumerate(tokens):
+                turn = turns[seat]
+                if turn["status"] != "your_turn":
+                    turns[seat] = http.get(path + "/turn", headers=auth(token)).json()
+                    continue
+                body = {"seq": turn["seq"], "move": rnd.choice(turn["legal_moves"])}
+                wait = {"wait": "0"}
+                fast = http.post(path + "/moves", headers=auth(token), json=body, params=wait)
+                assert fast.status_code == 200, fast.text
+                _same(fast, full.post(path + "/moves", headers=auth(token), json=body, params=wait))
+                answer = fast.json()
+                assert answer["seq"] == turn["seq"] and answer["turn"]["seat"] == seat
+                turns[seat] = answer["turn"]
+                posted += 1
+        else:
+            raise AssertionError("the game did not finish")
+    assert posted > 20 and fast_answers.count(200) >= posted
+
+
 BAD = [
     pytest.param("get", "/turn", {"params": {"wait": "61"}}, 400, id="wait-too-long"),
     pytest.param("get", "/turn", {"params": {"wait": "soon"}}, 400, id="wait-not-a-number"),
@@ -101,6 +133,12 @@ BAD = [
     pytest.param("post", "/moves", {"content": b"{"}, 400, id="not-json"),
     pytest.param("post", "/moves", {"content": b" " * 70_000}, 413, id="too-large"),
     pytest.param("post", "/moves", {"json": {"seq": 7, "move": "x"}}, 400, id="move-not-an-object"),
+    pytest.param(
+        "post", "/moves", {"params": {"wait": "61"}, "json": {"seq": 0}}, 400, id="moves-wait-61"
+    ),
+    pytest.param(
+        "post", "/moves", {"params": {"wait": "x"}, "json": {"seq": 0}}, 400, id="moves-wait-x"
+    ),
 ]
 
 

@@ -9,6 +9,7 @@ import threading
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 
 # The client is its own distribution (clients/python); use it in place, as an editable
@@ -21,6 +22,7 @@ from referee_client import (
     RefereeError,
     run_bot,
     run_bot_async,
+    run_entrant_async,
 )
 
 from referee.bots import get_bot
@@ -34,17 +36,23 @@ def referee_url(server):
 
 
 def test_a_bot_is_one_function(referee_url):
-    with Client(referee_url) as client:
+    """A reference bot is handed to run_bot as it is (it reads ``turn["legal_moves"]``; a
+    TypeError before), and each decision is one request: the move, answered with the next
+    turn."""
+    sent: list[str] = []
+    http = httpx.Client(
+        base_url=referee_url,
+        timeout=75,
+        event_hooks={"request": [lambda request: sent.append(request.method)]},
+    )
+    with Client(referee_url) as client, Client(referee_url, http=http) as bot_client:
         game = client.create_game("choice", [{"name": "me"}], deadline_s=0)
         bot = get_bot("choice", "greedy")
-        final = run_bot(
-            referee_url,
-            game.seats[0].token,
-            lambda turn: bot({"legal_moves": turn.legal_moves, "view": turn.view}),
-        )
+        final = run_bot(referee_url, game.seats[0].token, bot, client=bot_client)
         assert final.status == "finished"
         record = client.record(game.id)
     assert record["finished"] and verify(record).ok
+    assert sent.count("GET") == 1 and sent.count("POST") == len(record["decisions"])
 
 
 def test_async_bots_play_a_chopta_game(referee_url):
@@ -120,3 +128,26 @@ def test_the_client_waits_out_a_rate_limit_and_a_restart(valkey):
         later.join()
         if started:
             started[0].__exit__()
+
+
+def test_the_async_client_plays_a_tournament(referee_url):
+    """The async client has the tournament calls: create, register, the entrants' loop, the
+    standings."""
+    spec = {"ruleset": "chopta", "entrants": 2, "deadline_s": 0, "options": {"target": 10}}
+
+    async def scenario():
+        async with AsyncClient(referee_url) as client:
+            tournament = (await client.create_tournament(spec))["id"]
+            entrants = [await client.register(tournament, f"bot{i}") for i in range(2)]
+            bots = [get_bot("chopta", "greedy"), get_bot("chopta", "random", 1)]
+            await asyncio.gather(
+                *(
+                    run_entrant_async(referee_url, entrant.token, bots[i])
+                    for i, entrant in enumerate(entrants)
+                )
+            )
+            return await client.tournament(tournament)
+
+    view = asyncio.run(scenario())
+    assert view["status"] == "finished"
+    assert sorted(row["games"] for row in view["standings"]) == [1, 1]

@@ -12,7 +12,7 @@ from ._models import (
     SeatToken,
     Turn,
 )
-from ._run import run_bot, run_bot_async, run_entrant
+from ._run import run_bot, run_bot_async, run_entrant, run_entrant_async
 
 __all__ = [
     "AsyncClient",
@@ -29,4 +29,5 @@ __all__ = [
     "run_bot",
     "run_bot_async",
     "run_entrant",
+    "run_entrant_async",
 ]

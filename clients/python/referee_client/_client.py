@@ -157,6 +157,10 @@ def _claim_body(name: str, client_seed: str | None, invite_code: str | None) -> 
     return body
 
 
+def _waiting(wait: float | None) -> dict[str, float]:
+    return {} if wait is None else {"wait": wait}
+
+
 def _move_body(seq: int, move: Any) -> dict[str, Any]:
     if isinstance(move, list):
         return {"seq": seq, "moves": move}
@@ -228,10 +232,16 @@ class Client:
         )
         return _decode(reply, Turn)
 
-    def move(self, game_id: str, token: str, seq: int, move: Any) -> MoveAccepted:
-        """Submit one move, or a list of moves for a postal round."""
+    def move(
+        self, game_id: str, token: str, seq: int, move: Any, wait: float | None = None
+    ) -> MoveAccepted:
+        """Submit one move, or a list of moves for a postal round; with ``wait``, the answer
+        also holds the seat's next turn (``.turn``), long-polled up to ``wait`` seconds."""
         reply = self.http.post(
-            f"/v1/games/{game_id}/moves", json=_move_body(seq, move), headers=_auth(token)
+            f"/v1/games/{game_id}/moves",
+            json=_move_body(seq, move),
+            headers=_auth(token),
+            params=_waiting(wait),
         )
         return _decode(reply, MoveAccepted)
 
@@ -318,11 +328,35 @@ class AsyncClient:
         )
         return _decode(reply, Turn)
 
-    async def move(self, game_id: str, token: str, seq: int, move: Any) -> MoveAccepted:
+    async def move(
+        self, game_id: str, token: str, seq: int, move: Any, wait: float | None = None
+    ) -> MoveAccepted:
         reply = await self.http.post(
-            f"/v1/games/{game_id}/moves", json=_move_body(seq, move), headers=_auth(token)
+            f"/v1/games/{game_id}/moves",
+            json=_move_body(seq, move),
+            headers=_auth(token),
+            params=_waiting(wait),
         )
         return _decode(reply, MoveAccepted)
 
     async def record(self, game_id: str) -> dict[str, Any]:
         return _decode(await self.http.get(f"/v1/games/{game_id}/record"), dict[str, Any])
+
+    async def create_tournament(self, spec: dict[str, Any]) -> dict[str, Any]:
+        reply = await self.http.post("/v1/tournaments", json=spec, headers=self.organizer)
+        return _decode(reply, dict[str, Any])
+
+    async def register(
+        self, tournament_id: str, name: str, invite_code: str | None = None
+    ) -> Registered:
+        body = _claim_body(name, None, invite_code)
+        reply = await self.http.post(f"/v1/tournaments/{tournament_id}/entrants", json=body)
+        return _decode(reply, Registered)
+
+    async def tournament(self, tournament_id: str) -> dict[str, Any]:
+        return _decode(await self.http.get(f"/v1/tournaments/{tournament_id}"), dict[str, Any])
+
+    async def next_decision(self, entrant_token: str, wait: float = 0) -> NextDecision:
+        headers = _auth(entrant_token)
+        reply = await self.http.get("/v1/me/next", params={"wait": wait}, headers=headers)
+        return _decode(reply, NextDecision)

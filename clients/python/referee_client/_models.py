@@ -30,13 +30,21 @@ class Claimed(msgspec.Struct):
 
 
 class Turn(msgspec.Struct):
+    """What a seat must decide now. Read as fields (``turn.legal_moves``) or as a mapping
+    (``turn["legal_moves"]``), as the reference bots read it."""
+
     status: str  # your_turn | waiting | finished
     game_status: str
     seat: int
     seq: int
     legal_moves: list[dict[str, Any]]
-    deadline: float | None
+    deadline: float | None  # seconds since the epoch
     view: dict[str, Any] | None
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self.__struct_fields__:
+            raise KeyError(key)
+        return getattr(self, key)
 
 
 class MoveAccepted(msgspec.Struct):
@@ -46,6 +54,7 @@ class MoveAccepted(msgspec.Struct):
     next_seq: int
     moves: list[dict[str, Any]]
     game_status: str
+    turn: Turn | None = None  # the seat's next turn, when the move was sent with a wait
 
 
 class Problem(msgspec.Struct):

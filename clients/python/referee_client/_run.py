@@ -82,34 +82,45 @@ def run_bot(
     retries: int = 5,
     client: Client | None = None,
 ) -> Turn:
-    """Play a seat until its game is over; returns the final turn (with the final view)."""
+    """Play a seat until its game is over; returns the final turn (with the final view).
+
+    One request per decision: each move is posted with ``wait``, and its answer holds the
+    seat's next turn. ``choose`` gets the turn, which reads as fields or as a mapping (the
+    reference bots take ``turn["legal_moves"]`` and ``turn["view"]``)."""
     own = client is None
     client = client or Client(url)
     game_id = game_of(token)
     try:
+        turn: Turn | None = None
         while True:
-            turn = client.turn(game_id, token, wait=wait)
+            if turn is None or turn.status == "waiting":
+                turn = client.turn(game_id, token, wait=wait)
             if turn.status == "finished":
                 return turn
             if turn.status != "your_turn":
                 continue
-            move = choose(turn)
-            if turn.deadline is not None and time.time() > turn.deadline:
-                log.warning("seat %s took longer than its deadline at seq %s", turn.seat, turn.seq)
+            move, decided = choose(turn), turn
+            _late(turn)
+            turn = None
             for attempt in range(retries):
                 try:
-                    client.move(game_id, token, turn.seq, move)
+                    turn = client.move(game_id, token, decided.seq, move, wait=wait).turn
                     break
                 except RefereeError as error:
-                    move = _refused(error, turn, move)
+                    move = _refused(error, decided, move)
                     if move is None:
                         break
                 except httpx.TransportError as error:  # same seq again: the referee dedupes
-                    log.warning("posting seq %s failed (%s); retrying", turn.seq, error)
+                    log.warning("posting seq %s failed (%s); retrying", decided.seq, error)
                     time.sleep(min(2.0, 0.1 * 2**attempt))
     finally:
         if own:
             client.close()
+
+
+def _late(turn: Turn) -> None:
+    if turn.deadline is not None and time.time() > turn.deadline:
+        log.warning("seat %s took longer than its deadline at seq %s", turn.seat, turn.seq)
 
 
 async def run_bot_async(
@@ -126,26 +137,62 @@ async def run_bot_async(
     client = client or AsyncClient(url)
     game_id = game_of(token)
     try:
+        turn: Turn | None = None
         while True:
-            turn = await client.turn(game_id, token, wait=wait)
+            if turn is None or turn.status == "waiting":
+                turn = await client.turn(game_id, token, wait=wait)
             if turn.status == "finished":
                 return turn
             if turn.status != "your_turn":
                 continue
-            move = choose(turn)
+            move, decided = choose(turn), turn
             if asyncio.iscoroutine(move):
                 move = await move
+            _late(turn)
+            turn = None
             for attempt in range(retries):
                 try:
-                    await client.move(game_id, token, turn.seq, move)
+                    turn = (await client.move(game_id, token, decided.seq, move, wait=wait)).turn
                     break
                 except RefereeError as error:
-                    move = _refused(error, turn, move)
+                    move = _refused(error, decided, move)
                     if move is None:
                         break
                 except httpx.TransportError as error:
-                    log.warning("posting seq %s failed (%s); retrying", turn.seq, error)
+                    log.warning("posting seq %s failed (%s); retrying", decided.seq, error)
                     await asyncio.sleep(min(2.0, 0.1 * 2**attempt))
+    finally:
+        if own:
+            await client.aclose()
+
+
+async def run_entrant_async(
+    url: str,
+    entrant_token: str,
+    choose: Callable[[Turn], Any] | Callable[[Turn], Awaitable[Any]],
+    *,
+    wait: float = 30,
+    client: AsyncClient | None = None,
+) -> None:
+    """``run_entrant`` for asyncio; ``choose`` may be a coroutine function."""
+    own = client is None
+    client = client or AsyncClient(url)
+    try:
+        while True:
+            step = await client.next_decision(entrant_token, wait=wait)
+            if step.status == "finished":
+                return
+            if step.status != "your_turn" or step.turn is None:
+                continue
+            move = choose(step.turn)
+            if asyncio.iscoroutine(move):
+                move = await move
+            try:
+                await client.move(step.game_id, step.seat_token, step.turn.seq, move)
+            except RefereeError as error:
+                _refused(error, step.turn, move)  # the next step asks again
+            except httpx.TransportError as error:
+                log.warning("posting seq %s failed (%s); asking again", step.turn.seq, error)
     finally:
         if own:
             await client.aclose()

@@ -9,6 +9,8 @@ import type { components, paths } from "./schema.js";
 export type Turn = components["schemas"]["Turn"];
 export type Move = Turn["legal_moves"][number];
 export type Problem = components["schemas"]["Problem"];
+/** A decision accepted; `turn` is the seat's next turn when it was sent with a wait. */
+export type MoveAccepted = Omit<components["schemas"]["MoveAccepted"], "turn"> & { turn?: Turn | null };
 export type Choose = (turn: Turn) => Move | Move[] | Promise<Move | Move[]>;
 /** A new game: one shape per ruleset, told apart by `ruleset`. */
 export type CreateGame = paths["/v1/games"]["post"]["requestBody"]["content"]["application/json"];
@@ -97,34 +99,46 @@ export async function getTurn(client: Referee, token: string, wait = 0): Promise
   return unwrap(result) as Turn;
 }
 
-export async function submitMove(client: Referee, token: string, seq: number, move: Move | Move[]) {
+/**
+ * Submit one move (or a postal round's moves). With `wait`, the answer also holds the seat's
+ * next turn (`turn`), long-polled up to `wait` seconds: one request per decision.
+ */
+export async function submitMove(
+  client: Referee,
+  token: string,
+  seq: number,
+  move: Move | Move[],
+  wait?: number,
+): Promise<MoveAccepted> {
   const body = Array.isArray(move) ? { seq, moves: move } : { seq, move };
-  return unwrap(
-    await client.POST("/v1/games/{game_id}/moves", {
-      params: { path: { game_id: gameOf(token) } },
-      headers: { Authorization: `Bearer ${token}` },
-      body,
-    }),
-  );
+  const result = await client.POST("/v1/games/{game_id}/moves", {
+    params: { path: { game_id: gameOf(token) }, query: wait === undefined ? {} : { wait } },
+    headers: { Authorization: `Bearer ${token}` },
+    body,
+  });
+  return unwrap(result) as MoveAccepted;
 }
 
-/** Play a seat until its game is over; returns the final turn. */
+/** Play a seat until its game is over, one request per decision; returns the final turn. */
 export async function runBot(baseUrl: string, token: string, choose: Choose, wait = 30): Promise<Turn> {
   const client = referee(baseUrl);
+  let turn: Turn | null = null;
   for (;;) {
-    const turn = await getTurn(client, token, wait);
+    if (turn === null || turn.status === "waiting") turn = await getTurn(client, token, wait);
     if (turn.status === "finished") return turn;
     if (turn.status !== "your_turn") continue;
-    let move: Move | Move[] | null = await choose(turn);
+    const decided: Turn = turn;
+    let move: Move | Move[] | null = await choose(decided);
+    turn = null;
     for (let attempt = 0; attempt < 5 && move !== null; attempt++) {
       try {
-        await submitMove(client, token, turn.seq, move);
+        turn = (await submitMove(client, token, decided.seq, move, wait)).turn ?? null;
         break;
       } catch (error) {
         if (error instanceof RefereeError) {
           if (STALE.has(error.code)) break;
-          console.error(`the referee refused seat ${turn.seat}'s move at seq ${turn.seq}: ${error.message}`);
-          move = move === turn.legal_moves[0] ? null : turn.legal_moves[0];
+          console.error(`the referee refused seat ${decided.seat}'s move at seq ${decided.seq}: ${error.message}`);
+          move = move === decided.legal_moves[0] ? null : decided.legal_moves[0];
         } else {
           // a transport failure: the same seq again is safe, the referee dedupes it
           await new Promise((resolve) => setTimeout(resolve, Math.min(2000, 100 * 2 ** attempt)));

@@ -44,3 +44,25 @@ test("a refusal names the rule", { skip: !url && "REFEREE_URL is not set" }, asy
     (error: unknown) => error instanceof RefereeError && error.code === "not-your-turn",
   );
 });
+
+test("a lone seat's bot sends one request per decision", { skip: !url && "REFEREE_URL is not set" }, async () => {
+  const client = referee(url!);
+  const game = await createGame(client, { ruleset: "choice", seats: [{ name: "solo" }], deadline_s: 0 });
+  const sent: string[] = [];
+  const realFetch = globalThis.fetch;
+  globalThis.fetch = async (input: RequestInfo | URL, init?: RequestInit) => {
+    const reply = await realFetch(input, init);
+    // a request the referee's rate limit turned away (and the client sent again) is not counted
+    if (reply.status !== 429) sent.push(input instanceof Request ? input.method : (init?.method ?? "GET"));
+    return reply;
+  };
+  try {
+    const final = await runBot(url!, game.seats[0].token!, (turn) => turn.legal_moves[0]);
+    assert.equal(final.status, "finished");
+  } finally {
+    globalThis.fetch = realFetch;
+  }
+  const record = (await (await realFetch(`${url}/v1/games/${game.id}/record`)).json()) as { decisions: unknown[] };
+  assert.equal(sent.filter((method) => method === "GET").length, 1);
+  assert.equal(sent.filter((method) => method === "POST").length, record.decisions.length);
+});
