@@ -41,6 +41,13 @@ _RATE_LIMITED = Refusal(
 )
 
 
+def _wait(query: bytes) -> float:
+    """The seconds of a query that is ``wait=s`` alone; -1 for any other (the handler
+    answers those)."""
+    matched = _WAIT.fullmatch(query)
+    return float(matched.group(1)) if matched is not None else -1.0
+
+
 def _token(scope: dict) -> str | None:
     for name, value in scope["headers"]:
         if name == b"authorization":
@@ -124,8 +131,7 @@ async def _turn(
     address: str,
 ) -> None:
     """``GET /v1/games/{id}/turn[?wait=s]``."""
-    query = _WAIT.fullmatch(scope["query_string"] or b"wait=0")
-    wait = float(query.group(1)) if query is not None and scope["method"] == "GET" else -1.0
+    wait = _wait(scope["query_string"] or b"wait=0") if scope["method"] == "GET" else -1.0
     asked = _asked(routes, token) if 0 <= wait <= 60 else None
     if asked is None:
         await routed(scope, receive, send)
@@ -175,10 +181,7 @@ async def _moves(
     address: str,
 ) -> None:
     """``POST /v1/games/{id}/moves[?wait=s]`` with a body the strict decoder takes."""
-    wait = None
-    if scope["query_string"]:
-        query = _WAIT.fullmatch(scope["query_string"])
-        wait = float(query.group(1)) if query is not None else -1.0
+    wait = _wait(scope["query_string"]) if scope["query_string"] else None
     post = scope["method"] == "POST" and (wait is None or 0 <= wait <= 60)
     asked = _asked(routes, token) if post else None
     if asked is None:
