@@ -37,7 +37,7 @@ def from_rules(error: GameError, **extra: Any) -> Refusal:
 
 def busy(what: str = "the game") -> Refusal:
     """A change lost its race every time it was tried: the client may try again."""
-    return Refusal("busy", f"{what} changed too often; try again")
+    return Refusal("busy", f"{what} changed too often; try again", retry_after=1)
 
 
 def not_found(kind: str, identifier: str) -> Refusal:

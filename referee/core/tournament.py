@@ -188,6 +188,7 @@ def tournament_view(doc: TournamentDoc) -> dict[str, Any]:
     rated = doc.rated or rate(len(doc.entrants), [])
     return {
         "id": doc.id,
+        "ruleset": doc.spec.ruleset,
         "status": doc.status,
         "spec": {k: v for k, v in msgspec.to_builtins(doc.spec).items() if k != "seed"},
         "commitment": seed_commitment(doc.seed),

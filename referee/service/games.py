@@ -108,7 +108,7 @@ class GameService:
             if limits is not None:
                 await limits.release(owner, "games", game.doc.id)
             if game_id is None:  # 64 random bits collided
-                raise Refusal("busy", "try again")
+                raise Refusal("busy", "try again", retry_after=1)
             return await self.load(game_id), handed  # created by an earlier attempt
         return game, handed
 

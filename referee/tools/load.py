@@ -34,6 +34,15 @@ class _TurnNeeded(msgspec.Struct):
 # hurry would keep it: msgspec, decoding only what they act on (the standard library's json,
 # decoding the whole view, took a fifth of a bot's CPU per turn).
 _decode_turn = msgspec.json.Decoder(_TurnNeeded).decode
+
+
+class _AnswerNeeded(msgspec.Struct):
+    """What a bench bot reads of a decision's answer: the next turn it holds."""
+
+    turn: _TurnNeeded | None = None
+
+
+_decode_answer = msgspec.json.Decoder(_AnswerNeeded).decode
 _json_encode = msgspec.json.encode
 
 
@@ -191,36 +200,49 @@ async def _games(url: str, bots: int, seconds: float) -> dict[str, Any]:
     create, game_body = head("POST", "/v1/games"), _json_encode(BENCH_GAME)
 
     async def bot(game_id: str, token: str) -> None:
+        """One request per decision: the first turn from ``GET /turn`` (long-polled), then
+        ``POST /moves?wait=`` whose answer holds the seat's next turn. Its latency is the
+        decision's round trip: accepted, and the next turn in hand (for the seat that
+        decides first on a roll, the other's decision too)."""
         connection = Client(url)
         # built once, as a bot in a loop keeps them
         turn_path = f"/v1/games/{game_id}/turn?wait="
+        moves_path = f"/v1/games/{game_id}/moves?wait="
         long_poll = head("GET", turn_path + "5", token)
-        moves = head("POST", f"/v1/games/{game_id}/moves", token)
+        decide = head("POST", moves_path + "5", token)
+        turn: _TurnNeeded | None = None
         try:
             while True:
                 left = stop - time.monotonic()  # a long-poll never waits past the window
-                turn = (
-                    long_poll if left >= 5 else head("GET", f"{turn_path}{max(0, left):.3f}", token)
-                )
-                _, reply = await connection.request(turn)
-                body = _decode_turn(reply)
-                stats["all_requests"] += 1
-                if time.monotonic() > stop:
-                    return
-                stats["turn"] += 1
-                if body.status != "your_turn":
-                    if body.status == "finished":
+                if turn is None or turn.status == "waiting":
+                    ask = (
+                        long_poll
+                        if left >= 5
+                        else head("GET", f"{turn_path}{max(0, left):.3f}", token)
+                    )
+                    _, reply = await connection.request(ask)
+                    turn = _decode_turn(reply)
+                    stats["all_requests"] += 1
+                    if time.monotonic() > stop:
+                        return
+                    stats["turn"] += 1
+                if turn.status != "your_turn":
+                    if turn.status == "finished":
                         return
                     continue
                 began = time.perf_counter()
-                decision = _json_encode({"seq": body.seq, "move": body.legal_moves[0]})
-                status, _ = await connection.request(moves, decision)
+                decision = _json_encode({"seq": turn.seq, "move": turn.legal_moves[0]})
+                post = (
+                    decide if left >= 5 else head("POST", f"{moves_path}{max(0, left):.3f}", token)
+                )
+                status, reply = await connection.request(post, decision)
                 stats["all_requests"] += 1
                 if time.monotonic() > stop:
                     return
                 stats["latencies"].append((time.perf_counter() - began) * 1000)
                 stats["moves"] += 1
                 stats["decisions" if status == 200 else "errors"] += 1
+                turn = _decode_answer(reply).turn if status == 200 else None
         finally:
             connection.close()
 

@@ -13,7 +13,9 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import ScalarRenderPlugin
 from litestar.openapi.spec import (
     Components,
+    Contact,
     Discriminator,
+    License,
     Link,
     OpenAPIMediaType,
     OpenAPIType,
@@ -21,6 +23,7 @@ from litestar.openapi.spec import (
     RequestBody,
     Schema,
     SecurityScheme,
+    Tag,
 )
 
 from .. import __version__
@@ -49,8 +52,52 @@ from .models import (
     TournamentCreated,
     Turn,
 )
+from .views import GAME_VIEWS, RECORDS, TOURNAMENT_VIEWS
 
 __all__ = ["finish_contract", "openapi_config"]
+
+
+_TAGS = {
+    "games": "Create a game, watch it, claim a seat, and play it: GET /turn, then POST /moves "
+    "(with ?wait= the answer holds the next turn: one request per decision)",
+    "tournaments": "Create a tournament, register entrants, follow the standings; an entrant "
+    "plays all of its games through nextDecision",
+    "rulesets": "The rulesets, their options and limits, and a score calculator for each",
+    "system": "Whether the process is up and its store answers",
+}
+
+#: what each operation does, for people reading the contract (the summary is its title)
+_DESCRIPTIONS = {
+    "healthz": "200 while the process runs, whatever its store does.",
+    "readyz": "200 when the store (Redis or Valkey) answers; 503 redis-unreachable otherwise.",
+    "listRulesets": "Each ruleset's id, seat limits, options (name, default, JSON Schema) and "
+    "move types.",
+    "scoreChoice": "What a CHOICE sheet with these marks scores, row by row.",
+    "scoreChoiceSpecials": "What a CHOICE-with-special-cards sheet with these marks scores.",
+    "scoreChopta": "The best arrangement of a CHOPTA play area into sets and chains.",
+    "createGame": "A game of one ruleset. A named seat's token is in the answer (shown once); an "
+    "open seat is claimed later (claimSeat). The commitment is the SHA-256 of the seed that "
+    "makes every die: the seed is shown when the game is over.",
+    "getGame": "What anyone may see: who sits where, the board, each seat's public figures, who "
+    "decides now. Hidden pools and undisclosed decisions never appear here.",
+    "claimSeat": "Take an open seat under a name; its token is in the answer (shown once).",
+    "getTurn": "The seat's status, its seq, its legal moves and its private view. With "
+    "?wait=N the answer waits up to N seconds for the seat's turn.",
+    "submitMove": "Send one of legal_moves verbatim with the turn's seq. Sending the same "
+    "decision again is answered alike (safe to retry). With ?wait=N the answer also holds the "
+    "seat's next turn, long-polled like getTurn: one request per decision.",
+    "streamEvents": "Public events as Server-Sent Events; resume with Last-Event-ID. 409 "
+    "game-sealed while other games dealt the same dice play on.",
+    "getRecord": "While the game runs, the decisions anyone may see; at the end every decision, "
+    "every die and the seed, so that `referee verify` can replay it.",
+    "createTournament": "A tournament of one ruleset. It starts when its entrants have "
+    "registered; the referee schedules its games and rates the entrants.",
+    "registerEntrant": "An entrant under a name; its entrant token is in the answer (shown once).",
+    "getTournament": "Rounds, tables (with results once their dice group is over) and standings "
+    "(by rating, highest first, then points).",
+    "nextDecision": "The entrant's next decision across all of its games: the game, the seat "
+    "token to post with, and the turn. With ?wait=N it waits up to N seconds for one.",
+}
 
 
 def openapi_config() -> OpenAPIConfig:
@@ -60,10 +107,23 @@ def openapi_config() -> OpenAPIConfig:
         description="A REST/JSON referee for dice-game bot tournaments.",
         path="/docs",
         render_plugins=[ScalarRenderPlugin()],
+        contact=Contact(name="referee: see the README of the repository"),
+        license=License(name="MIT", identifier="MIT"),
+        tags=[Tag(name=name, description=text) for name, text in _TAGS.items()],
         components=Components(
             security_schemes={
                 "bearer": SecurityScheme(
-                    type="http", scheme="bearer", description="the seat's token"
+                    type="http",
+                    scheme="bearer",
+                    description="a seat's token, for getTurn and submitMove: shown once by "
+                    "createGame (a named seat) or claimSeat (an open one), or handed to an "
+                    "entrant by nextDecision (seat_token). Not an entrant token",
+                ),
+                "entrant": SecurityScheme(
+                    type="http",
+                    scheme="bearer",
+                    description="an entrant token, for nextDecision: shown once by "
+                    "registerEntrant. Not a seat's token",
                 ),
                 "organizer": SecurityScheme(
                     type="http",
@@ -101,6 +161,11 @@ def _spec(value: Any) -> Any:
         name = _SNAKE.sub(lambda m: "_" + m.group(0).lower(), key)
         if key == "items" and item is False:
             continue  # a tuple: prefixItems with minItems == maxItems already fix its length
+        if key == "prefixItems" and all(i == item[0] for i in item):
+            # a tuple of one kind: items with minItems == maxItems says the same, and every
+            # client generator reads it as a list (some make a field per position of a tuple)
+            fields["items"] = _spec(item[0])
+            continue
         if key == "properties":
             fields[name] = {k: _spec(v) for k, v in item.items()}
         elif key == "discriminator":
@@ -109,6 +174,12 @@ def _spec(value: Any) -> Any:
             )
         elif key == "enum" and len(item) == 1:
             fields["const"] = item[0]  # a tag: generated clients make it a literal, not an enum
+            fields.setdefault("type", _kind(item))
+        elif key == "enum":
+            fields[name] = list(item)
+            fields.setdefault("type", _kind(item))
+        elif key == "anyOf" and "discriminator" in value:
+            fields["one_of"] = _spec(item)  # a tagged union: exactly one variant matches
         elif key == "type" and isinstance(item, str):
             fields[name] = OpenAPIType(item)
         elif key == "required":
@@ -119,6 +190,13 @@ def _spec(value: Any) -> Any:
 
 
 _SNAKE = re.compile(r"[A-Z]")
+
+
+def _kind(values: list[Any]) -> OpenAPIType | None:
+    """The type of an enum's values, stated beside it (msgspec leaves it out)."""
+    return OpenAPIType.STRING if all(isinstance(v, str) for v in values) else None
+
+
 _MODELS = (
     CreateChoiceGame,
     CreateChoiceSpecialsGame,
@@ -143,6 +221,9 @@ _MODELS = (
     Registered,
     TournamentCreated,
     NextDecision,
+    *GAME_VIEWS,
+    *RECORDS,
+    *TOURNAMENT_VIEWS,
 )
 
 
@@ -161,6 +242,8 @@ def finish_contract(app: Litestar) -> None:
     _open_free_form_objects(schema)
     _limits_and_security(schema)
     _exact_bodies(schema)
+    _typed_answers(schema)
+    _described(schema)
     _optional_wait(schema)
     created = schema.paths["/v1/games"].post.responses["201"]  # type: ignore[index,union-attr]
     created.links = {
@@ -208,6 +291,42 @@ def _exact_bodies(schema: Any) -> None:
         operation.request_body = RequestBody(
             content={"application/json": OpenAPIMediaType(schema=body_schema)}, required=True
         )
+
+
+#: the answers the handlers build as plain values (the views), one per ruleset
+_ANSWERS: dict[tuple[str, str], tuple[Any, ...]] = {
+    ("/v1/games/{game_id}", "get"): GAME_VIEWS,
+    ("/v1/games/{game_id}/record", "get"): RECORDS,
+    ("/v1/tournaments/{tournament_id}", "get"): TOURNAMENT_VIEWS,
+}
+
+
+def _typed_answers(schema: Any) -> None:
+    """The views are built as plain values (``referee.core.views``) and described by
+    ``referee.web.views``: each 200 answer is one of them, told apart by ``ruleset``."""
+    for (path, method), models in _ANSWERS.items():
+        mapping = {model.__struct_config__.tag: _ref(model).ref for model in models}
+        answer = Schema(
+            one_of=[_ref(model) for model in models],
+            discriminator=Discriminator(property_name="ruleset", mapping=mapping),
+        )
+        response = getattr(schema.paths[path], method).responses["200"]
+        response.content = {"application/json": OpenAPIMediaType(schema=answer)}
+
+
+def _described(schema: Any) -> None:
+    """Each operation's description; nextDecision's 401 names the token it wants."""
+    for item in schema.paths.values():
+        for method in ("get", "post"):
+            operation = getattr(item, method, None)
+            if operation is not None:
+                operation.description = _DESCRIPTIONS[operation.operation_id]
+    next_decision = schema.paths["/v1/me/next"].get
+    next_decision.responses["401"].description = "Unauthorized: send the entrant token"
+    for path in ("/v1/games/{game_id}/turn", "/v1/games/{game_id}/moves"):
+        for operation in (schema.paths[path].get, schema.paths[path].post):
+            if operation is not None:
+                operation.responses["401"].description = "Unauthorized: send the seat's token"
 
 
 def _optional_wait(schema: Any) -> None:

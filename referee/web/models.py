@@ -3,7 +3,7 @@ body refuses fields it does not know."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -14,6 +14,16 @@ from ..games._common import Die
 from ..games.choice import ChoiceOptions, ChoiceScore, FreeThrow, Mark
 from ..games.choice_specials import Fdh, Kur, Minus1, Minus2, Null, SuppenKasper
 from ..games.chopta import ChoptaOptions, Group, Place, Swap
+from .codes import PROBLEM_CODES
+from .views import (
+    ChoiceSeatView,
+    ChoiceSpecialsSeatView,
+    ChoptaSeatView,
+    EpochSeconds,
+    GameStatus,
+    TournamentStatus,
+    TurnStatus,
+)
 
 __all__ = [
     "AnyMove",
@@ -140,13 +150,23 @@ class SeatToken(msgspec.Struct):
     token: str | None  # shown once; None for an open seat
 
 
+RulesetId = Literal["choice", "choice-specials", "chopta"]
+Commitment = Annotated[
+    str,
+    msgspec.Meta(
+        pattern="^[0-9a-f]{64}$",
+        description="SHA-256 of the seed, hex; the seed is shown when it is over",
+    ),
+]
+
+
 class GameCreated(msgspec.Struct):
     """A game just created: its id, the commitment to its seed, and its seats."""
 
     id: str
-    ruleset: str
-    status: str
-    commitment: str
+    ruleset: RulesetId
+    status: GameStatus
+    commitment: Commitment
     seats: list[SeatToken]
 
 
@@ -211,20 +231,33 @@ class MoveAccepted(msgspec.Struct, omit_defaults=True):
     seq: int
     next_seq: int
     moves: list[AnyMove]
-    game_status: str
+    game_status: GameStatus
     turn: Turn | None = None
+
+
+#: A seat's view of its game, told apart by ``ruleset``; null while the game waits for its
+#: seats.
+SeatView = ChoiceSeatView | ChoiceSpecialsSeatView | ChoptaSeatView
 
 
 class Turn(msgspec.Struct):
     """What a seat must decide now, and its private view of the game."""
 
-    status: str  # your_turn | waiting | finished
-    game_status: str
+    status: TurnStatus
+    game_status: GameStatus
     seat: int
-    seq: int
-    legal_moves: list[AnyMove]
-    deadline: float | None  # seconds since the epoch
-    view: dict[str, Any] | None
+    seq: Annotated[int, msgspec.Meta(ge=0, description="send it with the decision")]
+    legal_moves: Annotated[
+        list[AnyMove], msgspec.Meta(description="every move the seat may make now")
+    ]
+    deadline: Annotated[
+        EpochSeconds | None,
+        msgspec.Meta(
+            description="when the referee decides for the seat (its first legal move), in "
+            "seconds since the Unix epoch; null: no deadline"
+        ),
+    ]
+    view: SeatView | None
 
 
 class RulesetOption(msgspec.Struct):
@@ -279,6 +312,12 @@ class AreaScored(msgspec.Struct):
     unused: list[int]
 
 
+ProblemCode = Annotated[
+    Literal[tuple(PROBLEM_CODES)],  # type: ignore[valid-type]
+    msgspec.Meta(description="a stable code: the README lists each with its meaning"),
+]
+
+
 class Problem(msgspec.Struct, omit_defaults=True):
     """RFC 9457 problem details; ``type`` ends in a stable code."""
 
@@ -286,7 +325,7 @@ class Problem(msgspec.Struct, omit_defaults=True):
     title: str
     status: int
     detail: str
-    code: str
+    code: ProblemCode
     field: str | None = None
     current_seq: int | None = None
     instance: str | None = None
@@ -296,8 +335,8 @@ class TournamentCreated(msgspec.Struct):
     """A tournament just created, open for registration."""
 
     id: str
-    status: str
-    commitment: str  # SHA-256 of the tournament's seed, revealed when it is over
+    status: TournamentStatus
+    commitment: Commitment
 
 
 class Register(msgspec.Struct, forbid_unknown_fields=True):
@@ -365,7 +404,13 @@ class NextDecision(msgspec.Struct):
     """An entrant's next decision across its games: post ``turn``'s move to ``game_id`` with
     ``seat_token``."""
 
-    status: str  # your_turn | waiting | finished
+    status: Annotated[
+        Literal["your_turn", "waiting", "finished"],
+        msgspec.Meta(
+            description="your_turn: post turn's decision to game_id with seat_token; waiting: "
+            "nothing to decide before the wait ran out; finished: the tournament is over"
+        ),
+    ]
     tournament_id: str
     game_id: str | None = None
     seat_token: str | None = None

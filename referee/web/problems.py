@@ -29,7 +29,8 @@ __all__ = [
     "problems",
     "read_body",
     "request_bearer",
-    "require_bearer",
+    "require_entrant_token",
+    "require_seat_token",
     "status_of",
 ]
 
@@ -95,8 +96,11 @@ GAME_ID = re.compile(r"[0-9a-f]{16}")
 _encode = msgspec.json.Encoder().encode
 
 
+_FRAMEWORK_STATUS = {code: status for status, code in CODES.items()}
+
+
 def status_of(code: str) -> int:
-    return STATUS.get(code, 422)
+    return STATUS.get(code) or _FRAMEWORK_STATUS.get(code, 422)
 
 
 def problems(*statuses: int) -> dict[int, ResponseSpec]:
@@ -124,10 +128,20 @@ def request_bearer(request: Any) -> str | None:
     return bearer(request.headers.get("authorization", ""))
 
 
-def require_bearer(connection: Any, _: Any) -> None:
-    """Guard: the route needs a token, checked before the body is read."""
-    if request_bearer(connection) is None:
-        raise Refusal("unauthorized", "send the token as 'Authorization: Bearer'")
+def _requires(kind: str) -> Any:
+    def guard(connection: Any, _: Any) -> None:
+        """Guard: the route needs a token of its kind, checked before the body is read."""
+        if request_bearer(connection) is None:
+            raise Refusal("unauthorized", f"send {kind} as 'Authorization: Bearer <token>'")
+
+    return guard
+
+
+#: a seat's routes need the seat's token; an entrant's, the entrant token
+require_seat_token = _requires(
+    "the seat's token (from createGame, claimSeat, or nextDecision's seat_token)"
+)
+require_entrant_token = _requires("the entrant token (from registerEntrant)")
 
 
 def check_id(identifier: str, kind: str = "game") -> None:

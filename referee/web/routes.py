@@ -45,11 +45,19 @@ from .models import (
     Turn,
     move_accepted,
 )
-from .problems import check_id, problems, read_body, request_bearer, require_bearer
+from .problems import (
+    check_id,
+    problems,
+    read_body,
+    request_bearer,
+    require_entrant_token,
+    require_seat_token,
+)
 
 __all__ = ["CONTROLLERS"]
 
 SECURITY = [{"bearer": []}]
+ENTRANT = [{"entrant": []}]
 #: an organizer key where the referee has them (REFEREE_ORGANIZER_KEYS); none in open mode
 ORGANIZER = [{"organizer": []}, {}]
 GameId = Annotated[str, Parameter(description="the game's id", max_length=64)]
@@ -104,7 +112,7 @@ class SystemController(Controller):
         try:
             await _services(state).ready()
         except Exception:
-            raise Refusal("redis-unreachable", "Redis does not answer") from None
+            raise Refusal("redis-unreachable", "Redis does not answer", retry_after=1) from None
         return {"status": "ready"}
 
 
@@ -240,6 +248,7 @@ class GameController(Controller):
         "/{game_id:str}/turn",
         operation_id="getTurn",
         security=SECURITY,
+        guards=[require_seat_token],
         summary="What this seat must decide now",
         responses=problems(400, 401, 403, 404, 429),
     )
@@ -257,7 +266,7 @@ class GameController(Controller):
         operation_id="submitMove",
         status_code=200,
         security=SECURITY,
-        guards=[require_bearer],  # no token: 401 before the body is read
+        guards=[require_seat_token],  # no token: 401 before the body is read
         summary="Submit a decision (any element of legal_moves, verbatim)",
         responses=problems(400, 401, 403, 404, 409, 413, 422, 429),
     )
@@ -403,8 +412,8 @@ class MeController(Controller):
     @get(
         "/next",
         operation_id="nextDecision",
-        security=SECURITY,
-        guards=[require_bearer],
+        security=ENTRANT,
+        guards=[require_entrant_token],
         summary="An entrant's next decision across all of its games",
         responses=problems(400, 401, 403, 404, 429),
     )

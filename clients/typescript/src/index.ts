@@ -14,6 +14,13 @@ export type MoveAccepted = Omit<components["schemas"]["MoveAccepted"], "turn"> &
 export type Choose = (turn: Turn) => Move | Move[] | Promise<Move | Move[]>;
 /** A new game: one shape per ruleset, told apart by `ruleset`. */
 export type CreateGame = paths["/v1/games"]["post"]["requestBody"]["content"]["application/json"];
+export type CreateTournament = paths["/v1/tournaments"]["post"]["requestBody"]["content"]["application/json"];
+export type GameView = components["schemas"]["ChoiceGameView"] | components["schemas"]["ChoiceSpecialsGameView"] | components["schemas"]["ChoptaGameView"];
+export type TournamentView =
+  | components["schemas"]["ChoiceTournamentView"]
+  | components["schemas"]["ChoiceSpecialsTournamentView"]
+  | components["schemas"]["ChoptaTournamentView"];
+export type NextDecision = Omit<components["schemas"]["NextDecision"], "turn"> & { turn?: Turn | null };
 
 export class RefereeError extends Error {
   constructor(public readonly problem: Problem) {
@@ -86,7 +93,8 @@ export async function createGame(
   return unwrap(await client.POST("/v1/games", { body }));
 }
 
-export async function getGame(client: Referee, gameId: string): Promise<Record<string, unknown>> {
+/** The public view of a game, told apart by `ruleset`. */
+export async function getGame(client: Referee, gameId: string): Promise<GameView> {
   return unwrap(await client.GET("/v1/games/{game_id}", { params: { path: { game_id: gameId } } }));
 }
 
@@ -143,6 +151,68 @@ export async function runBot(baseUrl: string, token: string, choose: Choose, wai
           // a transport failure: the same seq again is safe, the referee dedupes it
           await new Promise((resolve) => setTimeout(resolve, Math.min(2000, 100 * 2 ** attempt)));
         }
+      }
+    }
+  }
+}
+
+/** A tournament (with an organizer key where the referee has them); it starts when full. */
+export async function createTournament(
+  client: Referee,
+  body: CreateTournament,
+): Promise<components["schemas"]["TournamentCreated"]> {
+  return unwrap(await client.POST("/v1/tournaments", { body }));
+}
+
+/** Register an entrant; its entrant token (shown once) is what `nextDecision` takes. */
+export async function register(
+  client: Referee,
+  tournamentId: string,
+  name: string,
+  inviteCode?: string,
+): Promise<components["schemas"]["Registered"]> {
+  const body = inviteCode === undefined ? { name } : { name, invite_code: inviteCode };
+  return unwrap(
+    await client.POST("/v1/tournaments/{tournament_id}/entrants", {
+      params: { path: { tournament_id: tournamentId } },
+      body,
+    }),
+  );
+}
+
+/** Rounds, tables and standings (by rating, highest first, then points). */
+export async function getTournament(client: Referee, tournamentId: string): Promise<TournamentView> {
+  return unwrap(
+    await client.GET("/v1/tournaments/{tournament_id}", { params: { path: { tournament_id: tournamentId } } }),
+  );
+}
+
+/** An entrant's next decision across all of its games, long-polled up to `wait` seconds. */
+export async function nextDecision(client: Referee, entrantToken: string, wait = 0): Promise<NextDecision> {
+  const result = await client.GET("/v1/me/next", {
+    params: { query: { wait } },
+    headers: { Authorization: `Bearer ${entrantToken}` },
+  });
+  return unwrap(result) as NextDecision;
+}
+
+/** Play every decision of a tournament entrant, across all of its games, until it is over. */
+export async function runEntrant(baseUrl: string, entrantToken: string, choose: Choose, wait = 30): Promise<void> {
+  const client = referee(baseUrl);
+  for (;;) {
+    const step = await nextDecision(client, entrantToken, wait);
+    if (step.status === "finished") return;
+    if (step.status !== "your_turn" || !step.turn || !step.seat_token) continue;
+    const turn = step.turn;
+    let move = await choose(turn);
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        await submitMove(client, step.seat_token, turn.seq, move);
+        break;
+      } catch (error) {
+        if (!(error instanceof RefereeError) || STALE.has(error.code)) break; // asked again next
+        console.error(`the referee refused a move at seq ${turn.seq}: ${error.message}`);
+        move = turn.legal_moves[0];
       }
     }
   }

@@ -1,7 +1,19 @@
 // Plays full games against a running referee at REFEREE_URL (the Python suite starts one).
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { RefereeError, createGame, getGame, getTurn, referee, runBot, submitMove } from "../src/index.js";
+import {
+  RefereeError,
+  createGame,
+  createTournament,
+  getGame,
+  getTournament,
+  getTurn,
+  referee,
+  register,
+  runBot,
+  runEntrant,
+  submitMove,
+} from "../src/index.js";
 
 const url = process.env.REFEREE_URL;
 
@@ -18,7 +30,22 @@ test("two bots play a CHOICE game to the end", { skip: !url && "REFEREE_URL is n
   assert.ok(finals.every((turn) => turn.status === "finished"));
   const view = await getGame(client, game.id);
   assert.equal(view.status, "finished");
-  assert.ok(Array.isArray(view.ranking));
+  assert.equal(view.ruleset, "choice");
+  assert.equal(view.ranking?.length, 2);
+});
+
+test("four entrants play a CHOPTA tournament to the end", { skip: !url && "REFEREE_URL is not set" }, async () => {
+  const client = referee(url!);
+  const tournament = await createTournament(client, { ruleset: "chopta", entrants: 4, deadline_s: 0, options: { target: 10 } });
+  const entrants = [];
+  for (const name of ["ts-a", "ts-b", "ts-c", "ts-d"]) entrants.push(await register(client, tournament.id, name));
+  await Promise.all(entrants.map((entrant) => runEntrant(url!, entrant.token, (turn) => turn.legal_moves[0], 5)));
+  const view = await getTournament(client, tournament.id);
+  assert.equal(view.status, "finished");
+  assert.equal(view.ruleset, "chopta");
+  assert.equal(view.standings.length, 4);
+  assert.ok(view.standings.every((standing) => standing.games === 3));
+  assert.ok(view.seed);
 });
 
 test("a CHOPTA game with swaps plays out", { skip: !url && "REFEREE_URL is not set" }, async () => {

@@ -1,0 +1,80 @@
+"""Every problem ``code`` the referee answers with, and what it means: the contract's enum on
+``Problem.code`` and the README's table come from here, and a test finds every code the
+source raises in it."""
+
+from __future__ import annotations
+
+__all__ = ["PROBLEM_CODES"]
+
+#: code -> what it means, one line each; the HTTP status is ``problems.STATUS`` (else 422)
+PROBLEM_CODES: dict[str, str] = {
+    # the request itself
+    "invalid-request": "the body, a parameter or a header is malformed or breaks the contract "
+    "(field names it)",
+    "body-too-large": "the body is larger than the referee accepts",
+    "not-found": "no such route",
+    "method-not-allowed": "the route does not take this method",
+    "conflict": "the request conflicts with the resource's state",
+    "unprocessable": "the request is well formed but cannot be done",
+    "move-or-moves": "a decision sends exactly one of 'move' and 'moves'",
+    "invalid-name": "a name is blank or holds control, line-break or bidi characters",
+    "unknown-ruleset": "no ruleset of that id (GET /v1/rulesets lists them)",
+    "invalid-seat-count": "too few or too many seats for the ruleset",
+    "invalid-option": "an option of the ruleset is unknown or out of range (field names it)",
+    "invalid-tournament": "the tournament's fields do not fit each other (too many games, "
+    "tables larger than the entrants)",
+    "too-many-seats": "more seats than this referee allows per game",
+    "too-many-entrants": "more entrants than this referee allows per tournament",
+    # who asks
+    "unauthorized": "no token: send 'Authorization: Bearer <token>'",
+    "forbidden": "the token holds no seat of this game (or no entry of this tournament)",
+    "organizer-key-required": "this referee creates games and tournaments for organizers "
+    "only: send an organizer key",
+    "organizer-key-refused": "the key is not an organizer key of this referee",
+    "invite-code-refused": "the invite code does not match",
+    # what is asked for
+    "game-not-found": "no game of that id (or it has expired)",
+    "tournament-not-found": "no tournament of that id (or it has expired)",
+    "ruleset-not-found": "no ruleset of that id",
+    "game-not-started": "the game waits for its open seats to be claimed",
+    "game-sealed": "other games dealt the same dice play on: this one is shown when all are over",
+    "no-open-seat": "every seat of the game is taken",
+    "registration-closed": "the tournament has started: no more entrants",
+    # a decision against the game
+    "seq-mismatch": "the seq is not the seat's current one (current_seq says which)",
+    "seq-already-decided": "that seq was decided with a different decision",
+    "not-your-turn": "the seat has nothing to decide now",
+    "game-over": "the game is over",
+    "player-finished": "the seat finished its game with an earlier move of this decision",
+    "no-moves": "a decision needs at least one move",
+    "unknown-move": "the move's type is not a move of this ruleset",
+    "illegal-move": "the move is not legal on this roll (legal_moves lists those that are)",
+    "no-such-seat": "there is no seat of that number",
+    "batch-complete": "every roll of this postal round is decided already",
+    "dice-not-in-roll": "the move does not use the roll's dice, each exactly once",
+    "fifth-die-must-match": "the fifth die must be one of the sheet's fifth-die values the roll "
+    "shows (none shown: a free throw)",
+    "free-throw-not-allowed": "a free throw needs three fifth-die values chosen and a roll that "
+    "shows none of them",
+    "card-already-used": "that special card was played already",
+    "one-card-per-round": "the Suppen-Kasper round is its card's round: no other card joins it",
+    "card-needs-fifth-die": "the card needs a legal fifth die and the roll shows none",
+    "fifth-or-set-aside": "FdH names exactly one of fifth and set_aside",
+    "dice-not-on-plate": "the leftovers plate does not hold those dice",
+    "plate-too-small": "Suppen-Kasper needs 5 dice on the leftovers plate",
+    "no-mark-to-remove": "-2 takes a mark off a marked fifth-die value only",
+    "die-not-in-pool": "the die is not in the seat's pool",
+    "die-not-in-area": "the die to take is not in that opponent's play area",
+    "invalid-opponent": "swap with another seat of the game, not yourself",
+    "swap-not-allowed": "a die takes only a lower die (a 1 takes a 6)",
+    "one-move-per-decision": "a CHOPTA decision is exactly one move",
+    # the referee's limits and health
+    "rate-limited": "too many requests from this address or token: wait Retry-After seconds",
+    "too-many-waiting": "this address holds too many open event streams and long-polls",
+    "quota-exceeded": "the organizer holds too many live games or tournaments: finish some",
+    "busy": "the game changed too often while the request was tried: try again",
+    "redis-unavailable": "the referee's store does not answer: try again",
+    "redis-unreachable": "the referee's store does not answer (GET /readyz)",
+    "unavailable": "the referee cannot answer now: try again",
+    "internal-error": "a bug of the referee: nothing was changed; please report it",
+}
