@@ -156,6 +156,7 @@ def run_bench(
         healthz_cpu_us = ceiling_cpu / max(before["all_requests"] + after["all_requests"], 1) * 1e6
         game_cpu_us = games_cpu / max(sum(r["all_requests"] for r in games), 1) * 1e6
         latencies = [x for r in games for x in r["latencies"]]
+        waited = [x for r in games for x in r["waited"]]
         ceiling_latencies = before["latencies"] + after["latencies"]
         memory = _bytes_per_game(client, url)
         figures = {
@@ -165,6 +166,9 @@ def run_bench(
             "decisions_per_s": round(decisions / elapsed, 1),
             "game_requests_per_s": round(requests / elapsed, 1),
             "ratio": round(requests / elapsed / ceiling_rps, 3),
+            # a bot's game request carries a decision and its next turn: decisions per
+            # /healthz is the figure that does not depend on how a loop splits its requests
+            "decision_ratio": round(decisions / elapsed / ceiling_rps, 3),
             "referee_cores_ceiling": round(ceiling_cpu / ceiling_elapsed, 2),
             "referee_cores_games": round(games_cpu / elapsed, 2),
             "referee_cpu_us_per_healthz": round(healthz_cpu_us, 1),
@@ -172,6 +176,7 @@ def run_bench(
             "cpu_ratio": round(healthz_cpu_us / max(game_cpu_us, 1e-9), 3),
             "p50_ms": round(_percentile(latencies, 0.5), 2),
             "p99_ms": round(_percentile(latencies, 0.99), 2),
+            "p99_waited_ms": round(_percentile(waited, 0.99), 2),
             # the stack's own latency floor at the same concurrency: GET /healthz
             "ceiling_p50_ms": round(_percentile(ceiling_latencies, 0.5), 2),
             "ceiling_p99_ms": round(_percentile(ceiling_latencies, 0.99), 2),

@@ -195,15 +195,20 @@ async def _games(url: str, bots: int, seconds: float) -> dict[str, Any]:
         "games": 0,
         "all_requests": 0,
         "latencies": [],
+        "waited": [],
         "elapsed": seconds,
     }
     create, game_body = head("POST", "/v1/games"), _json_encode(BENCH_GAME)
 
-    async def bot(game_id: str, token: str) -> None:
+    async def bot(game_id: str, token: str, posting: dict[int, int]) -> None:
         """One request per decision: the first turn from ``GET /turn`` (long-polled), then
-        ``POST /moves?wait=`` whose answer holds the seat's next turn. Its latency is the
-        decision's round trip: accepted, and the next turn in hand (for the seat that
-        decides first on a roll, the other's decision too)."""
+        ``POST /moves?wait=`` whose answer holds the seat's next turn.
+
+        Both seats decide each roll, so the seat that posts first is answered only once the
+        other has decided too: its round trip is timed in ``waited`` latencies. The seat
+        that posts while the other's decision on the same seq is in flight waits on no one:
+        its round trip (decision accepted, the next roll dealt, the next turn in hand) is a
+        decision's latency (``latencies``, the bench's p50 and p99)."""
         connection = Client(url)
         # built once, as a bot in a loop keeps them
         turn_path = f"/v1/games/{game_id}/turn?wait="
@@ -231,15 +236,20 @@ async def _games(url: str, bots: int, seconds: float) -> dict[str, Any]:
                         return
                     continue
                 began = time.perf_counter()
-                decision = _json_encode({"seq": turn.seq, "move": turn.legal_moves[0]})
+                seq = turn.seq
+                last = posting.get(seq, 0) > 0  # the other seat's decision is in flight
+                posting[seq] = posting.get(seq, 0) + 1
+                decision = _json_encode({"seq": seq, "move": turn.legal_moves[0]})
                 post = (
                     decide if left >= 5 else head("POST", f"{moves_path}{max(0, left):.3f}", token)
                 )
                 status, reply = await connection.request(post, decision)
+                posting[seq] -= 1
                 stats["all_requests"] += 1
                 if time.monotonic() > stop:
                     return
-                stats["latencies"].append((time.perf_counter() - began) * 1000)
+                took = (time.perf_counter() - began) * 1000
+                stats["latencies" if last else "waited"].append(took)
                 stats["moves"] += 1
                 stats["decisions" if status == 200 else "errors"] += 1
                 turn = _decode_answer(reply).turn if status == 200 else None
@@ -252,7 +262,8 @@ async def _games(url: str, bots: int, seconds: float) -> dict[str, Any]:
             while time.monotonic() < stop:
                 _, reply = await connection.request(create, game_body)
                 game = json.loads(reply)
-                await asyncio.gather(*(bot(game["id"], s["token"]) for s in game["seats"]))
+                posting: dict[int, int] = {}  # seq -> the seats' decisions in flight
+                await asyncio.gather(*(bot(game["id"], s["token"], posting) for s in game["seats"]))
                 stats["games"] += 1
         finally:
             connection.close()

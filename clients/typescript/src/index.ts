@@ -109,7 +109,9 @@ export async function getTurn(client: Referee, token: string, wait = 0): Promise
 
 /**
  * Submit one move (or a postal round's moves). With `wait`, the answer also holds the seat's
- * next turn (`turn`), long-polled up to `wait` seconds: one request per decision.
+ * next turn (`turn`), long-polled up to `wait` seconds: one request per decision. A game's
+ * own seat token names its game; a tournament's seat token (`nextDecision`'s) does not, so
+ * pass its `game_id`.
  */
 export async function submitMove(
   client: Referee,
@@ -117,10 +119,11 @@ export async function submitMove(
   seq: number,
   move: Move | Move[],
   wait?: number,
+  gameId: string = gameOf(token),
 ): Promise<MoveAccepted> {
   const body = Array.isArray(move) ? { seq, moves: move } : { seq, move };
   const result = await client.POST("/v1/games/{game_id}/moves", {
-    params: { path: { game_id: gameOf(token) }, query: wait === undefined ? {} : { wait } },
+    params: { path: { game_id: gameId }, query: wait === undefined ? {} : { wait } },
     headers: { Authorization: `Bearer ${token}` },
     body,
   });
@@ -202,12 +205,12 @@ export async function runEntrant(baseUrl: string, entrantToken: string, choose: 
   for (;;) {
     const step = await nextDecision(client, entrantToken, wait);
     if (step.status === "finished") return;
-    if (step.status !== "your_turn" || !step.turn || !step.seat_token) continue;
+    if (step.status !== "your_turn" || !step.turn || !step.seat_token || !step.game_id) continue;
     const turn = step.turn;
     let move = await choose(turn);
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
-        await submitMove(client, step.seat_token, turn.seq, move);
+        await submitMove(client, step.seat_token, turn.seq, move, undefined, step.game_id);
         break;
       } catch (error) {
         if (!(error instanceof RefereeError) || STALE.has(error.code)) break; // asked again next
