@@ -18,7 +18,7 @@ ROOT = Path(referee.__file__).parent
 MAY_IMPORT = {
     "games": {"games"},
     "bots": {"bots", "games"},
-    "core": {"core", "games"},
+    "core": {"core", "games", "bots"},
     "store": {"store"},
     "service": {"service", "core", "store", "games", "settings"},
     "web": {"web", "service", "core", "games", "settings", "_gc", "__init__"},

@@ -44,11 +44,13 @@ __all__ = [
 
 class SeatDoc(msgspec.Struct, array_like=True):
     """A seat: its player's name (None while open), the hash of its token, and the seed its
-    player chose to mix into the dice, if any."""
+    player chose to mix into the dice, if any; or the reference bot the referee plays it
+    with (``house``), which has no token."""
 
     name: str | None
     token_hash: bytes | None = None
     client_seed: str | None = None
+    house: str | None = None
 
 
 class Deadline(msgspec.Struct, array_like=True):

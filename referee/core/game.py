@@ -9,11 +9,13 @@ for the service to commit in one atomic write.
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from typing import Any
 
 import msgspec
 
+from ..bots import BOTS, get_bot
 from ..games import (
     GameError,
     RuleViolation,
@@ -42,9 +44,13 @@ from .documents import (
 from .refusals import Refusal, from_rules
 from .views import GameViews
 
-__all__ = ["Change", "LoadedGame", "new_game"]
+__all__ = ["HOUSE_SEATS_MAX", "Change", "LoadedGame", "new_game"]
 
 _json = msgspec.json.Encoder()
+
+#: house bots a game may seat; at least one seat of every game is someone else's, so a house
+#: bot decides only after a decision of theirs (or a deadline) and never plays on its own
+HOUSE_SEATS_MAX = 3
 
 
 class Change:
@@ -140,7 +146,27 @@ class LoadedGame(GameViews):
         self.state = self.ruleset.create(doc.options, len(doc.seats), key)
         doc.status = "running"
         self.emit({"type": "game_started", "seats": len(doc.seats)})
+        self.play_house(now)
         self.refresh_deadlines(now)
+
+    def play_house(self, now: float) -> None:
+        """The house bots' decisions, each as soon as its seat must decide, in the change
+        that made it so. A house bot is handed what its seat would be shown (its turn, as
+        JSON), nothing more, and its randomness comes from the game's seed and the seq."""
+        doc, ruleset = self.doc, self.ruleset
+        house = {i: s.house for i, s in enumerate(doc.seats) if s.house}
+        while house and self.state is not None and doc.status == "running":
+            due = [seat for seat in ruleset.to_decide(self.state) if seat in house]
+            if not due:
+                return
+            for seat in due:
+                seq = ruleset.seq(self.state, seat)
+                seen = msgspec.json.decode(_json.encode(self.turn(seat)))
+                digest = hashlib.blake2b(doc.seed + f"{seat}.{seq}".encode(), digest_size=8)
+                bot = get_bot(doc.ruleset, house[seat], int.from_bytes(digest.digest()))
+                chosen = bot(seen)
+                moves = chosen if isinstance(chosen, list) else [chosen]
+                self.apply(seat, [msgspec.convert(m, ruleset.Move) for m in moves], now)
 
     def refresh_deadlines(self, now: float) -> None:
         """A deadline for each seat that must decide, kept while its seq stays the same."""
@@ -169,6 +195,7 @@ class LoadedGame(GameViews):
             for seat in expired:
                 if seat in self.ruleset.to_decide(self.state):
                     self.apply(seat, None, now)
+            self.play_house(now)
             self.refresh_deadlines(now)
 
     def apply(self, seat: int, moves: list[Any] | None, now: float) -> list[dict]:
@@ -226,8 +253,10 @@ class LoadedGame(GameViews):
             self.apply(seat, moves, now)
         except GameError as exc:
             raise from_rules(exc, current_seq=seq) from None
+        status = self.doc.status
+        self.play_house(now)
         self.refresh_deadlines(now)
-        return _accepted(seat, seq, moves, self.doc.status)
+        return _accepted(seat, seq, moves, status)
 
     def retried(
         self, seat: int, seq: int, moves: list[Any], decisions: list[bytes]
@@ -247,6 +276,24 @@ class LoadedGame(GameViews):
                 status = "finished" if last and self.doc.status == "finished" else "running"
                 return _accepted(seat, seq, decision["moves"], status)
         return None
+
+
+def _check_house(ruleset_id: str, seats: list[dict[str, Any]]) -> None:
+    """House bots: known ones, at most ``HOUSE_SEATS_MAX``, and never every seat."""
+    house = [i for i, seat in enumerate(seats) if seat.get("bot") is not None]
+    for index in house:
+        if seats[index]["bot"] not in BOTS[ruleset_id]:
+            raise Refusal(
+                "house-bot-limit",
+                f"the house bots are {', '.join(BOTS[ruleset_id])}",
+                field=f"seats[{index}].bot",
+            )
+    if len(house) > HOUSE_SEATS_MAX or (house and len(house) == len(seats)):
+        raise Refusal(
+            "house-bot-limit",
+            f"a game seats at most {HOUSE_SEATS_MAX} house bots, and at least one other seat",
+            field="seats",
+        )
 
 
 def _check_move_types(ruleset: Any, moves: list[Any]) -> None:
@@ -285,11 +332,17 @@ def new_game(
     except GameError as exc:
         raise from_rules(exc) from None
     game_id = game_id or secrets.token_hex(8)
+    _check_house(ruleset.id, seats)
     handed: list[str | None] = []
     seat_docs = []
     for index, seat in enumerate(seats):
         name = seat.get("name")
-        if token_hashes is not None:  # a tournament's entrants, named when they registered
+        if seat.get("bot") is not None:
+            name = name or f"{seat['bot']} (house bot)"
+            check_name(name, f"seats[{index}].name")
+            handed.append(None)
+            seat_docs.append(SeatDoc(name, None, None, seat["bot"]))
+        elif token_hashes is not None:  # a tournament's entrants, named when they registered
             handed.append(None)
             seat_docs.append(SeatDoc(name, token_hashes[index]))
         elif name is not None:

@@ -34,6 +34,7 @@ __all__ = [
     "entrant_of",
     "new_tournament",
     "round_games",
+    "summary",
     "table_result",
     "tournament_view",
 ]
@@ -160,6 +161,21 @@ def table_result(round_: int, table: TableDoc, game: LoadedGame) -> GameResult |
     return GameResult(
         round_, table.entrants, game.ruleset.totals(game.state), game.ruleset.ranking(game.state)
     )
+
+
+def summary(doc: TournamentDoc, created: float) -> dict[str, Any]:
+    """A tournament as a listing shows it: what anyone may see, without its rounds."""
+    spec = doc.spec
+    return {
+        "id": doc.id,
+        "ruleset": spec.ruleset,
+        "status": doc.status,
+        "format": spec.format,
+        "entrants": len(doc.entrants),
+        "seats": spec.entrants,
+        "invite_only": bool(doc.invite),
+        "created": round(created, 3),
+    }
 
 
 def tournament_view(doc: TournamentDoc) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from ..core.tournament import (
     entrant_of,
     new_tournament,
     round_games,
+    summary,
     table_result,
     tournament_view,
 )
@@ -72,7 +73,16 @@ class TournamentService:
         if limits is not None:
             await limits.admit(owner, "tournaments", doc.id)
         await self._save("", doc)
+        await self.store.index(doc.id, doc.created)
         return doc
+
+    async def listed(self, before: float | None, limit: int) -> dict[str, Any]:
+        """A page of tournaments, newest first, and the cursor of the next page (None at
+        the end): what anyone may see of each, as in its own view's header."""
+        found = await self.store.listed(before, limit + 1)
+        page = [summary(decode_tournament(blob), created) for _, created, _, blob in found[:limit]]
+        following = repr(found[limit - 1][1]) if len(found) > limit else None
+        return {"tournaments": page, "next": following}
 
     async def register(
         self, tournament_id: str, name: str, invite_code: str | None = None

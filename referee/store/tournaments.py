@@ -4,6 +4,9 @@ lock that lets one request create a round's games.
 - ``{tournament:<id>}:doc``         hash: ``v`` (version, a counter) and ``blob`` (msgpack);
                                     each save sets its time to live
 - ``{tournament:<id>}:round:<n>``   string: the holder of round n's lock (30 s)
+- ``tournaments``                   sorted set: every tournament's id by the time it was
+                                    created, for listing; an id whose document has expired
+                                    is dropped when a listing meets it
 """
 
 from __future__ import annotations
@@ -26,6 +29,9 @@ return 1
 
 def _key(tournament_id: str) -> str:
     return f"{{tournament:{tournament_id}}}:doc"
+
+
+_INDEX = "tournaments"
 
 
 class TournamentStore:
@@ -59,3 +65,36 @@ class TournamentStore:
             if await self.redis.set(key, holder, nx=True, ex=30):
                 return True
             return await self.redis.get(key) == holder.encode()
+
+    async def index(self, tournament_id: str, created: float) -> None:
+        """List a new tournament (``listed``)."""
+        async with asyncio.timeout(self.timeout_s):
+            await self.redis.zadd(_INDEX, {tournament_id: created})
+
+    async def listed(self, before: float | None, limit: int) -> list[tuple[str, float, str, bytes]]:
+        """Up to ``limit`` tournaments created before ``before`` (all when None), newest
+        first: id, creation time, version and document. Ids whose documents have expired
+        are dropped from the index on the way."""
+        found: list[tuple[str, float, str, bytes]] = []
+        high: str = f"({before!r}" if before is not None else "+inf"
+        async with asyncio.timeout(self.timeout_s):
+            while len(found) < limit:
+                ids = await self.redis.zrevrangebyscore(
+                    _INDEX, high, "-inf", start=0, num=limit - len(found), withscores=True
+                )
+                if not ids:
+                    break
+                async with self.redis.pipeline(transaction=False) as pipe:
+                    for member, _ in ids:
+                        pipe.hmget(_key(member.decode()), ["v", "blob"])
+                    docs = await pipe.execute()
+                gone = []
+                for (member, score), (version, blob) in zip(ids, docs, strict=True):
+                    if blob is None:
+                        gone.append(member)
+                    else:
+                        found.append((member.decode(), score, version.decode(), blob))
+                if gone:
+                    await self.redis.zrem(_INDEX, *gone)
+                high = f"({ids[-1][1]!r}"
+        return found

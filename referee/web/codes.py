@@ -24,6 +24,7 @@ PROBLEM_CODES: dict[str, str] = {
     "invalid-tournament": "the tournament's fields do not fit each other (too many games, "
     "tables larger than the entrants)",
     "too-many-seats": "more seats than this referee allows per game",
+    "house-bot-limit": "an unknown house bot, more than 3 in a game, or no seat but house bots",
     "too-many-entrants": "more entrants than this referee allows per tournament",
     # who asks
     "unauthorized": "no token: send 'Authorization: Bearer <token>'",

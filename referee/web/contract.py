@@ -93,6 +93,9 @@ _DESCRIPTIONS = {
     "createTournament": "A tournament of one ruleset. It starts when its entrants have "
     "registered; the referee schedules its games and rates the entrants.",
     "registerEntrant": "An entrant under a name; its entrant token is in the answer (shown once).",
+    "listTournaments": "Every tournament the referee keeps, newest first: its ruleset, "
+    "status, format, entrants so far and whether registering needs an invite code. Ask for "
+    "the next page with ?before= the page's next.",
     "getTournament": "Rounds, tables (with results once their dice group is over) and standings "
     "(by rating, highest first, then points).",
     "nextDecision": "The entrant's next decision across all of its games: the game, the seat "
@@ -180,6 +183,8 @@ def _spec(value: Any) -> Any:
             fields.setdefault("type", _kind(item))
         elif key == "anyOf" and "discriminator" in value:
             fields["one_of"] = _spec(item)  # a tagged union: exactly one variant matches
+        elif key == "not":
+            fields["schema_not"] = _spec(item)
         elif key == "type" and isinstance(item, str):
             fields[name] = OpenAPIType(item)
         elif key == "required":

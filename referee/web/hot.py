@@ -18,6 +18,7 @@ from typing import Any
 
 import msgspec
 from litestar import Litestar
+from litestar.routes import HTTPRoute
 
 from ..core.refusals import Refusal
 from .access import client_address
@@ -90,10 +91,22 @@ class HotRoutesLitestar(Litestar):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.hot = HotRoutes(self.request_max_body_size)
+        # Litestar answers OPTIONS on a path with handlers of two registrations (GET and
+        # POST /v1/tournaments) with the first one's methods: every fixed path's methods
+        self.allow = {
+            route.path: ", ".join(sorted(route.methods))
+            for route in self.routes
+            if isinstance(route, HTTPRoute) and "{" not in route.path
+        }
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await super().__call__(scope, receive, send)
+            return
+        if scope["method"] == "OPTIONS" and scope["path"] in self.allow:
+            headers = [(b"allow", self.allow[scope["path"]].encode())]
+            await send({"type": "http.response.start", "status": 204, "headers": headers})
+            await send({"type": "http.response.body", "body": b""})
             return
         limits = self.hot.limits
         token, address = None, ""

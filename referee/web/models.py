@@ -84,14 +84,40 @@ InviteCode = Annotated[
 ]
 
 
+HouseBot = Annotated[
+    Literal["random", "greedy", "strong"],
+    msgspec.Meta(
+        description="a reference bot the referee plays this seat with, to practise against: "
+        "at most 3 in a game, and at least one seat that is not a house bot (else 422 "
+        "house-bot-limit); it decides as soon as its seat must, seeing only that seat's view"
+    ),
+]
+
+
 class SeatSpec(msgspec.Struct, forbid_unknown_fields=True):
-    """A seat: named (its token is returned now) or open (``name`` omitted; a bot claims it)."""
+    """A seat: named (its token is returned now), open (``name`` omitted; a bot claims it),
+    or a house bot (``bot``; no token)."""
 
     name: Name | None = None
     client_seed: ClientSeed | None = None
+    bot: HouseBot | None = None
 
 
-Seats = Annotated[list[SeatSpec], msgspec.Meta(min_length=1, max_length=64)]
+#: what the contract says of a game's seats beyond their count: at most 3 house bots, and
+#: at least one seat that is not one (the server refuses the rest: 422 house-bot-limit)
+_HOUSE_LIMITS = {
+    "allOf": [
+        {
+            "contains": {"required": ["bot"], "properties": {"bot": {"type": "string"}}},
+            "minContains": 0,
+            "maxContains": 3,
+        },
+        {"contains": {"not": {"required": ["bot"], "properties": {"bot": {"type": "string"}}}}},
+    ]
+}
+Seats = Annotated[
+    list[SeatSpec], msgspec.Meta(min_length=1, max_length=64, extra_json_schema=_HOUSE_LIMITS)
+]
 
 
 class _NewGame(msgspec.Struct, forbid_unknown_fields=True, tag_field="ruleset", kw_only=True):
@@ -134,7 +160,10 @@ class CreateChoiceSpecialsGame(_NewGame, tag="choice-specials"):
 class CreateChoptaGame(_NewGame, tag="chopta"):
     """A CHOPTA game: 2 to 8 seats."""
 
-    seats: Annotated[list[SeatSpec], msgspec.Meta(min_length=2, max_length=8)]
+    seats: Annotated[
+        list[SeatSpec],
+        msgspec.Meta(min_length=2, max_length=8, extra_json_schema=_HOUSE_LIMITS),
+    ]
     options: ChoptaOptions = ChoptaOptions()
 
 

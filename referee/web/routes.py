@@ -53,6 +53,7 @@ from .problems import (
     require_entrant_token,
     require_seat_token,
 )
+from .views import TournamentPage, TournamentSummary
 
 __all__ = ["CONTROLLERS"]
 
@@ -359,6 +360,37 @@ class TournamentController(Controller):
 
     path = "/v1/tournaments"
     tags: ClassVar[list[str]] = ["tournaments"]
+
+    @get(
+        "/",
+        operation_id="listTournaments",
+        summary="Tournaments, newest first, a page at a time",
+        responses=problems(400),
+    )
+    async def list_tournaments(
+        self,
+        state: State,
+        limit: Annotated[int, Parameter(ge=1, le=100, description="tournaments per page")] = 20,
+        before: Annotated[
+            str | None,
+            Parameter(
+                pattern=r"^[0-9]{1,16}(\.[0-9]{1,9})?$",
+                description="the page after this cursor (a page's next)",
+            ),
+        ] = None,
+    ) -> TournamentPage:
+        cursor = None
+        if before is not None:
+            try:
+                cursor = float(before)
+            except ValueError:
+                raise Refusal(
+                    "invalid-request", "before is a page's next cursor", field="before"
+                ) from None
+        page = await _services(state).tournaments.listed(cursor, limit)
+        return TournamentPage(
+            tournaments=[TournamentSummary(**t) for t in page["tournaments"]], next=page["next"]
+        )
 
     @post(
         "/",

@@ -38,7 +38,9 @@ __all__ = [
     "ChoptaSeatView",
     "ChoptaTournamentView",
     "GameStatus",
+    "TournamentPage",
     "TournamentStatus",
+    "TournamentSummary",
     "TurnStatus",
 ]
 
@@ -515,3 +517,25 @@ class ChoptaTournamentView(_Tournament, tag_field="ruleset", tag="chopta"):
 
 
 TOURNAMENT_VIEWS = (ChoiceTournamentView, ChoiceSpecialsTournamentView, ChoptaTournamentView)
+
+
+class TournamentSummary(msgspec.Struct):
+    """A tournament as the listing shows it (``getTournament`` has the rest)."""
+
+    id: str
+    ruleset: Literal["choice", "choice-specials", "chopta"]
+    status: TournamentStatus
+    format: Literal["round-robin", "swiss", "gauntlet"]
+    entrants: Annotated[int, msgspec.Meta(ge=0, description="entrants registered so far")]
+    seats: Annotated[int, msgspec.Meta(ge=2, description="entrants it starts with")]
+    invite_only: Annotated[bool, msgspec.Meta(description="registering needs its invite code")]
+    created: EpochSeconds
+
+
+class TournamentPage(msgspec.Struct):
+    """A page of tournaments, newest first; ask for the next with ``?before=next``."""
+
+    tournaments: list[TournamentSummary]
+    next: Annotated[
+        str | None, msgspec.Meta(description="the cursor of the next page; null: the last page")
+    ]

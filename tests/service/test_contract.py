@@ -40,6 +40,7 @@ def test_contract_has_stable_operation_ids_and_problem_errors():
         "streamEvents",
         "getRecord",
         "createTournament",
+        "listTournaments",
         "registerEntrant",
         "getTournament",
         "nextDecision",

@@ -176,3 +176,37 @@ def test_referee_tournament_command_prints_standings_as_json():
     standings = json.loads(result.stdout.strip().splitlines()[-1])["standings"]
     assert sorted(s["name"] for s in standings) == ["0-random", "1-greedy", "2-strong"]
     assert sum(s["games"] for s in standings) == 4  # entrant 0 meets the two others
+
+
+def test_tournaments_are_listed_newest_first_a_page_at_a_time(server, redis_client):
+    http = httpx.Client(base_url=server.url)
+    made = []
+    for code in (None, "s3cret", None, None, None):
+        body = {"ruleset": "chopta", "entrants": 2, **({"invite_code": code} if code else {})}
+        reply = http.post("/v1/tournaments", json=body)
+        assert reply.status_code == 201, reply.text
+        made.append(reply.json()["id"])
+    # one of them expires: the listing drops it from the index when it meets it
+    redis_client.delete(f"{{tournament:{made[2]}}}:doc")
+    seen, cursor, pages = [], None, 0
+    while True:
+        params = {"limit": 2, **({"before": cursor} if cursor else {})}
+        page = http.get("/v1/tournaments", params=params)
+        assert page.status_code == 200, page.text
+        body = page.json()
+        assert len(body["tournaments"]) <= 2
+        seen += body["tournaments"]
+        pages += 1
+        cursor = body["next"]
+        if cursor is None:
+            break
+    ours = [t for t in seen if t["id"] in made]
+    assert [t["id"] for t in ours] == [made[4], made[3], made[1], made[0]]
+    assert [t["invite_only"] for t in ours] == [False, False, True, False]
+    assert all(t["status"] == "registering" and t["entrants"] == 0 for t in ours)
+    assert redis_client.zscore("tournaments", made[2]) is None
+    created = [t["created"] for t in seen]
+    assert created == sorted(created, reverse=True) and pages >= 2
+    bad = http.get("/v1/tournaments", params={"before": "soon"})
+    assert bad.status_code == 400 and bad.json()["field"] == "before"
+    assert http.get("/v1/tournaments", params={"limit": 0}).status_code == 400

@@ -184,6 +184,8 @@ def test_a_tournament_and_its_sealed_tables_are_typed_by_the_contract(server):
                     json={"seq": turn["seq"], "move": rnd.choice(turn["legal_moves"])},
                 )
     _, final = api.call("GET", "/v1/tournaments/{tournament_id}", ids=ids)
+    _, listed = api.call("GET", "/v1/tournaments", params={"limit": 100})
+    assert created["id"] in [t["id"] for t in listed["tournaments"]]
     assert final["status"] == "finished" and final["seed"] and final["ruleset"] == "chopta"
     _, opened = api.call("GET", "/v1/games/{game_id}", ids={"game_id": second["game_id"]})
     assert not opened["sealed"] and opened["status"] == "finished"
