@@ -62,7 +62,26 @@ def _on_stop_signals() -> None:
         signal.signal(each, stopped)
 
 
+def _log_config(level: str) -> dict[str, Any]:
+    """uvicorn's logging, with the referee's own lines (logger ``referee``) in its format:
+    ``INFO:     message``."""
+    import copy
+
+    from uvicorn.config import LOGGING_CONFIG
+
+    config = copy.deepcopy(LOGGING_CONFIG)
+    config["loggers"]["referee"] = {
+        "handlers": ["default"],
+        "level": level.upper(),
+        "propagate": False,
+    }
+    return config
+
+
 def _serve(args: argparse.Namespace) -> int:
+    import logging
+    import logging.config
+
     import uvicorn
 
     from .settings import Settings
@@ -70,6 +89,9 @@ def _serve(args: argparse.Namespace) -> int:
 
     settings = Settings.from_env()
     embedded = None
+    log_config = _log_config(args.log_level)
+    logging.config.dictConfig(log_config)
+    log = logging.getLogger("referee")
     _on_stop_signals()
     raise_file_limit()
     try:
@@ -81,13 +103,13 @@ def _serve(args: argparse.Namespace) -> int:
                     settings.data_dir, tcp=args.embedded_tcp, appendfsync=settings.appendfsync
                 )
             except EmbeddedError as exc:
-                print(exc, file=sys.stderr)
+                log.error("%s", exc)
                 return 1
             os.environ["REDIS_URL"] = embedded.url
             where = f"{embedded.unix_socket_path} (owner only)"
             if embedded.tcp_url is not None:  # printed once, here: the password is kept nowhere
                 where += f" and {embedded.tcp_url}"
-            print(f"embedded Valkey at {where}, data in {settings.data_dir}/", flush=True)
+            log.info("embedded Valkey at %s, data in %s/", where, settings.data_dir)
         # uvicorn stops on SIGTERM after the requests in flight; each decision is one atomic
         # Redis script, so no game is ever half written.
         uvicorn.run(
@@ -98,6 +120,7 @@ def _serve(args: argparse.Namespace) -> int:
             workers=args.workers,
             loop="auto",
             log_level=args.log_level,
+            log_config=log_config,
             timeout_keep_alive=settings.keep_alive_s,
             access_log=args.access_log,
             **UVICORN_OPTIONS,
@@ -110,7 +133,7 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _tool(name: str) -> Any:
+def _tool(name: str, entry: str = "main") -> Any:
     """A tool's entry point (``referee.tools``); its libraries come with the ``tools`` extra."""
     import importlib
 
@@ -123,7 +146,7 @@ def _tool(name: str) -> Any:
             file=sys.stderr,
         )
         raise SystemExit(2) from None
-    return module.main
+    return getattr(module, entry)
 
 
 def _openapi(args: argparse.Namespace) -> int:
@@ -138,89 +161,143 @@ def _openapi(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:  # `referee` alone: what it can do
+        parser.print_help()
+        return 0
     return args.run(args)
 
 
+class _DEFAULTS(argparse.ArgumentDefaultsHelpFormatter):
+    """Every flag's help with its default, where it has one worth saying."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        if action.default in (None, False) or action.required:
+            return action.help or ""
+        return super()._get_help_string(action) or ""
+
+
 def build_parser() -> argparse.ArgumentParser:
-    """The command line: ``referee verify|serve|bench|tournament|openapi``."""
-    parser = argparse.ArgumentParser(prog="referee", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
-    verify = commands.add_parser("verify", help="replay a finished game's record and check it")
+    """The command line: ``referee serve|verify|bot|tournament|bench|openapi``."""
+    parser = argparse.ArgumentParser(
+        prog="referee",
+        description="A REST/JSON referee for dice-game bot tournaments (CHOICE, CHOICE with "
+        "special cards, CHOPTA). `referee serve` starts it; `referee COMMAND --help` tells "
+        "more of each command.",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    def command(name: str, text: str) -> argparse.ArgumentParser:
+        return commands.add_parser(name, help=text, description=text, formatter_class=_DEFAULTS)
+
+    verify = command("verify", "replay a finished game's record and check it")
     verify.add_argument("record", help="RECORD.json, as GET /v1/games/{id}/record returns it")
     verify.add_argument("--seed", help="the revealed seed (hex), if the record lacks it")
     verify.add_argument(
         "--chain", help="the chain the referee published (game_over event, public view), hex"
     )
     verify.set_defaults(run=_verify)
-    serve = commands.add_parser("serve", help="serve the referee (embedded Valkey by default)")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8000)
-    serve.add_argument("--workers", type=int, default=1)
-    serve.add_argument("--log-level", default="info")
+    serve = command(
+        "serve",
+        "serve the referee: an embedded Valkey keeps its data in $REFEREE_DATA_DIR (./data), or "
+        "the server at $REDIS_URL",
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    serve.add_argument("--port", type=int, default=8000, help="port to listen on")
+    serve.add_argument("--workers", type=int, default=1, help="referee processes")
+    serve.add_argument(
+        "--log-level",
+        default="info",
+        choices=["critical", "error", "warning", "info", "debug"],
+        help="the least level logged",
+    )
     serve.add_argument(
         "--access-log",
         action=argparse.BooleanOptionalAction,
         default=True,
-        help="a log line per request (default: on)",
+        help="a log line per request",
     )
     serve.add_argument(
         "--embedded-tcp",
         action="store_true",
         help="the embedded Valkey also listens on a loopback port, behind a random password "
-        "printed once (default: its owner-only Unix socket alone)",
+        "printed once (without it: its owner-only Unix socket alone)",
     )
     serve.set_defaults(run=_serve)
-    bench = commands.add_parser("bench", help="measure throughput, latency and memory over HTTP")
-    bench.add_argument("--seconds", type=float, default=20.0, help="load time (default 20)")
-    bench.add_argument("--workers", type=int, default=1, help="referee processes (default 1)")
-    bench.add_argument("--bots", type=int, default=64, help="concurrent bots (default 64)")
+    bench = command("bench", "measure throughput, latency and memory over HTTP")
+    bench.add_argument("--seconds", type=float, default=20.0, help="load time")
+    bench.add_argument("--workers", type=int, default=1, help="referee processes")
+    bench.add_argument("--bots", type=int, default=64, help="concurrent bots")
     bench.add_argument(
-        "--live-games",
-        type=int,
-        default=100,
-        help="idle running games beside the load (default 100)",
+        "--live-games", type=int, default=100, help="idle running games beside the load"
     )
     bench.add_argument(
         "--appendfsync",
         default="everysec",
         choices=["everysec", "always", "no"],
-        help="the embedded Valkey's fsync policy for the append-only file (default everysec)",
+        help="the embedded Valkey's fsync policy for the append-only file",
     )
     bench.add_argument("--json", action="store_true", help="print one JSON object")
     bench.set_defaults(run=lambda args: _tool("bench")(args))
-    tournament = commands.add_parser(
-        "tournament", help="a local tournament between bots, each in its own process, over HTTP"
+    tournament = command(
+        "tournament", "a local tournament between reference bots, each in its own process"
     )
     tournament.add_argument(
-        "--ruleset", default="choice", choices=["choice", "choice-specials", "chopta"]
+        "--ruleset",
+        default="choice",
+        choices=["choice", "choice-specials", "chopta"],
+        help="the ruleset played",
     )
     tournament.add_argument(
-        "--format", default="round-robin", choices=["round-robin", "swiss", "gauntlet"]
+        "--format",
+        default="round-robin",
+        choices=["round-robin", "swiss", "gauntlet"],
+        help="how games are scheduled",
     )
     tournament.add_argument(
         "--bots",
         nargs="*",
         choices=["random", "greedy", "strong"],
-        help="reference bots, one entrant each (default: all three)",
+        help="reference bots, one entrant each (none given: all three)",
     )
-    tournament.add_argument("--table-size", type=int, default=2)
-    tournament.add_argument("--games-per-pairing", type=int, default=2)
-    tournament.add_argument("--rounds", type=int, help="swiss rounds")
+    tournament.add_argument("--table-size", type=int, default=2, help="seats per game")
+    tournament.add_argument(
+        "--games-per-pairing",
+        type=int,
+        default=2,
+        help="games each table of a round-robin or gauntlet plays",
+    )
+    tournament.add_argument("--rounds", type=int, help="swiss rounds (none given: entrants - 1)")
     tournament.add_argument("--deadline", type=float, default=10.0, help="seconds per decision")
-    tournament.add_argument("--options", help="ruleset options as JSON")
-    tournament.add_argument("--seed", help="hex: fixes every round's dice")
-    tournament.add_argument("--url", help="a running referee (default: an embedded one)")
+    tournament.add_argument("--options", help="ruleset options as JSON, e.g. '{\"target\": 30}'")
+    tournament.add_argument("--seed", help="hex: fixes every round's dice (none: a random one)")
+    tournament.add_argument(
+        "--url", help="a running referee (none given: an embedded one, stopped at the end)"
+    )
     tournament.add_argument(
         "--organizer-key",
         default=os.environ.get("REFEREE_ORGANIZER_KEY"),
-        help="the key a referee with organizer keys wants for creating (default: "
-        "$REFEREE_ORGANIZER_KEY)",
+        help="the key a referee with organizer keys wants for creating ($REFEREE_ORGANIZER_KEY)",
     )
     tournament.add_argument("--json", action="store_true", help="print the standings as JSON")
     tournament.set_defaults(run=lambda args: _tool("local_tournament")(args))
-    openapi = commands.add_parser("openapi", help="print the OpenAPI document")
-    openapi.add_argument("--output", "-o", default="-", help="file to write (default: stdout)")
+    bot = command(
+        "bot",
+        "enter a reference bot in an existing tournament with an entrant token "
+        "(POST /v1/tournaments/{id}/entrants gives one); it plays until the tournament is over",
+    )
+    bot.add_argument("--url", required=True, help="the referee, e.g. http://127.0.0.1:8000")
+    bot.add_argument(
+        "--entrant-token", required=True, help="the entrant's token, shown once at registration"
+    )
+    bot.add_argument(
+        "--bot", default="strong", choices=["random", "greedy", "strong"], help="which bot plays"
+    )
+    bot.add_argument("--seed", type=int, default=0, help="the random bot's seed")
+    bot.set_defaults(run=lambda args: _tool("local_tournament", "bot_main")(args))
+    openapi = command("openapi", "print the OpenAPI document (the contract)")
+    openapi.add_argument("--output", "-o", default="-", help="file to write; - is stdout")
     openapi.set_defaults(run=_openapi)
     return parser
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import multiprocessing
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -26,7 +28,7 @@ from ..core.pairing import TournamentSpec, total_games
 from ..store.embedded import start_embedded
 from .launch import LOAD_LIMITS, start_referee
 
-__all__ = ["main"]
+__all__ = ["bot_main", "main", "play_entrant"]
 
 
 def _patient(send: Callable[[], httpx.Response], patience: float = 120.0) -> httpx.Response:
@@ -52,24 +54,33 @@ def _patient(send: Callable[[], httpx.Response], patience: float = 120.0) -> htt
         attempt += 1
 
 
-def _entrant_process(
-    url: str, token: str, ruleset: str, bot_name: str, seed: int, decisions: Any
+def play_entrant(
+    url: str,
+    token: str,
+    bot_name: str,
+    seed: int,
+    on_decision: Callable[[], None] | None = None,
 ) -> None:
-    """One bot: ask for the next decision across its games, answer it, until the end; it
-    keeps its token and waits out a referee that restarts."""
-    choose = get_bot(ruleset, bot_name, seed)
+    """A reference bot as a tournament entrant: ask for the next decision across its games
+    (``GET /v1/me/next``), answer it, until the tournament is over; it keeps its token and
+    waits out a referee that restarts. Each game's ruleset is read from its turn's view."""
+    bots: dict[str, Callable[[dict[str, Any]], Any]] = {}
     headers = {"Authorization": f"Bearer {token}"}
     with httpx.Client(base_url=url, timeout=90) as http:
         while True:
-            step = _patient(
-                lambda: http.get("/v1/me/next", params={"wait": 30}, headers=headers)
-            ).json()
+            asked = _patient(lambda: http.get("/v1/me/next", params={"wait": 30}, headers=headers))
+            if asked.status_code != 200:
+                raise SystemExit(f"the referee refused the entrant token: {asked.text}")
+            step = asked.json()
             if step.get("status") == "finished":
                 return
             if step.get("status") != "your_turn":
                 continue
             turn = step["turn"]
-            move = choose({"legal_moves": turn["legal_moves"], "view": turn["view"]})
+            ruleset = turn["view"]["ruleset"]
+            if ruleset not in bots:
+                bots[ruleset] = get_bot(ruleset, bot_name, seed)
+            move = bots[ruleset]({"legal_moves": turn["legal_moves"], "view": turn["view"]})
             post = functools.partial(
                 http.post,
                 f"/v1/games/{step['game_id']}/moves",
@@ -77,9 +88,44 @@ def _entrant_process(
                 json={"seq": turn["seq"], "move": move},
             )
             reply = _patient(post)
-            if reply.status_code == 200:
-                with decisions.get_lock():
-                    decisions.value += 1
+            if reply.status_code == 200 and on_decision is not None:
+                on_decision()
+
+
+def _entrant_process(url: str, token: str, bot_name: str, seed: int, decisions: Any) -> None:
+    def counted() -> None:
+        with decisions.get_lock():
+            decisions.value += 1
+
+    play_entrant(url, token, bot_name, seed, counted)
+
+
+def bot_main(args: Any) -> int:
+    """``referee bot``: a reference bot enters an existing tournament with its entrant token."""
+    play_entrant(args.url, args.entrant_token, args.bot, args.seed)
+    print("the tournament is over", file=sys.stderr)
+    return 0
+
+
+#: how the referee orders standings (``core.pairing.ranked``), as the command shows it
+SORT_KEY = "rating (mu - 3 sigma), highest first; then points; then entrant number"
+
+
+def _fewer_games(spec: dict[str, Any], played: int, rounds: int, total: int) -> str:
+    """Why a swiss run plays fewer games than a round-robin of the same entrants would: its
+    rounds, and its byes (``games_per_pairing`` is the round-robin's and the gauntlet's)."""
+    if spec["format"] != "swiss":
+        return ""
+    entrants = spec["entrants"]
+    full = math.comb(entrants, 2) * spec["games_per_pairing"]
+    bye = "; with an odd number of entrants one sits out each round (a bye)" if entrants % 2 else ""
+    return (
+        f"swiss: {played} games in {rounds} rounds of {entrants // 2} "
+        f"(--rounds, by default entrants - 1 = {entrants - 1}){bye}; a round-robin of the same "
+        f"entrants, {spec['games_per_pairing']} games per pairing, would play {full}"
+        if played < full or total < full
+        else ""
+    )
 
 
 def _expected_games(spec: dict[str, Any]) -> int:
@@ -124,7 +170,7 @@ def main(args: Any) -> int:
                 ).json()
                 process = context.Process(
                     target=_entrant_process,
-                    args=(url, entrant["token"], args.ruleset, name, index, decisions),
+                    args=(url, entrant["token"], name, index, decisions),
                     daemon=True,
                 )
                 process.start()
@@ -132,26 +178,45 @@ def main(args: Any) -> int:
             total = _expected_games(spec)
             started = time.monotonic()
             columns = (
-                TextColumn("games"),
+                TextColumn("{task.description}"),
                 BarColumn(),
                 MofNCompleteColumn(),
                 TextColumn("{task.fields[rate]:.0f} decisions/s"),
                 TimeElapsedColumn(),
             )
             with Progress(*columns, console=console, disable=args.json) as progress:
-                task = progress.add_task("games", total=total, rate=0.0)
+                # no total until the first round is dealt: no 0/N while entrants register
+                task = progress.add_task("registering", total=None, rate=0.0)
                 while True:
                     view = _patient(lambda: http.get(f"/v1/tournaments/{tournament}")).json()
                     done = sum(1 for r in view["rounds"] for t in r if t["result"])
                     rate = decisions.value / max(1e-9, time.monotonic() - started)
+                    if view["rounds"]:
+                        progress.update(task, description="games", total=total)
                     progress.update(task, completed=done, rate=rate)
                     if view["status"] == "finished":
                         break
-                    time.sleep(0.5)
+                    time.sleep(0.1 if not view["rounds"] else 0.5)
+            played = sum(len(r) for r in view["rounds"])
+            note = _fewer_games(spec, played, len(view["rounds"]), total)
         if args.json:
-            print(json.dumps({"tournament": tournament, "standings": view["standings"]}))
+            print(
+                json.dumps(
+                    {
+                        "tournament": tournament,
+                        "games": played,
+                        "scheduled": total,
+                        "sorted_by": SORT_KEY,
+                        "standings": view["standings"],
+                    }
+                )
+            )
         else:
-            table = Table(title=f"{args.ruleset} {args.format}: standings")
+            if note:
+                console.print(note)
+            table = Table(
+                title=f"{args.ruleset} {args.format}: standings", caption=f"sorted by {SORT_KEY}"
+            )
             for column in ("place", "entrant", "games", "wins", "points", "rating", "mu", "sigma"):
                 table.add_column(column, justify="right" if column != "entrant" else "left")
             for place, row in enumerate(view["standings"], 1):

@@ -13,7 +13,7 @@ from .._gc import settle_collector
 from ..service import Services
 from ..settings import Settings
 from .access import Organizers
-from .contract import finish_contract, openapi_config
+from .contract import docs_assets, finish_contract, openapi_config
 from .hot import HotRoutesLitestar
 from .problems import exception_handlers
 from .routes import CONTROLLERS
@@ -41,7 +41,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             await services.stop()
 
     app = HotRoutesLitestar(
-        route_handlers=CONTROLLERS,
+        route_handlers=[*CONTROLLERS, docs_assets()],
         lifespan=[lifespan],
         exception_handlers=exception_handlers(),
         request_max_body_size=settings.max_body_bytes,

@@ -210,3 +210,43 @@ def test_tournaments_are_listed_newest_first_a_page_at_a_time(server, redis_clie
     bad = http.get("/v1/tournaments", params={"before": "soon"})
     assert bad.status_code == 400 and bad.json()["field"] == "before"
     assert http.get("/v1/tournaments", params={"limit": 0}).status_code == 400
+
+
+def test_referee_bot_enters_a_reference_bot_in_an_existing_tournament(server):
+    import subprocess
+
+    http = httpx.Client(base_url=server.url)
+    tournament = http.post(
+        "/v1/tournaments",
+        json={"ruleset": "chopta", "entrants": 2, "deadline_s": 0, "options": {"target": 10}},
+    ).json()["id"]
+    tokens = [
+        http.post(f"/v1/tournaments/{tournament}/entrants", json={"name": n}).json()["token"]
+        for n in ("house-a", "house-b")
+    ]
+    bots = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "referee.cli",
+                "bot",
+                "--url",
+                server.url,
+                "--entrant-token",
+                token,
+                "--bot",
+                bot,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for token, bot in zip(tokens, ["strong", "random"], strict=True)
+    ]
+    for bot in bots:
+        _, err = bot.communicate(timeout=120)
+        assert bot.returncode == 0, err
+        assert "the tournament is over" in err
+    view = http.get(f"/v1/tournaments/{tournament}").json()
+    assert view["status"] == "finished" and [s["games"] for s in view["standings"]] == [1, 1]
