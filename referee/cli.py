@@ -107,9 +107,11 @@ def _serve(args: argparse.Namespace) -> int:
                 return 1
             os.environ["REDIS_URL"] = embedded.url
             where = f"{embedded.unix_socket_path} (owner only)"
-            if embedded.tcp_url is not None:  # printed once, here: the password is kept nowhere
+            if embedded.tcp_url is not None:
                 where += f" and {embedded.tcp_url}"
-            log.info("embedded Valkey at %s, data in %s/", where, settings.data_dir)
+            # the password is shown here once and kept nowhere: logged whatever the level
+            said = log.warning if embedded.tcp_url is not None else log.info
+            said("embedded Valkey at %s, data in %s/", where, settings.data_dir)
         # uvicorn stops on SIGTERM after the requests in flight; each decision is one atomic
         # Redis script, so no game is ever half written.
         uvicorn.run(

@@ -180,7 +180,10 @@ def test_a_tournament_stores_no_token_in_clear(http, redis_client):
 def _serve_embedded(tmp_path, *flags: str) -> tuple[subprocess.Popen, str]:
     """``referee serve`` on its own embedded Valkey, data in ``tmp_path``."""
     env = {"REFEREE_DATA_DIR": str(tmp_path / "data")}
-    return start_referee(None, env=env, args=flags, stdout=subprocess.PIPE)
+    # its log lines (uvicorn's format, on stderr) are read from the same pipe as its output
+    return start_referee(
+        None, env=env, args=flags, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
 
 
 def _stop(process: subprocess.Popen) -> list[psutil.Process]:
@@ -216,6 +219,11 @@ def test_the_embedded_store_opens_a_port_only_by_flag_and_behind_a_password(tmp_
     process, url = _serve_embedded(tmp_path, "--embedded-tcp")
     try:
         line = process.stdout.readline()
+        while "embedded Valkey at" not in line:
+            assert line, "the referee said nothing of its embedded Valkey"
+            line = process.stdout.readline()
+        # uvicorn's format; logged whatever the level, as the password is shown only here
+        assert line.startswith("WARNING:  embedded Valkey at ")
         tcp = line.split(" and ", 1)[1].split(",", 1)[0]
         assert tcp.startswith("redis://:") and "@127.0.0.1:" in tcp
         port = int(tcp.rsplit(":", 1)[1])
