@@ -52,7 +52,8 @@ from .models import (
     TournamentCreated,
     Turn,
 )
-from .views import GAME_VIEWS, RECORDS, TOURNAMENT_VIEWS
+from .tournament_views import TOURNAMENT_VIEWS
+from .views import GAME_VIEWS, RECORDS
 
 __all__ = ["DOCS_ASSETS", "docs_assets", "finish_contract", "openapi_config"]
 
@@ -334,7 +335,8 @@ _ANSWERS: dict[tuple[str, str], tuple[Any, ...]] = {
 
 def _typed_answers(schema: Any) -> None:
     """The views are built as plain values (``referee.core.views``) and described by
-    ``referee.web.views``: each 200 answer is one of them, told apart by ``ruleset``."""
+    ``referee.web.views`` and ``tournament_views``: each 200 answer is one of them, told
+    apart by ``ruleset``."""
     for (path, method), models in _ANSWERS.items():
         mapping = {model.__struct_config__.tag: _ref(model).ref for model in models}
         answer = Schema(

@@ -15,13 +15,15 @@ from ..games.choice import ChoiceOptions, ChoiceScore, FreeThrow, Mark
 from ..games.choice_specials import Fdh, Kur, Minus1, Minus2, Null, SuppenKasper
 from ..games.chopta import ChoptaOptions, Group, Place, Swap
 from .codes import PROBLEM_CODES
+from .tournament_views import TournamentStatus
 from .views import (
     ChoiceSeatView,
     ChoiceSpecialsSeatView,
     ChoptaSeatView,
+    Commitment,
     EpochSeconds,
     GameStatus,
-    TournamentStatus,
+    RulesetId,
     TurnStatus,
 )
 
@@ -177,16 +179,6 @@ class SeatToken(msgspec.Struct):
     seat: int
     name: str | None
     token: str | None  # shown once; None for an open seat
-
-
-RulesetId = Literal["choice", "choice-specials", "chopta"]
-Commitment = Annotated[
-    str,
-    msgspec.Meta(
-        pattern="^[0-9a-f]{64}$",
-        description="SHA-256 of the seed, hex; the seed is shown when it is over",
-    ),
-]
 
 
 class GameCreated(msgspec.Struct):

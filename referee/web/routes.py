@@ -1,11 +1,11 @@
-"""The routes of the HTTP contract, as Litestar controllers with stable operation ids. Each
-handler checks what the contract says of its input, calls one use case, and shapes its
-answer; refusals become problems in ``problems``. ``GET /turn`` and ``POST /moves`` are
-usually answered before these handlers (``hot``), with the same bytes."""
+"""The routes of the HTTP contract, as Litestar controllers with stable operation ids (the
+tournaments' in ``tournament_routes``). Each handler checks what the contract says of its
+input, calls one use case, and shapes its answer; refusals become problems in ``problems``.
+``GET /turn`` and ``POST /moves`` are usually answered before these handlers (``hot``), with
+the same bytes."""
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import re
 from collections.abc import AsyncIterator
@@ -20,8 +20,8 @@ from litestar.response import ServerSentEvent
 from litestar.response.sse import ServerSentEventMessage
 
 from ..core.refusals import Refusal
-from ..games import RULESETS, commitment, score_area, score_marks
-from ..service import STORE_UNAVAILABLE, Services
+from ..games import RULESETS, score_area, score_marks
+from ..service import STORE_UNAVAILABLE
 from .access import client_address, require_organizer
 from .models import (
     AreaRequest,
@@ -30,73 +30,33 @@ from .models import (
     Claimed,
     ClaimSeat,
     CreateGame,
-    CreateTournament,
     GameCreated,
     MarksRequest,
     MoveAccepted,
     MoveSubmission,
-    NextDecision,
-    Register,
-    Registered,
     RulesetInfo,
     RulesetOption,
     SeatToken,
-    TournamentCreated,
     Turn,
     move_accepted,
 )
+from .params import ORGANIZER, SECURITY, GameId, Wait, WaitNext, services_of, waiting
 from .problems import (
     check_id,
     problems,
     read_body,
     request_bearer,
-    require_entrant_token,
     require_seat_token,
 )
-from .views import TournamentPage, TournamentSummary
+from .tournament_routes import MeController, TournamentController
 
 __all__ = ["CONTROLLERS"]
 
-SECURITY = [{"bearer": []}]
-ENTRANT = [{"entrant": []}]
-#: an organizer key where the referee has them (REFEREE_ORGANIZER_KEYS); none in open mode
-ORGANIZER = [{"organizer": []}, {}]
-GameId = Annotated[str, Parameter(description="the game's id", max_length=64)]
-TournamentId = Annotated[str, Parameter(description="the tournament's id", max_length=64)]
-Wait = Annotated[float, Parameter(ge=0, le=60, description="long-poll seconds")]
-WaitNext = Annotated[
-    float | None,
-    Parameter(
-        ge=0,
-        le=60,
-        description="with it, the answer also holds the seat's next turn (``turn``), "
-        "long-polled up to this many seconds: one request per decision",
-    ),
-]
 log = logging.getLogger("referee")
 _EVENT = msgspec.json.Decoder()
 #: seconds without an event before a stream sends a keep-alive comment
 KEEP_ALIVE_S = 15.0
 _STREAM_ID = re.compile(r"\d+(-\d+)?")
-
-
-def _services(state: State) -> Services:
-    return state.services
-
-
-@contextlib.asynccontextmanager
-async def _waiting(request: Request, services: Services, wait: float) -> AsyncIterator[None]:
-    """A long-poll holds one of its address's open streams and long-polls (429 past the
-    cap); a request that does not wait holds none."""
-    if not wait:
-        yield
-        return
-    address = client_address(request.scope, request.app.hot.trusted)
-    await services.limits.start_waiting(address)
-    try:
-        yield
-    finally:
-        services.limits.stop_waiting(address)
 
 
 class SystemController(Controller):
@@ -111,7 +71,7 @@ class SystemController(Controller):
     @get("/readyz", operation_id="readyz", summary="Redis is reachable", responses=problems(503))
     async def readyz(self, state: State) -> dict[str, str]:
         try:
-            await _services(state).ready()
+            await services_of(state).ready()
         except Exception:
             raise Refusal("redis-unreachable", "Redis does not answer", retry_after=1) from None
         return {"status": "ready"}
@@ -203,7 +163,7 @@ class GameController(Controller):
     )
     async def create_game(self, request: Request, state: State) -> GameCreated:
         data = await read_body(request, CreateGame, names_ruleset=True)
-        game, tokens = await _services(state).games.create(
+        game, tokens = await services_of(state).games.create(
             data.ruleset,
             data.options,
             [msgspec.to_builtins(s) for s in data.seats],
@@ -228,7 +188,7 @@ class GameController(Controller):
     )
     async def get_game(self, state: State, game_id: GameId) -> dict[str, Any]:
         check_id(game_id)
-        return await _services(state).games.view(game_id)
+        return await services_of(state).games.view(game_id)
 
     @post(
         "/{game_id:str}/seats",
@@ -240,7 +200,7 @@ class GameController(Controller):
     async def claim_seat(self, request: Request, state: State, game_id: GameId) -> Claimed:
         check_id(game_id)
         data = await read_body(request, ClaimSeat)
-        seat, token = await _services(state).games.claim(
+        seat, token = await services_of(state).games.claim(
             game_id, data.name, data.client_seed, data.invite_code
         )
         return Claimed(game_id, seat, data.name, token)
@@ -257,8 +217,8 @@ class GameController(Controller):
         self, request: Request, state: State, game_id: GameId, wait: Wait = 0
     ) -> Turn:
         check_id(game_id)
-        services = _services(state)
-        async with _waiting(request, services, wait):
+        services = services_of(state)
+        async with waiting(request, services, wait):
             turn = await services.seats.wait_turn(game_id, request_bearer(request), wait)
         return Turn(**turn)
 
@@ -277,11 +237,11 @@ class GameController(Controller):
         check_id(game_id)
         data = await read_body(request, MoveSubmission)
         moves = data.decided()
-        services = _services(state)
+        services = services_of(state)
         token = request_bearer(request)
         if wait is None:
             return move_accepted(**await services.seats.move(game_id, token, data.seq, moves))
-        async with _waiting(request, services, wait):
+        async with waiting(request, services, wait):
             answer = await services.seats.move_then_turn(game_id, token, data.seq, moves, wait)
         return move_accepted(**answer)
 
@@ -294,7 +254,7 @@ class GameController(Controller):
     )
     async def events(self, request: Request, state: State, game_id: GameId) -> ServerSentEvent:
         check_id(game_id)
-        games = _services(state).games
+        games = services_of(state).games
         game = await games.current(game_id)  # 404 for an unknown game
         await games.check_unsealed(game)  # 409 while its dice are dealt elsewhere
         finished = game.doc.status == "finished"
@@ -305,7 +265,7 @@ class GameController(Controller):
         last_id = request.headers.get("last-event-id") or "0"
         if not _STREAM_ID.fullmatch(last_id):
             last_id = "0"
-        limits = _services(state).limits
+        limits = services_of(state).limits
         address = client_address(request.scope, request.app.hot.trusted)
         await limits.start_waiting(address)  # 429 past the address's cap
 
@@ -352,109 +312,7 @@ class GameController(Controller):
     )
     async def record(self, state: State, game_id: GameId) -> dict[str, Any]:
         check_id(game_id)
-        return await _services(state).games.record(game_id)
-
-
-class TournamentController(Controller):
-    """Tournaments: create, register, watch."""
-
-    path = "/v1/tournaments"
-    tags: ClassVar[list[str]] = ["tournaments"]
-
-    @get(
-        "/",
-        operation_id="listTournaments",
-        summary="Tournaments, newest first, a page at a time",
-        responses=problems(400),
-    )
-    async def list_tournaments(
-        self,
-        state: State,
-        limit: Annotated[int, Parameter(ge=1, le=100, description="tournaments per page")] = 20,
-        before: Annotated[
-            str | None,
-            Parameter(
-                pattern=r"^[0-9]{1,16}(\.[0-9]{1,9})?$",
-                description="the page after this cursor (a page's next)",
-            ),
-        ] = None,
-    ) -> TournamentPage:
-        cursor = None
-        if before is not None:
-            try:
-                cursor = float(before)
-            except ValueError:
-                raise Refusal(
-                    "invalid-request", "before is a page's next cursor", field="before"
-                ) from None
-        page = await _services(state).tournaments.listed(cursor, limit)
-        return TournamentPage(
-            tournaments=[TournamentSummary(**t) for t in page["tournaments"]], next=page["next"]
-        )
-
-    @post(
-        "/",
-        operation_id="createTournament",
-        status_code=201,
-        summary="Create a tournament; it starts when its entrants have registered",
-        guards=[require_organizer],
-        security=ORGANIZER,
-        responses=problems(400, 401, 403, 413, 422, 429),
-    )
-    async def create_tournament(self, request: Request, state: State) -> TournamentCreated:
-        data = await read_body(request, CreateTournament, names_ruleset=True)
-        tournaments = _services(state).tournaments
-        doc = await tournaments.create(data.spec(), request.state.owner, data.invite_code)
-        return TournamentCreated(doc.id, doc.status, commitment(doc.seed))
-
-    @post(
-        "/{tournament_id:str}/entrants",
-        operation_id="registerEntrant",
-        status_code=201,
-        summary="Register an entrant (with the invite code, if it has one); its token is shown "
-        "once",
-        responses=problems(400, 403, 404, 409, 413, 422, 429),
-    )
-    async def register(
-        self, request: Request, state: State, tournament_id: TournamentId
-    ) -> Registered:
-        check_id(tournament_id, "tournament")
-        data = await read_body(request, Register)
-        tournaments = _services(state).tournaments
-        entrant, token = await tournaments.register(tournament_id, data.name, data.invite_code)
-        return Registered(tournament_id, entrant, data.name, token)
-
-    @get(
-        "/{tournament_id:str}",
-        operation_id="getTournament",
-        summary="Rounds, tables and standings with ratings",
-        responses=problems(400, 404),
-    )
-    async def get_tournament(self, state: State, tournament_id: TournamentId) -> dict[str, Any]:
-        check_id(tournament_id, "tournament")
-        return await _services(state).tournaments.get(tournament_id)
-
-
-class MeController(Controller):
-    """An entrant's view across its tournament's games."""
-
-    path = "/v1/me"
-    tags: ClassVar[list[str]] = ["tournaments"]
-
-    @get(
-        "/next",
-        operation_id="nextDecision",
-        security=ENTRANT,
-        guards=[require_entrant_token],
-        summary="An entrant's next decision across all of its games",
-        responses=problems(400, 401, 403, 404, 429),
-    )
-    async def next_decision(self, request: Request, state: State, wait: Wait = 0) -> NextDecision:
-        services = _services(state)
-        async with _waiting(request, services, wait):
-            result = await services.tournaments.next_decision(request_bearer(request), wait)
-        turn = result.pop("turn", None)
-        return NextDecision(**result, turn=Turn(**turn) if turn else None)
+        return await services_of(state).games.record(game_id)
 
 
 CONTROLLERS = [

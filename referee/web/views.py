@@ -1,6 +1,6 @@
-"""The shapes of what the referee shows, as the contract states them: each ruleset's seat
-view (``Turn.view``), public view (``getGame``) and record (``getRecord``), and a
-tournament's view, each a union told apart by ``ruleset``.
+"""The shapes of what the referee shows of a game, as the contract states them: each
+ruleset's seat view (``Turn.view``), public view (``getGame``) and record (``getRecord``),
+each a union told apart by ``ruleset`` (a tournament's: ``tournament_views``).
 
 The service builds these as plain values (``referee.core.views``, the rules engines' ``view``)
 and encodes them as they are; these Structs only describe them, and the suite checks every
@@ -24,23 +24,16 @@ __all__ = [
     "GAME_VIEWS",
     "RECORDS",
     "SEAT_VIEWS",
-    "TOURNAMENT_VIEWS",
     "ChoiceGameView",
     "ChoiceRecord",
     "ChoiceSeatView",
     "ChoiceSpecialsGameView",
     "ChoiceSpecialsRecord",
     "ChoiceSpecialsSeatView",
-    "ChoiceSpecialsTournamentView",
-    "ChoiceTournamentView",
     "ChoptaGameView",
     "ChoptaRecord",
     "ChoptaSeatView",
-    "ChoptaTournamentView",
     "GameStatus",
-    "TournamentPage",
-    "TournamentStatus",
-    "TournamentSummary",
     "TurnStatus",
 ]
 
@@ -55,16 +48,8 @@ TurnStatus = Annotated[
         "the game waits for its seats; finished: the game is over"
     ),
 ]
-TournamentStatus = Annotated[
-    Literal["registering", "running", "finished"],
-    msgspec.Meta(
-        description="registering: open to entrants until full; running: its rounds are "
-        "played; finished: over, standings final and the seed shown"
-    ),
-]
 Seat = Annotated[int, msgspec.Meta(ge=0, le=63, description="a seat number, from 0")]
-Place_ = Annotated[int, msgspec.Meta(ge=1, description="a place: 1 is first, ties share")]
-Hex = Annotated[str, msgspec.Meta(pattern="^[0-9a-f]+$")]
+Placing = Annotated[int, msgspec.Meta(ge=1, description="a place: 1 is first, ties share")]
 Commitment = Annotated[
     str,
     msgspec.Meta(
@@ -87,6 +72,7 @@ Chain = Annotated[
         description="SHA-256 hash chain over the decisions told so far, hex",
     ),
 ]
+RulesetId = Literal["choice", "choice-specials", "chopta"]
 Card = Literal["fdh", "null", "kur", "minus1", "minus2", "suppen_kasper"]
 SumKey = Annotated[str, msgspec.Meta(pattern="^([2-9]|1[0-2])$", description="a sum, 2..12")]
 EpochSeconds = Annotated[float, msgspec.Meta(description="seconds since the Unix epoch (UTC)")]
@@ -147,12 +133,18 @@ class ChoiceSpecialsSeatSheet(ChoiceSpecialsSheet):
 Roll = Annotated[list[Die], msgspec.Meta(min_length=5, max_length=5)]
 
 
+Batch = Annotated[int, msgspec.Meta(ge=0, description="the batch of rolls being decided")]
+FirstRoll = Annotated[int, msgspec.Meta(ge=0, description="the game-wide index of rolls[0]")]
+Rolls = Annotated[list[Roll], msgspec.Meta(description="this batch's rolls, five dice each")]
+EndMarks = Annotated[int, msgspec.Meta(description="a fifth die's marks that end a sheet")]
+
+
 class _ChoiceBoard(msgspec.Struct, kw_only=True):
-    batch: Annotated[int, msgspec.Meta(ge=0, description="the batch of rolls being decided")]
-    first_roll: Annotated[int, msgspec.Meta(ge=0, description="the game-wide index of rolls[0]")]
-    rolls: Annotated[list[Roll], msgspec.Meta(description="this batch's rolls, five dice each")]
-    end_marks: Annotated[int, msgspec.Meta(description="a fifth die's marks that end a sheet")]
-    ranking: list[Place_] | UnsetType = UNSET
+    batch: Batch
+    first_roll: FirstRoll
+    rolls: Rolls
+    end_marks: EndMarks
+    ranking: list[Placing] | UnsetType = UNSET
 
 
 class ChoiceYou(msgspec.Struct):
@@ -214,12 +206,17 @@ class ChoptaSeat(msgspec.Struct, kw_only=True):
     arrangement: Arrangement
 
 
+Round = Annotated[int, msgspec.Meta(ge=0)]
+ToPlay = Annotated[Seat | None, msgspec.Meta(description="the seat to play; null when over")]
+PlayedThisTurn = Annotated[int, msgspec.Meta(ge=0)]
+
+
 class _ChoptaBoard(msgspec.Struct, kw_only=True):
-    round: Annotated[int, msgspec.Meta(ge=0)]
+    round: Round
     first_seat: Seat
-    turn: Annotated[Seat | None, msgspec.Meta(description="the seat to play; null when over")]
-    played_this_turn: Annotated[int, msgspec.Meta(ge=0)]
-    ranking: list[Place_] | UnsetType = UNSET
+    turn: ToPlay
+    played_this_turn: PlayedThisTurn
+    ranking: list[Placing] | UnsetType = UNSET
 
 
 class ChoptaYou(msgspec.Struct):
@@ -297,28 +294,25 @@ class _Game(msgspec.Struct, kw_only=True):
     chain: Chain | UnsetType | None = UNSET
 
 
-class ChoiceGameView(_Game, tag_field="ruleset", tag="choice", kw_only=True):
+class _ChoiceGame(_Game, kw_only=True):
+    options: ChoiceOptions
+    batch: Batch | UnsetType = UNSET
+    first_roll: FirstRoll | UnsetType = UNSET
+    rolls: Rolls | UnsetType = UNSET
+    end_marks: EndMarks | UnsetType = UNSET
+    ranking: list[Placing] | UnsetType = UNSET
+
+
+class ChoiceGameView(_ChoiceGame, tag_field="ruleset", tag="choice", kw_only=True):
     """A CHOICE game as anyone sees it; the board fields once it runs, unless sealed."""
 
-    options: ChoiceOptions
     seats: list[ChoicePublicSeat]
-    batch: int | UnsetType = UNSET
-    first_roll: int | UnsetType = UNSET
-    rolls: list[Roll] | UnsetType = UNSET
-    end_marks: int | UnsetType = UNSET
-    ranking: list[Place_] | UnsetType = UNSET
 
 
-class ChoiceSpecialsGameView(_Game, tag_field="ruleset", tag="choice-specials", kw_only=True):
+class ChoiceSpecialsGameView(_ChoiceGame, tag_field="ruleset", tag="choice-specials", kw_only=True):
     """A CHOICE-with-special-cards game as anyone sees it."""
 
-    options: ChoiceOptions
     seats: list[ChoiceSpecialsPublicSeat]
-    batch: int | UnsetType = UNSET
-    first_roll: int | UnsetType = UNSET
-    rolls: list[Roll] | UnsetType = UNSET
-    end_marks: int | UnsetType = UNSET
-    ranking: list[Place_] | UnsetType = UNSET
 
 
 class ChoptaGameView(_Game, tag_field="ruleset", tag="chopta", kw_only=True):
@@ -326,11 +320,11 @@ class ChoptaGameView(_Game, tag_field="ruleset", tag="chopta", kw_only=True):
 
     options: ChoptaOptions
     seats: list[ChoptaPublicSeat]
-    round: int | UnsetType = UNSET
-    first_seat: int | UnsetType = UNSET
-    turn: int | UnsetType | None = UNSET
-    played_this_turn: int | UnsetType = UNSET
-    ranking: list[Place_] | UnsetType = UNSET
+    round: Round | UnsetType = UNSET
+    first_seat: Seat | UnsetType = UNSET
+    turn: ToPlay | UnsetType = UNSET
+    played_this_turn: PlayedThisTurn | UnsetType = UNSET
+    ranking: list[Placing] | UnsetType = UNSET
 
 
 GAME_VIEWS = (ChoiceGameView, ChoiceSpecialsGameView, ChoptaGameView)
@@ -385,7 +379,7 @@ class _Record(msgspec.Struct, kw_only=True):
         list[str], msgspec.Meta(description="the seeds the seats mixed into the dice")
     ]
     totals: Annotated[list[int], msgspec.Meta(description="empty until the game is over")]
-    ranking: Annotated[list[Place_], msgspec.Meta(description="empty until the game is over")]
+    ranking: Annotated[list[Placing], msgspec.Meta(description="empty until the game is over")]
     finished: bool
     chain: Annotated[
         Chain | None,
@@ -422,120 +416,3 @@ class ChoptaRecord(_Record, tag_field="ruleset", tag="chopta", kw_only=True):
 
 
 RECORDS = (ChoiceRecord, ChoiceSpecialsRecord, ChoptaRecord)
-
-# -- tournaments -------------------------------------------------------------------------------
-
-
-class TableResult(msgspec.Struct):
-    """A finished table: entrants in seat order, their totals and places."""
-
-    round: Annotated[int, msgspec.Meta(ge=0)]
-    entrants: list[int]
-    totals: list[int]
-    places: list[Place_]
-
-
-class Table(msgspec.Struct):
-    """A game of a round: its entrants in seat order, its dice group, and its result once
-    every game of its group is over."""
-
-    game_id: str
-    entrants: Annotated[list[int], msgspec.Meta(description="entrant numbers, in seat order")]
-    group: Annotated[int, msgspec.Meta(description="tables of a group are dealt the same dice")]
-    result: TableResult | None
-
-
-class Standing(msgspec.Struct):
-    """An entrant's figures so far. Standings are sorted by ``rating`` (mu - 3 sigma of its
-    Plackett-Luce rating: a rating it has earned with high confidence), highest first, then
-    by points, then by entrant number."""
-
-    entrant: int
-    name: str
-    games: int
-    wins: int
-    points: int
-    mu: float
-    sigma: float
-    rating: float
-
-
-class _Plan(msgspec.Struct, kw_only=True):
-    format: Literal["round-robin", "swiss", "gauntlet"]
-    entrants: int
-    table_size: int
-    games_per_pairing: int
-    rounds: int | None
-    deadline_s: Annotated[float, msgspec.Meta(description="seconds per decision; 0: none")]
-
-
-class ChoiceTournamentPlan(_Plan, tag_field="ruleset", tag="choice"):
-    """A CHOICE tournament's plan (its seed stays secret until it is over)."""
-
-    options: ChoiceOptions
-
-
-class ChoiceSpecialsTournamentPlan(_Plan, tag_field="ruleset", tag="choice-specials"):
-    """A CHOICE-with-special-cards tournament's plan."""
-
-    options: ChoiceOptions
-
-
-class ChoptaTournamentPlan(_Plan, tag_field="ruleset", tag="chopta"):
-    """A CHOPTA tournament's plan."""
-
-    options: ChoptaOptions
-
-
-class _Tournament(msgspec.Struct, kw_only=True):
-    id: str
-    status: TournamentStatus
-    commitment: Commitment
-    seed: Annotated[Seed | None, msgspec.Meta(description="null until the tournament is over")]
-    entrants: Annotated[list[str], msgspec.Meta(description="names, by entrant number")]
-    round: Annotated[int, msgspec.Meta(ge=-1, description="the round being played; -1: none")]
-    rounds: list[list[Table]]
-    standings: list[Standing]
-
-
-class ChoiceTournamentView(_Tournament, tag_field="ruleset", tag="choice"):
-    """A CHOICE tournament: its rounds, tables and standings."""
-
-    spec: ChoiceTournamentPlan
-
-
-class ChoiceSpecialsTournamentView(_Tournament, tag_field="ruleset", tag="choice-specials"):
-    """A CHOICE-with-special-cards tournament: its rounds, tables and standings."""
-
-    spec: ChoiceSpecialsTournamentPlan
-
-
-class ChoptaTournamentView(_Tournament, tag_field="ruleset", tag="chopta"):
-    """A CHOPTA tournament: its rounds, tables and standings."""
-
-    spec: ChoptaTournamentPlan
-
-
-TOURNAMENT_VIEWS = (ChoiceTournamentView, ChoiceSpecialsTournamentView, ChoptaTournamentView)
-
-
-class TournamentSummary(msgspec.Struct):
-    """A tournament as the listing shows it (``getTournament`` has the rest)."""
-
-    id: str
-    ruleset: Literal["choice", "choice-specials", "chopta"]
-    status: TournamentStatus
-    format: Literal["round-robin", "swiss", "gauntlet"]
-    entrants: Annotated[int, msgspec.Meta(ge=0, description="entrants registered so far")]
-    seats: Annotated[int, msgspec.Meta(ge=2, description="entrants it starts with")]
-    invite_only: Annotated[bool, msgspec.Meta(description="registering needs its invite code")]
-    created: EpochSeconds
-
-
-class TournamentPage(msgspec.Struct):
-    """A page of tournaments, newest first; ask for the next with ``?before=next``."""
-
-    tournaments: list[TournamentSummary]
-    next: Annotated[
-        str | None, msgspec.Meta(description="the cursor of the next page; null: the last page")
-    ]

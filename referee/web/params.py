@@ -1,0 +1,63 @@
+"""What the routes share: the security each operation states, the parameters they take, the
+services of the app, and the hold a long-poll takes on its address's waits."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+from litestar import Request
+from litestar.datastructures import State
+from litestar.params import Parameter
+
+from ..service import Services
+from .access import client_address
+
+__all__ = [
+    "ENTRANT",
+    "ORGANIZER",
+    "SECURITY",
+    "GameId",
+    "TournamentId",
+    "Wait",
+    "WaitNext",
+    "services_of",
+    "waiting",
+]
+
+SECURITY = [{"bearer": []}]
+ENTRANT = [{"entrant": []}]
+#: an organizer key where the referee has them (REFEREE_ORGANIZER_KEYS); none in open mode
+ORGANIZER = [{"organizer": []}, {}]
+GameId = Annotated[str, Parameter(description="the game's id", max_length=64)]
+TournamentId = Annotated[str, Parameter(description="the tournament's id", max_length=64)]
+Wait = Annotated[float, Parameter(ge=0, le=60, description="long-poll seconds")]
+WaitNext = Annotated[
+    float | None,
+    Parameter(
+        ge=0,
+        le=60,
+        description="with it, the answer also holds the seat's next turn (``turn``), "
+        "long-polled up to this many seconds: one request per decision",
+    ),
+]
+
+
+def services_of(state: State) -> Services:
+    return state.services
+
+
+@contextlib.asynccontextmanager
+async def waiting(request: Request, services: Services, wait: float) -> AsyncIterator[None]:
+    """A long-poll holds one of its address's open streams and long-polls (429 past the
+    cap); a request that does not wait holds none."""
+    if not wait:
+        yield
+        return
+    address = client_address(request.scope, request.app.hot.trusted)
+    await services.limits.start_waiting(address)
+    try:
+        yield
+    finally:
+        services.limits.stop_waiting(address)

@@ -1,0 +1,122 @@
+"""The routes of tournaments: create one, list them, register an entrant, watch one, and an
+entrant's next decision across its games (``/v1/me/next``). As in ``routes``, each handler
+checks its input, calls one use case and shapes its answer."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar
+
+from litestar import Controller, Request, get, post
+from litestar.datastructures import State
+from litestar.params import Parameter
+
+from ..games import commitment
+from .access import require_organizer
+from .models import (
+    CreateTournament,
+    NextDecision,
+    Register,
+    Registered,
+    TournamentCreated,
+    Turn,
+)
+from .params import ENTRANT, ORGANIZER, TournamentId, Wait, services_of, waiting
+from .problems import check_id, problems, read_body, request_bearer, require_entrant_token
+from .tournament_views import TournamentPage, TournamentSummary
+
+__all__ = ["MeController", "TournamentController"]
+
+
+class TournamentController(Controller):
+    """Tournaments: create, register, watch."""
+
+    path = "/v1/tournaments"
+    tags: ClassVar[list[str]] = ["tournaments"]
+
+    @get(
+        "/",
+        operation_id="listTournaments",
+        summary="Tournaments, newest first, a page at a time",
+        responses=problems(400),
+    )
+    async def list_tournaments(
+        self,
+        state: State,
+        limit: Annotated[int, Parameter(ge=1, le=100, description="tournaments per page")] = 20,
+        before: Annotated[
+            str | None,
+            Parameter(
+                pattern=r"^[0-9]{1,16}(\.[0-9]{1,9})?$",
+                description="the page after this cursor (a page's next)",
+            ),
+        ] = None,
+    ) -> TournamentPage:
+        cursor = None if before is None else float(before)  # the pattern: a float's digits
+        page = await services_of(state).tournaments.listed(cursor, limit)
+        return TournamentPage(
+            tournaments=[TournamentSummary(**t) for t in page["tournaments"]], next=page["next"]
+        )
+
+    @post(
+        "/",
+        operation_id="createTournament",
+        status_code=201,
+        summary="Create a tournament; it starts when its entrants have registered",
+        guards=[require_organizer],
+        security=ORGANIZER,
+        responses=problems(400, 401, 403, 413, 422, 429),
+    )
+    async def create_tournament(self, request: Request, state: State) -> TournamentCreated:
+        data = await read_body(request, CreateTournament, names_ruleset=True)
+        tournaments = services_of(state).tournaments
+        doc = await tournaments.create(data.spec(), request.state.owner, data.invite_code)
+        return TournamentCreated(doc.id, doc.status, commitment(doc.seed))
+
+    @post(
+        "/{tournament_id:str}/entrants",
+        operation_id="registerEntrant",
+        status_code=201,
+        summary="Register an entrant (with the invite code, if it has one); its token is shown "
+        "once",
+        responses=problems(400, 403, 404, 409, 413, 422, 429),
+    )
+    async def register(
+        self, request: Request, state: State, tournament_id: TournamentId
+    ) -> Registered:
+        check_id(tournament_id, "tournament")
+        data = await read_body(request, Register)
+        tournaments = services_of(state).tournaments
+        entrant, token = await tournaments.register(tournament_id, data.name, data.invite_code)
+        return Registered(tournament_id, entrant, data.name, token)
+
+    @get(
+        "/{tournament_id:str}",
+        operation_id="getTournament",
+        summary="Rounds, tables and standings with ratings",
+        responses=problems(400, 404),
+    )
+    async def get_tournament(self, state: State, tournament_id: TournamentId) -> dict[str, Any]:
+        check_id(tournament_id, "tournament")
+        return await services_of(state).tournaments.get(tournament_id)
+
+
+class MeController(Controller):
+    """An entrant's view across its tournament's games."""
+
+    path = "/v1/me"
+    tags: ClassVar[list[str]] = ["tournaments"]
+
+    @get(
+        "/next",
+        operation_id="nextDecision",
+        security=ENTRANT,
+        guards=[require_entrant_token],
+        summary="An entrant's next decision across all of its games",
+        responses=problems(400, 401, 403, 404, 429),
+    )
+    async def next_decision(self, request: Request, state: State, wait: Wait = 0) -> NextDecision:
+        services = services_of(state)
+        async with waiting(request, services, wait):
+            result = await services.tournaments.next_decision(request_bearer(request), wait)
+        turn = result.pop("turn", None)
+        return NextDecision(**result, turn=Turn(**turn) if turn else None)

@@ -1,0 +1,147 @@
+"""The shapes of what the referee shows of tournaments, as the contract states them: a
+tournament's view (``getTournament``), a union told apart by ``ruleset``, and the listing
+(``listTournaments``). The service builds them as plain values
+(``referee.core.tournament``); the suite checks them against the committed contract."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import msgspec
+
+from ..games.choice import ChoiceOptions
+from ..games.chopta import ChoptaOptions
+from .views import Commitment, EpochSeconds, Placing, RulesetId, Seed
+
+__all__ = [
+    "TOURNAMENT_VIEWS",
+    "ChoiceSpecialsTournamentView",
+    "ChoiceTournamentView",
+    "ChoptaTournamentView",
+    "TournamentPage",
+    "TournamentStatus",
+    "TournamentSummary",
+]
+
+TournamentStatus = Annotated[
+    Literal["registering", "running", "finished"],
+    msgspec.Meta(
+        description="registering: open to entrants until full; running: its rounds are "
+        "played; finished: over, standings final and the seed shown"
+    ),
+]
+
+
+class TableResult(msgspec.Struct):
+    """A finished table: entrants in seat order, their totals and places."""
+
+    round: Annotated[int, msgspec.Meta(ge=0)]
+    entrants: list[int]
+    totals: list[int]
+    places: list[Placing]
+
+
+class Table(msgspec.Struct):
+    """A game of a round: its entrants in seat order, its dice group, and its result once
+    every game of its group is over."""
+
+    game_id: str
+    entrants: Annotated[list[int], msgspec.Meta(description="entrant numbers, in seat order")]
+    group: Annotated[int, msgspec.Meta(description="tables of a group are dealt the same dice")]
+    result: TableResult | None
+
+
+class Standing(msgspec.Struct):
+    """An entrant's figures so far. Standings are sorted by ``rating`` (mu - 3 sigma of its
+    Plackett-Luce rating: a rating it has earned with high confidence), highest first, then
+    by points, then by entrant number."""
+
+    entrant: int
+    name: str
+    games: int
+    wins: int
+    points: int
+    mu: float
+    sigma: float
+    rating: float
+
+
+class _Plan(msgspec.Struct, kw_only=True):
+    format: Literal["round-robin", "swiss", "gauntlet"]
+    entrants: int
+    table_size: int
+    games_per_pairing: int
+    rounds: int | None
+    deadline_s: Annotated[float, msgspec.Meta(description="seconds per decision; 0: none")]
+
+
+class ChoiceTournamentPlan(_Plan, tag_field="ruleset", tag="choice"):
+    """A CHOICE tournament's plan (its seed stays secret until it is over)."""
+
+    options: ChoiceOptions
+
+
+class ChoiceSpecialsTournamentPlan(_Plan, tag_field="ruleset", tag="choice-specials"):
+    """A CHOICE-with-special-cards tournament's plan."""
+
+    options: ChoiceOptions
+
+
+class ChoptaTournamentPlan(_Plan, tag_field="ruleset", tag="chopta"):
+    """A CHOPTA tournament's plan."""
+
+    options: ChoptaOptions
+
+
+class _Tournament(msgspec.Struct, kw_only=True):
+    id: str
+    status: TournamentStatus
+    commitment: Commitment
+    seed: Annotated[Seed | None, msgspec.Meta(description="null until the tournament is over")]
+    entrants: Annotated[list[str], msgspec.Meta(description="names, by entrant number")]
+    round: Annotated[int, msgspec.Meta(ge=-1, description="the round being played; -1: none")]
+    rounds: list[list[Table]]
+    standings: list[Standing]
+
+
+class ChoiceTournamentView(_Tournament, tag_field="ruleset", tag="choice"):
+    """A CHOICE tournament: its rounds, tables and standings."""
+
+    spec: ChoiceTournamentPlan
+
+
+class ChoiceSpecialsTournamentView(_Tournament, tag_field="ruleset", tag="choice-specials"):
+    """A CHOICE-with-special-cards tournament: its rounds, tables and standings."""
+
+    spec: ChoiceSpecialsTournamentPlan
+
+
+class ChoptaTournamentView(_Tournament, tag_field="ruleset", tag="chopta"):
+    """A CHOPTA tournament: its rounds, tables and standings."""
+
+    spec: ChoptaTournamentPlan
+
+
+TOURNAMENT_VIEWS = (ChoiceTournamentView, ChoiceSpecialsTournamentView, ChoptaTournamentView)
+
+
+class TournamentSummary(msgspec.Struct):
+    """A tournament as the listing shows it (``getTournament`` has the rest)."""
+
+    id: str
+    ruleset: RulesetId
+    status: TournamentStatus
+    format: Literal["round-robin", "swiss", "gauntlet"]
+    entrants: Annotated[int, msgspec.Meta(ge=0, description="entrants registered so far")]
+    seats: Annotated[int, msgspec.Meta(ge=2, description="entrants it starts with")]
+    invite_only: Annotated[bool, msgspec.Meta(description="registering needs its invite code")]
+    created: EpochSeconds
+
+
+class TournamentPage(msgspec.Struct):
+    """A page of tournaments, newest first; ask for the next with ``?before=next``."""
+
+    tournaments: list[TournamentSummary]
+    next: Annotated[
+        str | None, msgspec.Meta(description="the cursor of the next page; null: the last page")
+    ]
