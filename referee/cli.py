@@ -171,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     return args.run(args)
 
 
-class _DEFAULTS(argparse.ArgumentDefaultsHelpFormatter):
+class _WithDefaults(argparse.ArgumentDefaultsHelpFormatter):
     """Every flag's help with its default, where it has one worth saying."""
 
     def _get_help_string(self, action: argparse.Action) -> str:
@@ -191,7 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     def command(name: str, text: str) -> argparse.ArgumentParser:
-        return commands.add_parser(name, help=text, description=text, formatter_class=_DEFAULTS)
+        return commands.add_parser(name, help=text, description=text, formatter_class=_WithDefaults)
 
     verify = command("verify", "replay a finished game's record and check it")
     verify.add_argument("record", help="RECORD.json, as GET /v1/games/{id}/record returns it")

@@ -253,7 +253,7 @@ class LoadedGame(GameViews):
             self.apply(seat, moves, now)
         except GameError as exc:
             raise from_rules(exc, current_seq=seq) from None
-        status = self.doc.status
+        status = self.doc.status  # what this decision did: a retry is answered alike
         self.play_house(now)
         self.refresh_deadlines(now)
         return _accepted(seat, seq, moves, status)

@@ -215,17 +215,18 @@ async def _games(url: str, bots: int, seconds: float) -> dict[str, Any]:
         moves_path = f"/v1/games/{game_id}/moves?wait="
         long_poll = head("GET", turn_path + "5", token)
         decide = head("POST", moves_path + "5", token)
+
+        def within(built: bytes, method: str, path: str, left: float) -> bytes:
+            """The request built once (a 5 s wait), or near the window's end one that waits
+            only for what is left of it."""
+            return built if left >= 5 else head(method, f"{path}{max(0, left):.3f}", token)
+
         turn: _TurnNeeded | None = None
         try:
             while True:
                 left = stop - time.monotonic()  # a long-poll never waits past the window
                 if turn is None or turn.status == "waiting":
-                    ask = (
-                        long_poll
-                        if left >= 5
-                        else head("GET", f"{turn_path}{max(0, left):.3f}", token)
-                    )
-                    _, reply = await connection.request(ask)
+                    _, reply = await connection.request(within(long_poll, "GET", turn_path, left))
                     turn = _decode_turn(reply)
                     stats["all_requests"] += 1
                     if time.monotonic() > stop:
@@ -240,9 +241,7 @@ async def _games(url: str, bots: int, seconds: float) -> dict[str, Any]:
                 last = posting.get(seq, 0) > 0  # the other seat's decision is in flight
                 posting[seq] = posting.get(seq, 0) + 1
                 decision = _json_encode({"seq": seq, "move": turn.legal_moves[0]})
-                post = (
-                    decide if left >= 5 else head("POST", f"{moves_path}{max(0, left):.3f}", token)
-                )
+                post = within(decide, "POST", moves_path, left)
                 status, reply = await connection.request(post, decision)
                 posting[seq] -= 1
                 stats["all_requests"] += 1

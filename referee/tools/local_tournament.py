@@ -111,20 +111,18 @@ def bot_main(args: Any) -> int:
 SORT_KEY = "rating (mu - 3 sigma), highest first; then points; then entrant number"
 
 
-def _fewer_games(spec: dict[str, Any], played: int, rounds: int, total: int) -> str:
+def _fewer_games(spec: dict[str, Any], played: int, rounds: int) -> str:
     """Why a swiss run plays fewer games than a round-robin of the same entrants would: its
     rounds, and its byes (``games_per_pairing`` is the round-robin's and the gauntlet's)."""
-    if spec["format"] != "swiss":
-        return ""
     entrants = spec["entrants"]
     full = math.comb(entrants, 2) * spec["games_per_pairing"]
+    if spec["format"] != "swiss" or played >= full:
+        return ""
     bye = "; with an odd number of entrants one sits out each round (a bye)" if entrants % 2 else ""
     return (
         f"swiss: {played} games in {rounds} rounds of {entrants // 2} "
         f"(--rounds, by default entrants - 1 = {entrants - 1}){bye}; a round-robin of the same "
         f"entrants, {spec['games_per_pairing']} games per pairing, would play {full}"
-        if played < full or total < full
-        else ""
     )
 
 
@@ -198,7 +196,7 @@ def main(args: Any) -> int:
                         break
                     time.sleep(0.1 if not view["rounds"] else 0.5)
             played = sum(len(r) for r in view["rounds"])
-            note = _fewer_games(spec, played, len(view["rounds"]), total)
+            note = _fewer_games(spec, played, len(view["rounds"]))
         if args.json:
             print(
                 json.dumps(

@@ -124,6 +124,18 @@ def test_every_answer_of_a_game_is_typed_by_the_contract(server, ruleset, option
     assert {("claimSeat", 409), ("getTurn", 401), ("getTurn", 403)} <= set(api.seen)
 
 
+def _decide_next(api: Checked, step: dict, rnd: random.Random) -> None:
+    """A random legal move for the turn ``nextDecision`` handed, posted with its seat token."""
+    turn = step["turn"]
+    api.call(
+        "POST",
+        "/v1/games/{game_id}/moves",
+        step["seat_token"],
+        ids={"game_id": step["game_id"]},
+        json={"seq": turn["seq"], "move": rnd.choice(turn["legal_moves"])},
+    )
+
+
 def test_a_tournament_and_its_sealed_tables_are_typed_by_the_contract(server):
     api = Checked(httpx.Client(base_url=server.url, timeout=30))
     rnd = random.Random(7)
@@ -151,14 +163,7 @@ def test_a_tournament_and_its_sealed_tables_are_typed_by_the_contract(server):
         for entrant in first["entrants"]:
             _, nxt = api.call("GET", "/v1/me/next", tokens[entrant], params={"wait": 0})
             if nxt["status"] == "your_turn" and nxt["game_id"] == first["game_id"]:
-                turn = nxt["turn"]
-                api.call(
-                    "POST",
-                    "/v1/games/{game_id}/moves",
-                    nxt["seat_token"],
-                    ids={"game_id": nxt["game_id"]},
-                    json={"seq": turn["seq"], "move": rnd.choice(turn["legal_moves"])},
-                )
+                _decide_next(api, nxt, rnd)
                 moved = True
         if not moved:
             break
@@ -175,14 +180,7 @@ def test_a_tournament_and_its_sealed_tables_are_typed_by_the_contract(server):
             break
         for answer in answers:
             if answer["status"] == "your_turn":
-                turn = answer["turn"]
-                api.call(
-                    "POST",
-                    "/v1/games/{game_id}/moves",
-                    answer["seat_token"],
-                    ids={"game_id": answer["game_id"]},
-                    json={"seq": turn["seq"], "move": rnd.choice(turn["legal_moves"])},
-                )
+                _decide_next(api, answer, rnd)
     _, final = api.call("GET", "/v1/tournaments/{tournament_id}", ids=ids)
     _, listed = api.call("GET", "/v1/tournaments", params={"limit": 100})
     assert created["id"] in [t["id"] for t in listed["tournaments"]]
