@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import time
+from pathlib import Path
+
 import pytest
 
 from referee.games import get_ruleset
@@ -20,3 +24,16 @@ def specials():
 @pytest.fixture
 def chopta():
     return get_ruleset("chopta")
+
+
+_STARTED = time.time()
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Where this run's screenshots of the spectator pages are (test_pages_browser.py)."""
+    folder = Path(os.environ.get("REFEREE_SCREENSHOTS", "test-output/screenshots"))
+    shots = sorted(p for p in folder.glob("*.png") if p.stat().st_mtime >= _STARTED)
+    if shots:
+        terminalreporter.write_sep("-", f"screenshots of the spectator pages, in {folder}/")
+        for shot in shots:
+            terminalreporter.write_line(str(shot))

@@ -13,7 +13,7 @@ import msgspec
 from ..games import Ruleset, final_seats
 from .documents import GameDoc
 
-__all__ = ["GameViews"]
+__all__ = ["GameViews", "game_summary"]
 
 
 class GameViews:
@@ -41,8 +41,20 @@ class GameViews:
         }
 
     def public_view(self) -> dict[str, Any]:
-        """What anyone may see of a game that is not sealed (``sealed_view`` otherwise)."""
-        doc, ruleset, state = self.doc, self.ruleset, self.state
+        """What anyone may see of a game that is not sealed (``sealed_view`` otherwise): the
+        board as of now, with each deciding seat's deadline."""
+        doc = self.doc
+        view = self.public_view_of(self.state, doc.status)
+        if self.state is not None:
+            deadlines = doc.deadlines
+            for index, seat in enumerate(view["seats"]):
+                deadline = deadlines[index] if index < len(deadlines) else None
+                seat["deadline"] = deadline.at if deadline is not None else None
+        return view
+
+    def public_view_of(self, state: Any, status: str) -> dict[str, Any]:
+        """The public view of this game at ``state`` (now, or a step of its replay)."""
+        doc, ruleset = self.doc, self.ruleset
         engine = ruleset.view(state) if state is not None else {}
         seats = []
         for index, seat in enumerate(doc.seats):
@@ -61,14 +73,14 @@ class GameViews:
             id=doc.id,
             ruleset=doc.ruleset,
             options=doc.options,
-            status=doc.status,
+            status=status,
             commitment=doc.commitment,
             deadline_s=doc.deadline_s,
             seats=seats,
             to_decide=ruleset.to_decide(state) if state is not None else [],
             sealed=False,
         )
-        if doc.status == "finished":
+        if status == "finished":
             view["seed"] = doc.seed.hex()
             view["chain"] = doc.chain.hex() if doc.chain else None
         return view
@@ -163,3 +175,17 @@ class GameViews:
             "chain": doc.chain.hex() if doc.chain and whole else None,
             "seed": doc.seed.hex() if finished else None,
         }
+
+
+def game_summary(doc: GameDoc) -> dict[str, Any]:
+    """A game as a listing shows it: what even its sealed view shows (who sits where and
+    whether it is over), and when it was created."""
+    return {
+        "id": doc.id,
+        "ruleset": doc.ruleset,
+        "status": doc.status,
+        "seats": [s.name for s in doc.seats],
+        "deadline_s": doc.deadline_s,
+        "tournament": bool(doc.group),
+        "created": round(doc.created, 3),
+    }

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgspec
@@ -164,7 +164,11 @@ def close(record: Record, ruleset: Any, state: Any, seed: bytes) -> None:
 
 
 def verify(
-    record: Record | dict | bytes, seed: bytes | str | None = None, chain: str | None = None
+    record: Record | dict | bytes,
+    seed: bytes | str | None = None,
+    chain: str | None = None,
+    *,
+    step: Callable[[Any, Any, Decision | None], None] | None = None,
 ) -> VerifyReport:
     """Replay a game from its record and the revealed seed; ok only on an exact match.
 
@@ -173,6 +177,9 @@ def verify(
     published, does when given). A finished game's dice, totals, ranking and every seat's
     final sheet or area must equal the replay's. A record of a game not yet over is verified
     as the prefix it is, and the notes say so.
+
+    ``step(ruleset, state, decision)`` watches the replay: called with the new game (decision
+    None), then after each decision is applied (a replay page draws its frames from it).
     """
     from . import get_ruleset  # the registry imports this module
 
@@ -205,6 +212,8 @@ def verify(
     except GameError as exc:
         return VerifyReport(False, [f"the game cannot be created: {exc.message}"])
     link = chain_start(record.commitment)
+    if step is not None:
+        step(ruleset, state, None)
     for index, decision in enumerate(record.decisions):
         where = f"decision {index} (seat {decision.seat}, seq {decision.seq})"
         try:
@@ -232,6 +241,8 @@ def verify(
             record_decision(decision.seat, decision.seq, moves, decision.timeout, decision.at),
             told,
         )
+        if step is not None:
+            step(ruleset, state, decision)
     if problems:
         return VerifyReport(False, problems)
     if record.chain is None:

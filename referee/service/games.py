@@ -23,6 +23,8 @@ from typing import Any
 from ..core.documents import decode_doc, first_deadline, invite_hash, next_version
 from ..core.game import LoadedGame, new_game
 from ..core.refusals import Refusal, busy, not_found
+from ..core.replay import postal_report, replay
+from ..core.views import game_summary
 from ..games import new_seed
 from ..store import GameStore, Stored, StoreError
 from .limits import Limits
@@ -110,6 +112,7 @@ class GameService:
             if game_id is None:  # 64 random bits collided
                 raise Refusal("busy", "try again", retry_after=1)
             return await self.load(game_id), handed  # created by an earlier attempt
+        await self.store.index(game.doc.id, game.doc.created)
         return game, handed
 
     async def claim(
@@ -242,6 +245,27 @@ class GameService:
         game = await self.current(game_id)
         await self.check_unsealed(game)
         return game.record(await self.store.decisions(game_id))
+
+    async def replay(self, game_id: str) -> dict[str, Any]:
+        """A finished game step by step (``core.replay``); refused while it is sealed."""
+        game = await self.current(game_id)
+        await self.check_unsealed(game)
+        return replay(game, await self.store.decisions(game_id))
+
+    async def report(self, game_id: str) -> dict[str, Any]:
+        """The turn report of the rounds that are over (``core.replay``); refused while the
+        game is sealed."""
+        game = await self.current(game_id)
+        await self.check_unsealed(game)
+        return postal_report(game, await self.store.decisions(game_id))
+
+    async def listed(self, before: float | None, limit: int) -> dict[str, Any]:
+        """A page of games, newest first, and the cursor of the next page (None at the
+        end): of each, what even its sealed view shows."""
+        found = await self.store.listed(before, limit + 1)
+        page = [game_summary(decode_doc(blob)) for _, _, _, blob in found[:limit]]
+        following = repr(found[limit - 1][1]) if len(found) > limit else None
+        return {"games": page, "next": following}
 
     async def sealed(self, game: LoadedGame) -> bool:
         """Whether any game dealt the same dice (``GameDoc.group``), this one included, still

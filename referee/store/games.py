@@ -16,8 +16,10 @@ whose version moved gets the game as it now is in the same reply, so a lost race
 extra read. Every commit adds at least one event, so the newest event id also names the
 version it was written with. A retried decision is answered from the record.
 
-The global sorted set ``referee:deadlines`` (game id by its earliest deadline) only tells the
-sweepers where to look; it is a hint outside the game's slot, never the truth.
+The global sorted set ``referee:games`` (game id by its creation time) lists the games
+(``listing``). The global sorted set ``referee:deadlines`` (game id by its earliest
+deadline) only tells the sweepers where to look; it is a hint outside the game's slot,
+never the truth.
 
 Every commit also publishes ``<game id> <newest event id>`` on the channel
 ``referee:commits``, from inside the script, so no commit goes untold: each process listens on
@@ -40,11 +42,13 @@ from redis.exceptions import ConnectionError, NoScriptError, ResponseError
 
 from .connection import Sent, SharedConnection, subscribe
 from .limits import live_key
+from .listing import add_to_index, listed
 
 __all__ = [
     "COMMITS",
     "DEADLINES",
     "EVENTS_PER_READ",
+    "GAMES",
     "SCRIPT_COMMANDS",
     "Commit",
     "GameKeys",
@@ -53,6 +57,7 @@ __all__ = [
 ]
 
 DEADLINES = "referee:deadlines"
+GAMES = "referee:games"
 COMMITS = "referee:commits"
 EVENTS_PER_READ = 500
 
@@ -255,6 +260,17 @@ class GameStore:
 
     async def aclose(self) -> None:
         await self.shared.aclose()
+
+    async def index(self, game_id: str, created: float) -> None:
+        """List a new game (``listed``)."""
+        async with asyncio.timeout(self.timeout_s):
+            await add_to_index(self.redis, GAMES, game_id, created)
+
+    async def listed(self, before: float | None, limit: int) -> list[tuple[str, float, str, bytes]]:
+        """Up to ``limit`` games created before ``before`` (all when None), newest first:
+        id, creation time, version and document (``store.listing``)."""
+        async with asyncio.timeout(self.timeout_s):
+            return await listed(self.redis, GAMES, lambda g: GameKeys(g).doc, before, limit)
 
     async def decisions(self, game_id: str) -> list[bytes]:
         return await self.redis.lrange(GameKeys(game_id).decisions, 0, -1)

@@ -6,7 +6,7 @@ lock that lets one request create a round's games.
 - ``{tournament:<id>}:round:<n>``   string: the holder of round n's lock (30 s)
 - ``tournaments``                   sorted set: every tournament's id by the time it was
                                     created, for listing; an id whose document has expired
-                                    is dropped when a listing meets it
+                                    is dropped when a listing meets it (``listing``)
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from __future__ import annotations
 import asyncio
 
 from redis.asyncio import Redis
+
+from .listing import add_to_index, listed
 
 __all__ = ["TournamentStore"]
 
@@ -69,32 +71,10 @@ class TournamentStore:
     async def index(self, tournament_id: str, created: float) -> None:
         """List a new tournament (``listed``)."""
         async with asyncio.timeout(self.timeout_s):
-            await self.redis.zadd(_INDEX, {tournament_id: created})
+            await add_to_index(self.redis, _INDEX, tournament_id, created)
 
     async def listed(self, before: float | None, limit: int) -> list[tuple[str, float, str, bytes]]:
         """Up to ``limit`` tournaments created before ``before`` (all when None), newest
-        first: id, creation time, version and document. Ids whose documents have expired
-        are dropped from the index on the way."""
-        found: list[tuple[str, float, str, bytes]] = []
-        high: str = f"({before!r}" if before is not None else "+inf"
+        first: id, creation time, version and document (``store.listing``)."""
         async with asyncio.timeout(self.timeout_s):
-            while len(found) < limit:
-                ids = await self.redis.zrevrangebyscore(
-                    _INDEX, high, "-inf", start=0, num=limit - len(found), withscores=True
-                )
-                if not ids:
-                    break
-                async with self.redis.pipeline(transaction=False) as pipe:
-                    for member, _ in ids:
-                        pipe.hmget(_key(member.decode()), ["v", "blob"])
-                    docs = await pipe.execute()
-                gone = []
-                for (member, score), (version, blob) in zip(ids, docs, strict=True):
-                    if blob is None:
-                        gone.append(member)
-                    else:
-                        found.append((member.decode(), score, version.decode(), blob))
-                if gone:
-                    await self.redis.zrem(_INDEX, *gone)
-                high = f"({ids[-1][1]!r}"
-        return found
+            return await listed(self.redis, _INDEX, _key, before, limit)

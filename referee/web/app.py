@@ -15,6 +15,7 @@ from ..settings import Settings
 from .access import Organizers
 from .contract import docs_assets, finish_contract, openapi_config
 from .hot import HotRoutesLitestar
+from .pages import PAGES, static_files
 from .problems import exception_handlers
 from .routes import CONTROLLERS
 
@@ -41,7 +42,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             await services.stop()
 
     app = HotRoutesLitestar(
-        route_handlers=[*CONTROLLERS, docs_assets()],
+        route_handlers=[*CONTROLLERS, docs_assets(), *PAGES, static_files()],
         lifespan=[lifespan],
         exception_handlers=exception_handlers(),
         request_max_body_size=settings.max_body_bytes,

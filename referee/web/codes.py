@@ -37,6 +37,7 @@ PROBLEM_CODES: dict[str, str] = {
     "game-not-found": "no game of that id (or it has expired)",
     "tournament-not-found": "no tournament of that id (or it has expired)",
     "ruleset-not-found": "no ruleset of that id",
+    "game-not-over": "a game is replayed once it is over (its record shows what is disclosed)",
     "game-not-started": "the game waits for its open seats to be claimed",
     "game-sealed": "other games dealt the same dice play on: this one is shown when all are over",
     "no-open-seat": "every seat of the game is taken",

@@ -52,6 +52,7 @@ from .models import (
     TournamentCreated,
     Turn,
 )
+from .replay_views import REPLAYS, GamePage
 from .tournament_views import TOURNAMENT_VIEWS
 from .views import GAME_VIEWS, RECORDS
 
@@ -105,6 +106,13 @@ _DESCRIPTIONS = {
     "seat's next turn, long-polled like getTurn: one request per decision.",
     "streamEvents": "Public events as Server-Sent Events; resume with Last-Event-ID. 409 "
     "game-sealed while other games dealt the same dice play on.",
+    "listGames": "Every game the referee keeps, newest first: its ruleset, status, who sits "
+    "where and whether it is a tournament's table (no more than its sealed view shows). Ask "
+    "for the next page with ?before= the page's next.",
+    "getReplay": "A finished game's every step: each decision and the public view after it, "
+    "replayed from the record with the revealed seed, and whether the replay matches what "
+    "the referee published (verified). 409 game-not-over while it runs, game-sealed while "
+    "other games dealt the same dice play on.",
     "getRecord": "While the game runs, the decisions anyone may see; at the end every decision, "
     "every die and the seed, so that `referee verify` can replay it.",
     "createTournament": "A tournament of one ruleset. It starts when its entrants have "
@@ -255,6 +263,8 @@ _MODELS = (
     NextDecision,
     *GAME_VIEWS,
     *RECORDS,
+    *REPLAYS,
+    GamePage,
     *TOURNAMENT_VIEWS,
 )
 
@@ -329,6 +339,7 @@ def _exact_bodies(schema: Any) -> None:
 _ANSWERS: dict[tuple[str, str], tuple[Any, ...]] = {
     ("/v1/games/{game_id}", "get"): GAME_VIEWS,
     ("/v1/games/{game_id}/record", "get"): RECORDS,
+    ("/v1/games/{game_id}/replay", "get"): REPLAYS,
     ("/v1/tournaments/{tournament_id}", "get"): TOURNAMENT_VIEWS,
 }
 

@@ -18,10 +18,13 @@ __all__ = [
     "ENTRANT",
     "ORGANIZER",
     "SECURITY",
+    "Before",
     "GameId",
+    "PageLimit",
     "TournamentId",
     "Wait",
     "WaitNext",
+    "cursor_of",
     "services_of",
     "waiting",
 ]
@@ -32,6 +35,15 @@ ENTRANT = [{"entrant": []}]
 ORGANIZER = [{"organizer": []}, {}]
 GameId = Annotated[str, Parameter(description="the game's id", max_length=64)]
 TournamentId = Annotated[str, Parameter(description="the tournament's id", max_length=64)]
+PageLimit = Annotated[int, Parameter(ge=1, le=100, description="entries per page")]
+#: a listing's cursor: a creation time, as a page's ``next`` gives it (a float's digits)
+Before = Annotated[
+    str | None,
+    Parameter(
+        pattern=r"^[0-9]{1,16}(\.[0-9]{1,9})?$",
+        description="the page after this cursor (a page's next)",
+    ),
+]
 Wait = Annotated[float, Parameter(ge=0, le=60, description="long-poll seconds")]
 WaitNext = Annotated[
     float | None,
@@ -42,6 +54,11 @@ WaitNext = Annotated[
         "long-polled up to this many seconds: one request per decision",
     ),
 ]
+
+
+def cursor_of(before: str | None) -> float | None:
+    """A listing's cursor as the store reads it (``Before``'s pattern: a float's digits)."""
+    return None if before is None else float(before)
 
 
 def services_of(state: State) -> Services:

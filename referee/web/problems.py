@@ -52,6 +52,7 @@ STATUS = {
     "ruleset-not-found": 404,
     "game-not-started": 409,
     "game-over": 409,
+    "game-not-over": 409,
     "game-sealed": 409,
     "no-open-seat": 409,
     "not-your-turn": 409,

@@ -40,7 +40,18 @@ from .models import (
     Turn,
     move_accepted,
 )
-from .params import ORGANIZER, SECURITY, GameId, Wait, WaitNext, services_of, waiting
+from .params import (
+    ORGANIZER,
+    SECURITY,
+    Before,
+    GameId,
+    PageLimit,
+    Wait,
+    WaitNext,
+    cursor_of,
+    services_of,
+    waiting,
+)
 from .problems import (
     check_id,
     problems,
@@ -48,6 +59,7 @@ from .problems import (
     request_bearer,
     require_seat_token,
 )
+from .replay_views import GamePage, GameSummary
 from .tournament_routes import MeController, TournamentController
 
 __all__ = ["CONTROLLERS"]
@@ -179,6 +191,18 @@ class GameController(Controller):
             doc.commitment,
             [SeatToken(i, s.name, tokens[i]) for i, s in enumerate(doc.seats)],
         )
+
+    @get(
+        "/",
+        operation_id="listGames",
+        summary="Games, newest first, a page at a time",
+        responses=problems(400),
+    )
+    async def list_games(
+        self, state: State, limit: PageLimit = 20, before: Before = None
+    ) -> GamePage:
+        page = await services_of(state).games.listed(cursor_of(before), limit)
+        return GamePage(games=[GameSummary(**g) for g in page["games"]], next=page["next"])
 
     @get(
         "/{game_id:str}",
@@ -313,6 +337,16 @@ class GameController(Controller):
     async def record(self, state: State, game_id: GameId) -> dict[str, Any]:
         check_id(game_id)
         return await services_of(state).games.record(game_id)
+
+    @get(
+        "/{game_id:str}/replay",
+        operation_id="getReplay",
+        summary="A finished game step by step, from its record, verified",
+        responses=problems(400, 404, 409),
+    )
+    async def replay(self, state: State, game_id: GameId) -> dict[str, Any]:
+        check_id(game_id)
+        return await services_of(state).games.replay(game_id)
 
 
 CONTROLLERS = [

@@ -4,11 +4,10 @@ checks its input, calls one use case and shapes its answer."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar
+from typing import Any, ClassVar
 
 from litestar import Controller, Request, get, post
 from litestar.datastructures import State
-from litestar.params import Parameter
 
 from ..games import commitment
 from .access import require_organizer
@@ -20,7 +19,17 @@ from .models import (
     TournamentCreated,
     Turn,
 )
-from .params import ENTRANT, ORGANIZER, TournamentId, Wait, services_of, waiting
+from .params import (
+    ENTRANT,
+    ORGANIZER,
+    Before,
+    PageLimit,
+    TournamentId,
+    Wait,
+    cursor_of,
+    services_of,
+    waiting,
+)
 from .problems import check_id, problems, read_body, request_bearer, require_entrant_token
 from .tournament_views import TournamentPage, TournamentSummary
 
@@ -42,17 +51,10 @@ class TournamentController(Controller):
     async def list_tournaments(
         self,
         state: State,
-        limit: Annotated[int, Parameter(ge=1, le=100, description="tournaments per page")] = 20,
-        before: Annotated[
-            str | None,
-            Parameter(
-                pattern=r"^[0-9]{1,16}(\.[0-9]{1,9})?$",
-                description="the page after this cursor (a page's next)",
-            ),
-        ] = None,
+        limit: PageLimit = 20,
+        before: Before = None,
     ) -> TournamentPage:
-        cursor = None if before is None else float(before)  # the pattern: a float's digits
-        page = await services_of(state).tournaments.listed(cursor, limit)
+        page = await services_of(state).tournaments.listed(cursor_of(before), limit)
         return TournamentPage(
             tournaments=[TournamentSummary(**t) for t in page["tournaments"]], next=page["next"]
         )

@@ -11,7 +11,7 @@ import msgspec
 
 from ..games.choice import ChoiceOptions
 from ..games.chopta import ChoptaOptions
-from .views import Commitment, EpochSeconds, Placing, RulesetId, Seed
+from .views import Commitment, EpochSeconds, NextPage, Placing, RulesetId, Seed
 
 __all__ = [
     "TOURNAMENT_VIEWS",
@@ -102,6 +102,13 @@ class _Tournament(msgspec.Struct, kw_only=True):
     round: Annotated[int, msgspec.Meta(ge=-1, description="the round being played; -1: none")]
     rounds: list[list[Table]]
     standings: list[Standing]
+    ratings: Annotated[
+        list[list[float]],
+        msgspec.Meta(
+            description="each entrant's rating (by entrant number) after each round that is "
+            "over, oldest first: the standings' rating as it moved"
+        ),
+    ]
 
 
 class ChoiceTournamentView(_Tournament, tag_field="ruleset", tag="choice"):
@@ -142,6 +149,4 @@ class TournamentPage(msgspec.Struct):
     """A page of tournaments, newest first; ask for the next with ``?before=next``."""
 
     tournaments: list[TournamentSummary]
-    next: Annotated[
-        str | None, msgspec.Meta(description="the cursor of the next page; null: the last page")
-    ]
+    next: NextPage

@@ -24,16 +24,22 @@ __all__ = [
     "GAME_VIEWS",
     "RECORDS",
     "SEAT_VIEWS",
+    "ChoiceDecision",
     "ChoiceGameView",
     "ChoiceRecord",
     "ChoiceSeatView",
+    "ChoiceSpecialsDecision",
     "ChoiceSpecialsGameView",
     "ChoiceSpecialsRecord",
     "ChoiceSpecialsSeatView",
+    "ChoptaDecision",
     "ChoptaGameView",
     "ChoptaRecord",
     "ChoptaSeatView",
+    "EpochSeconds",
     "GameStatus",
+    "NextPage",
+    "RulesetId",
     "TurnStatus",
 ]
 
@@ -76,6 +82,10 @@ RulesetId = Literal["choice", "choice-specials", "chopta"]
 Card = Literal["fdh", "null", "kur", "minus1", "minus2", "suppen_kasper"]
 SumKey = Annotated[str, msgspec.Meta(pattern="^([2-9]|1[0-2])$", description="a sum, 2..12")]
 EpochSeconds = Annotated[float, msgspec.Meta(description="seconds since the Unix epoch (UTC)")]
+#: a listing page's ``next``: the cursor to send as ``?before=``
+NextPage = Annotated[
+    str | None, msgspec.Meta(description="the cursor of the next page; null: the last page")
+]
 
 ChoiceMove = Mark | FreeThrow
 ChoiceSpecialsMove = Mark | FreeThrow | Fdh | Null | Kur | Minus1 | Minus2 | SuppenKasper
@@ -244,6 +254,13 @@ class _Sitting(msgspec.Struct, kw_only=True):
     seat: Seat
     name: Annotated[str | None, msgspec.Meta(description="null while the seat is open")]
     claimed: bool
+    deadline: (
+        Annotated[
+            EpochSeconds | None,
+            msgspec.Meta(description="when the seat's current decision times out; null: none"),
+        ]
+        | UnsetType
+    ) = UNSET
 
 
 class ChoicePublicSeat(_Sitting, kw_only=True):

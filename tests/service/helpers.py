@@ -65,6 +65,40 @@ def play_out(http: httpx.Client, game: dict, rnd: random.Random | None = None, b
     raise AssertionError("the game did not finish")
 
 
+def start_tournament(http: httpx.Client, spec: dict) -> tuple[str, list[str]]:
+    """A tournament with all its entrants registered (so it runs): its id, their tokens."""
+    reply = http.post("/v1/tournaments", json=spec)
+    assert reply.status_code == 201, reply.text
+    tournament_id = reply.json()["id"]
+    path = f"/v1/tournaments/{tournament_id}/entrants"
+    tokens = [
+        http.post(path, json={"name": f"e{i}"}).json()["token"] for i in range(spec["entrants"])
+    ]
+    return tournament_id, tokens
+
+
+def play_tournament(http: httpx.Client, tournament_id: str, tokens: list[str], seed: int = 2):
+    """Every entrant plays random legal moves (``nextDecision``) until the tournament is
+    over; its view at the end."""
+    rnd = random.Random(seed)
+    for _ in range(5000):
+        view = http.get(f"/v1/tournaments/{tournament_id}").json()
+        if view["status"] == "finished":
+            return view
+        for token in tokens:
+            step = http.get("/v1/me/next", headers=auth(token)).json()
+            if step["status"] == "your_turn":
+                turn = step["turn"]
+                body = {"seq": turn["seq"], "move": rnd.choice(turn["legal_moves"])}
+                reply = http.post(
+                    f"/v1/games/{step['game_id']}/moves",
+                    headers=auth(step["seat_token"]),
+                    json=body,
+                )
+                assert reply.status_code == 200, reply.text
+    raise AssertionError("the tournament did not finish")
+
+
 class Counted:
     """Mixed into a client's connection class (TCP or Unix socket, as its URL says): counts
     the round trips (every write of packed requests to the socket, however it is made) and

@@ -95,10 +95,11 @@ def main(url: str, tournament_id: str, out: str, token: str | None = None) -> No
             reply = http.get(src)
             book.note("public", src, reply.text)
             view = reply.json()
+            book.note("public", "/v1/games", http.get("/v1/games", params={"limit": 100}).text)
             for tables in view.get("rounds", []):
                 for table in tables:
                     game_id = table["game_id"]
-                    for path in ("", "/record"):
+                    for path in ("", "/record", "/replay"):
                         game_src = f"/v1/games/{game_id}{path}"
                         book.note("public", game_src, http.get(game_src).text)
                     if game_id not in threads:

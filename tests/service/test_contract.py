@@ -39,6 +39,8 @@ def test_contract_has_stable_operation_ids_and_problem_errors():
         "submitMove",
         "streamEvents",
         "getRecord",
+        "getReplay",
+        "listGames",
         "createTournament",
         "listTournaments",
         "registerEntrant",

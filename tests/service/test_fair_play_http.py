@@ -119,8 +119,14 @@ def test_tables_dealt_the_same_dice_share_no_entrant_and_stay_sealed_until_all_a
     shown = sealed.json()
     assert shown["sealed"] is True and shown["status"] == "finished"
     assert not {"seed", "rolls", "round", "chain"} & shown.keys()
-    for path in ("record", "events"):
-        refused = http.get(f"/v1/games/{a}/{path}")
+    for path in (
+        "/v1/games/{}/record",
+        "/v1/games/{}/events",
+        "/v1/games/{}/replay",
+        "/games/{}/report",
+        "/games/{}/report.txt",
+    ):
+        refused = http.get(path.format(a))
         assert refused.status_code == 409, refused.text
         assert refused.json()["code"] == "game-sealed"
     assert all(

@@ -46,7 +46,11 @@ def _play(api: Checked, game_id: str, tokens: list[str], rnd: random.Random, pos
         if step % 5 == 0:
             api.call("GET", "/v1/games/{game_id}/record", ids=ids)
         if view["status"] == "finished":
+            api.call("GET", "/v1/games/{game_id}/replay", ids=ids)
+            api.call("GET", "/v1/games", params={"limit": 3})
             return view
+        if step == 1:
+            api.call("GET", "/v1/games/{game_id}/replay", ids=ids)  # 409 game-not-over
         for seat in view["to_decide"]:
             _, turn = api.call("GET", "/v1/games/{game_id}/turn", tokens[seat], ids=ids)
             if turn["status"] != "your_turn":

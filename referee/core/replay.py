@@ -1,0 +1,108 @@
+"""A game step by step, replayed from its record with its seed on the referee's side: the
+frames of a finished game's replay, and the turn report of the rounds that are over.
+
+Every frame is the public view the game had at that step (``GameViews.public_view_of``), so
+neither shows a spectator more than the public view showed then: a pool stays a count, an
+undecided roll's decision stays ``decided``. A running game's report holds only the rounds
+that are over, and of each only what the view showed once it was over.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from ..games import Decision, verify
+from .refusals import Refusal
+from .views import GameViews
+
+__all__ = ["postal_report", "replay"]
+
+_copy_encoder = msgspec.json.Encoder()
+
+
+def _frames(game: GameViews, decisions: list[bytes]) -> tuple[list[dict[str, Any]], Any]:
+    """The public view after every decision (the first: before any), each with the decision
+    that led to it, and ``verify``'s report of the replay."""
+    doc = game.doc
+    if doc.status == "finished":
+        record = game.record(decisions)
+    else:  # everything, seed included, stays here: only frames of rounds over are shown
+        record = {
+            **game.record([]),
+            "decisions": [msgspec.json.decode(d) for d in decisions],
+            "seed": doc.seed.hex(),
+        }
+    frames: list[dict[str, Any]] = []
+
+    def step(ruleset: Any, state: Any, decision: Decision | None) -> None:
+        status = "finished" if ruleset.finished(state) else "running"
+        view = game.public_view_of(state, status)
+        frames.append(
+            {
+                # the engine changes its state in place: each frame is a copy
+                "view": msgspec.json.decode(_copy_encoder.encode(view)),
+                "decision": msgspec.to_builtins(decision) if decision is not None else None,
+            }
+        )
+
+    return frames, verify(record, step=step)
+
+
+def replay(game: GameViews, decisions: list[bytes]) -> dict[str, Any]:
+    """A finished game's every step, and whether its record replays to exactly what the
+    referee published (``verified``, with ``problems`` when not)."""
+    doc = game.doc
+    if doc.status != "finished":
+        raise Refusal(
+            "game-not-over",
+            "a game is replayed once it is over: until then its record holds only what is "
+            "disclosed (getRecord) and its seed stays secret",
+        )
+    frames, report = _frames(game, decisions)
+    return {
+        "id": doc.id,
+        "ruleset": doc.ruleset,
+        "verified": report.ok,
+        "problems": report.problems,
+        "frames": frames,
+    }
+
+
+def postal_report(game: GameViews, decisions: list[bytes]) -> dict[str, Any]:
+    """The turn report of every round that is over: a CHOICE game's postal rounds (its
+    batches of rolls: the rolls, then every sheet, plate and cards left as the round
+    ended), or a CHOPTA game's rounds (every play area and total as the round ended)."""
+    doc = game.doc
+    key = "round" if doc.ruleset == "chopta" else "batch"
+    rounds: list[dict[str, Any]] = []
+    if game.state is not None:
+        frames, _ = _frames(game, decisions)
+        start = frames[0]["view"]
+        for frame in frames[1:]:
+            view = frame["view"]
+            if view[key] != start[key] or view["status"] == "finished":
+                rounds.append(_round_over(key, start, view))
+                start = view
+    return {
+        "id": doc.id,
+        "ruleset": doc.ruleset,
+        "status": doc.status,
+        "seats": [s.name for s in doc.seats],
+        "rounds": rounds,
+    }
+
+
+def _round_over(key: str, start: dict[str, Any], end: dict[str, Any]) -> dict[str, Any]:
+    """One round of the report: what was dealt at its start and every seat at its end."""
+    seats = [{k: v for k, v in s.items() if k not in ("decided", "deadline")} for s in end["seats"]]
+    entry: dict[str, Any] = {
+        key: start[key],
+        "seats": seats,
+        "finished": end["status"] == "finished",
+    }
+    if key == "batch":
+        entry["first_roll"] = start["first_roll"]
+        entry["rolls"] = start["rolls"]
+    return entry

@@ -1,0 +1,52 @@
+"""Listings: a sorted set of ids by creation time beside the documents it names, read a page
+at a time, newest first. The set is only an index: an id whose document has expired is dropped
+when a page meets it, and the set keeps at most its newest ``INDEX_MAX`` ids."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from redis.asyncio import Redis
+
+__all__ = ["INDEX_MAX", "add_to_index", "listed"]
+
+#: ids an index keeps at most (the oldest go first): a listing's memory stays bounded
+INDEX_MAX = 10_000
+
+
+async def add_to_index(redis: Redis, index: str, member: str, created: float) -> None:
+    """List ``member`` in ``index``, dropping the oldest beyond ``INDEX_MAX``."""
+    async with redis.pipeline(transaction=False) as pipe:
+        pipe.zadd(index, {member: created})
+        pipe.zremrangebyrank(index, 0, -INDEX_MAX - 1)
+        await pipe.execute()
+
+
+async def listed(
+    redis: Redis, index: str, doc_key: Callable[[str], str], before: float | None, limit: int
+) -> list[tuple[str, float, str, bytes]]:
+    """Up to ``limit`` ids of ``index`` created before ``before`` (all when None), newest
+    first, each with its creation time, and the version (``v``) and document (``blob``) of its
+    hash at ``doc_key(id)``."""
+    found: list[tuple[str, float, str, bytes]] = []
+    high: str = f"({before!r}" if before is not None else "+inf"
+    while len(found) < limit:
+        ids = await redis.zrevrangebyscore(
+            index, high, "-inf", start=0, num=limit - len(found), withscores=True
+        )
+        if not ids:
+            break
+        async with redis.pipeline(transaction=False) as pipe:
+            for member, _ in ids:
+                pipe.hmget(doc_key(member.decode()), ["v", "blob"])
+            docs = await pipe.execute()
+        gone = []
+        for (member, score), (version, blob) in zip(ids, docs, strict=True):
+            if blob is None:
+                gone.append(member)
+            else:
+                found.append((member.decode(), score, version.decode(), blob))
+        if gone:
+            await redis.zrem(index, *gone)
+        high = f"({ids[-1][1]!r}"
+    return found

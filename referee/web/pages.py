@@ -1,0 +1,202 @@
+"""The spectator pages: the referee serves them itself, from files in the package, so that
+``referee serve`` is all a watcher needs and nothing is loaded from anywhere else.
+
+``/``, ``/games/{id}`` and ``/tournaments/{id}`` are small HTML shells; the page's script
+(``static/spectator.js``) reads only the public endpoints (getGame, streamEvents, getReplay,
+listGames, getTournament, ...), so a spectator sees exactly what the public view shows. The
+turn report (``/games/{id}/report`` and ``report.txt``) is rendered here, from the rounds
+that are over (``core.replay.postal_report``). Every page forbids, by its Content-Security-
+Policy, any request that leaves the referee's origin.
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import Any
+
+from litestar import Controller, Response, get
+from litestar.datastructures import State
+from litestar.static_files import create_static_files_router
+
+from .params import GameId, TournamentId, services_of
+from .problems import check_id
+
+__all__ = ["PAGES", "STATIC", "PageController", "report_text", "static_files"]
+
+#: where the pages' script, styles and icon are served from
+STATIC = "/static"
+_FILES = Path(__file__).parent / "static"
+_POLICY = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'self'"
+)
+_HEADERS = {"content-security-policy": _POLICY, "referrer-policy": "no-referrer"}
+_CARDS = {
+    "fdh": "FdH",
+    "null": "Null",
+    "kur": "KUR",
+    "minus1": "−1",
+    "minus2": "−2",
+    "suppen_kasper": "Suppen-Kasper",
+}
+_FACES = "⚀⚁⚂⚃⚄⚅"
+
+
+def static_files() -> Any:
+    return create_static_files_router(
+        path=STATIC, directories=[_FILES], include_in_schema=False, name="static"
+    )
+
+
+def _page(title: str, kind: str, ident: str = "", body: str = "") -> Response[str]:
+    """A page: its title, and what the script draws into it (``data-page``, ``data-id``)."""
+    document = f"""<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{html.escape(title)} · referee</title>
+<link rel="stylesheet" href="{STATIC}/spectator.css">
+<link rel="icon" href="{STATIC}/icon.svg" type="image/svg+xml">
+<script type="module" src="{STATIC}/spectator.js"></script>
+</head>
+<body>
+<header class="top"><a href="/" class="home">referee</a>
+<span class="where">{html.escape(title)}</span><a href="/docs" class="docs">API</a></header>
+<main id="app" data-page="{kind}" data-id="{html.escape(ident)}" aria-live="polite">
+{body or '<p class="loading">Loading…</p>'}
+</main>
+<noscript><p>These pages draw games as they happen with a small script; the same figures are
+in the API (<a href="/docs">/docs</a>).</p></noscript>
+</body>
+</html>
+"""
+    return Response(document, media_type="text/html", headers=_HEADERS)
+
+
+class PageController(Controller):
+    """The pages a person watches: the listing, a game, its report, a tournament."""
+
+    include_in_schema = False
+
+    @get("/", name="page-index")
+    async def index(self) -> Response[str]:
+        return _page("Games and tournaments", "index")
+
+    @get("/games/{game_id:str}", name="page-game")
+    async def game(self, game_id: GameId) -> Response[str]:
+        check_id(game_id)
+        return _page(f"Game {game_id}", "game", game_id)
+
+    @get("/games/{game_id:str}/report", name="page-report")
+    async def report(self, state: State, game_id: GameId) -> Response[str]:
+        check_id(game_id)
+        report = await services_of(state).games.report(game_id)
+        return _page(f"Report of game {game_id}", "report", game_id, report_html(report))
+
+    @get("/games/{game_id:str}/report.txt", name="page-report-text")
+    async def report_txt(self, state: State, game_id: GameId) -> Response[str]:
+        check_id(game_id)
+        report = await services_of(state).games.report(game_id)
+        return Response(report_text(report), media_type="text/plain", headers=_HEADERS)
+
+    @get("/tournaments/{tournament_id:str}", name="page-tournament")
+    async def tournament(self, tournament_id: TournamentId) -> Response[str]:
+        check_id(tournament_id, "tournament")
+        return _page(f"Tournament {tournament_id}", "tournament", tournament_id)
+
+
+PAGES = [PageController]
+
+# -- the turn report ---------------------------------------------------------------------------
+
+
+def _name(report: dict[str, Any], seat: int) -> str:
+    return report["seats"][seat] or f"seat {seat}"
+
+
+def _sheet_lines(seat: dict[str, Any], specials: bool) -> list[str]:
+    """A CHOICE sheet in a few lines: marks per sum, fifth dice, score, cards and plate."""
+    marks = " ".join(f"{s}:{n}" for s, n in seat["marks"].items() if n)
+    fifth = ", ".join(f"{f['value']}×{f['marks']}" for f in seat["fifth_dice"]) or "none"
+    score = seat["score"]
+    state = " (done)" if seat["done"] else ""
+    state = " (retired)" if seat["retired"] else state
+    lines = [
+        f"    marks     {marks or 'none'}",
+        f"    fifth die {fifth}; free throws {seat['free_throws']}",
+        f"    score     +{score['plus']} −{score['minus']} = {score['total']}{state}",
+    ]
+    if specials:
+        cards = ", ".join(_CARDS[c] for c in seat["cards"]) or "none"
+        plate = " ".join(str(d) for d in seat["plate"]) or "empty"
+        lines += [f"    cards     {cards}", f"    plate     {plate}"]
+    return lines
+
+
+def report_text(report: dict[str, Any]) -> str:
+    """The turn report as plain text, one block per round that is over."""
+    ruleset = report["ruleset"]
+    lines = [f"Game {report['id']} ({ruleset}), {report['status']}", ""]
+    if not report["rounds"]:
+        lines.append("No round is over yet.")
+    for entry in report["rounds"]:
+        if ruleset == "chopta":
+            lines.append(f"Round {entry['round'] + 1}")
+            for seat in entry["seats"]:
+                area = " ".join(str(d) for d in seat["area"]) or "empty"
+                rounds = ", ".join(str(p) for p in seat["rounds"])
+                lines.append(f"  {_name(report, seat['seat'])}")
+                lines.append(f"    area      {area}")
+                lines.append(f"    rounds    {rounds}; total {seat['total']}")
+        else:
+            first = entry["first_roll"]
+            lines.append(f"Postal round {entry['batch'] + 1}")
+            for index, roll in enumerate(entry["rolls"]):
+                lines.append(f"  roll {first + index + 1}: {' '.join(str(d) for d in roll)}")
+            for seat in entry["seats"]:
+                lines.append(f"  {_name(report, seat['seat'])}")
+                lines += _sheet_lines(seat, ruleset == "choice-specials")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _dice_html(dice: list[int]) -> str:
+    return "".join(
+        f'<span class="die" role="img" aria-label="{d}">{_FACES[d - 1]}</span>' for d in dice
+    )
+
+
+def report_html(report: dict[str, Any]) -> str:
+    """The turn report as a page: per round that is over, what was dealt and every seat."""
+    ruleset = report["ruleset"]
+    gid = html.escape(report["id"])
+    parts = [
+        f'<h1>Turn report</h1><p>Game <a href="/games/{gid}">{gid}</a> ({html.escape(ruleset)}),'
+        f' {html.escape(report["status"])}. <a href="/games/{gid}/report.txt">Plain text</a></p>'
+    ]
+    if not report["rounds"]:
+        parts.append("<p>No round is over yet.</p>")
+    for entry in report["rounds"]:
+        if ruleset == "chopta":
+            parts.append(f'<section class="report"><h2>Round {entry["round"] + 1}</h2>')
+        else:
+            parts.append(f'<section class="report"><h2>Postal round {entry["batch"] + 1}</h2>')
+            for index, roll in enumerate(entry["rolls"]):
+                number = entry["first_roll"] + index + 1
+                parts.append(f'<p class="roll">Roll {number}: {_dice_html(roll)}</p>')
+        parts.append('<table class="report-seats"><tbody>')
+        for seat in entry["seats"]:
+            name = html.escape(_name(report, seat["seat"]))
+            if ruleset == "chopta":
+                text = f"total {seat['total']}; rounds {', '.join(map(str, seat['rounds']))}"
+                cells = f"<td>{_dice_html(seat['area']) or 'empty'}</td><td>{text}</td>"
+            else:
+                text = "<br>".join(
+                    html.escape(x.strip()) for x in _sheet_lines(seat, ruleset == "choice-specials")
+                )
+                cells = f"<td>{text}</td>"
+            parts.append(f'<tr><th scope="row">{name}</th>{cells}</tr>')
+        parts.append("</tbody></table></section>")
+    return "\n".join(parts)

@@ -1,0 +1,465 @@
+// The spectator pages' one script (referee/web/pages.py serves the shells): it reads only the
+// public endpoints, so a spectator sees exactly what the public view shows. No build step, no
+// library, nothing from another origin (the pages' Content-Security-Policy forbids it).
+
+const app = document.getElementById("app");
+const FACES = "⚀⚁⚂⚃⚄⚅";
+// the rulebook's points value of each sum (RULES.md, CHOICE 5.)
+const POINTS = { 2: 100, 3: 70, 4: 60, 5: 50, 6: 40, 7: 30, 8: 40, 9: 50, 10: 60, 11: 70, 12: 100 };
+const CARDS = { fdh: "FdH", null: "Null", kur: "KUR", minus1: "−1", minus2: "−2", suppen_kasper: "Suppen-Kasper" };
+const EVENTS = [
+  "game_created", "seat_claimed", "game_started", "decision", "timeout", "rolls", "rolls_decided",
+  "seat_done", "played", "round_over", "game_over",
+];
+
+/** An element with attributes (class, text, on*) and children. */
+function el(tag, attrs = {}, ...children) {
+  const svg = ["svg", "polyline", "line", "text", "title", "desc", "circle", "g"].includes(tag);
+  const node = svg ? document.createElementNS("http://www.w3.org/2000/svg", tag) : document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === "text") node.textContent = value;
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key === "cls" ? "class" : key, value === true ? "" : value);
+  }
+  for (const child of children.flat(Infinity)) {
+    if (child !== null && child !== undefined && child !== false) {
+      node.append(child instanceof Node ? child : String(child));
+    }
+  }
+  return node;
+}
+
+/** A die as a picture, with its value for screen readers. */
+function die(value, extra = "") {
+  return el("span", { cls: `die ${extra}`.trim(), role: "img", "aria-label": `die showing ${value}`, text: FACES[value - 1] });
+}
+
+function hiddenDie() {
+  return el("span", { cls: "die hidden", role: "img", "aria-label": "hidden die", text: "?" });
+}
+
+async function api(path) {
+  const response = await fetch(path, { headers: { accept: "application/json" } });
+  const body = await response.json().catch(() => null);
+  if (!response.ok) {
+    const error = new Error(body?.detail || body?.title || `HTTP ${response.status}`);
+    error.status = response.status;
+    error.code = body?.code;
+    throw error;
+  }
+  return body;
+}
+
+function when(epoch) {
+  return new Date(epoch * 1000).toLocaleString();
+}
+
+function seatName(seat) {
+  return seat.name ?? `seat ${seat.seat} (open)`;
+}
+
+function fail(error) {
+  app.replaceChildren(el("p", { cls: "problem", role: "alert", text: `Cannot show this: ${error.message}` }));
+}
+
+// -- the listing ---------------------------------------------------------------------------------
+
+async function indexPage() {
+  const games = listing("Games", "/v1/games", "games", gameRow, ["Game", "Ruleset", "Status", "Seats", "Created"]);
+  const tournaments = listing(
+    "Tournaments", "/v1/tournaments", "tournaments", tournamentRow, ["Tournament", "Ruleset", "Format", "Status", "Entrants", "Created"],
+  );
+  app.replaceChildren(el("h1", { text: "Live and recent" }), games.section, tournaments.section);
+  await Promise.all([games.load(), tournaments.load()]);
+  // the newest page follows what happens, until the watcher pages back
+  setInterval(() => games.refresh(), 5000);
+  setInterval(() => tournaments.refresh(), 5000);
+}
+
+function listing(title, path, key, row, headers) {
+  const body = el("tbody");
+  const more = el("button", { type: "button", text: `Older ${title.toLowerCase()}` });
+  const section = el(
+    "section", { cls: "listing", "aria-label": title },
+    el("h2", { text: title }),
+    el("table", {}, el("thead", {}, el("tr", {}, headers.map((h) => el("th", { scope: "col", text: h })))), body),
+    more,
+  );
+  let next = null;
+  let paged = false;
+  async function load(before) {
+    const page = await api(`${path}?limit=20${before ? `&before=${before}` : ""}`);
+    const rows = page[key].map(row);
+    if (before) body.append(...rows);
+    else body.replaceChildren(...rows);
+    if (!page[key].length && !before) body.append(el("tr", {}, el("td", { colspan: headers.length, text: "None yet." })));
+    next = page.next;
+    more.hidden = !next;
+  }
+  more.addEventListener("click", () => {
+    paged = true;
+    load(next).catch(fail);
+  });
+  return { section, load: () => load(null), refresh: () => (paged ? null : load(null).catch(() => {})) };
+}
+
+function status(value) {
+  return el("span", { cls: `status ${value}`, text: value });
+}
+
+function gameRow(game) {
+  return el(
+    "tr", {},
+    el("td", {}, el("a", { href: `/games/${game.id}`, text: game.id })),
+    el("td", { text: game.ruleset }),
+    el("td", {}, status(game.status), game.tournament ? " · tournament" : ""),
+    el("td", { text: game.seats.map((s) => s ?? "(open)").join(", ") }),
+    el("td", { text: when(game.created) }),
+  );
+}
+
+function tournamentRow(t) {
+  return el(
+    "tr", {},
+    el("td", {}, el("a", { href: `/tournaments/${t.id}`, text: t.id })),
+    el("td", { text: t.ruleset }),
+    el("td", { text: t.format }),
+    el("td", {}, status(t.status)),
+    el("td", { text: `${t.entrants} / ${t.seats}` }),
+    el("td", { text: when(t.created) }),
+  );
+}
+
+// -- a game ----------------------------------------------------------------------------------------
+
+function gamePage(gameId) {
+  const watch = { view: null, feed: [], replay: null, frame: 0, timer: null, stream: null };
+  const board = el("div", { cls: "board" });
+  const head = el("div", { cls: "game-head" });
+  const controls = el("div", { cls: "replay", hidden: true });
+  const feed = el("ul", { cls: "feed", "aria-label": "What happened, newest first" });
+  app.replaceChildren(head, controls, board, el("section", { cls: "events" }, el("h2", { text: "Events" }), feed));
+
+  async function refresh() {
+    try {
+      watch.view = await api(`/v1/games/${gameId}`);
+    } catch (error) {
+      fail(error);
+      return;
+    }
+    drawHead(head, watch.view, watch.replay);
+    if (watch.view.status === "finished" && !watch.replay && !watch.view.sealed) {
+      await loadReplay();
+    }
+    if (!watch.replay) board.replaceChildren(drawGame(watch.view));
+  }
+
+  async function loadReplay() {
+    watch.replay = await api(`/v1/games/${gameId}/replay`);
+    watch.frame = watch.replay.frames.length - 1;
+    drawHead(head, watch.view, watch.replay);
+    drawReplay();
+  }
+
+  function drawReplay() {
+    const frames = watch.replay.frames;
+    const frame = frames[watch.frame];
+    const go = (index) => {
+      watch.frame = Math.max(0, Math.min(frames.length - 1, index));
+      drawReplay();
+    };
+    const slider = el("input", {
+      type: "range", min: 0, max: frames.length - 1, value: watch.frame, "aria-label": "Step of the replay",
+      oninput: (event) => go(Number(event.target.value)),
+    });
+    controls.hidden = false;
+    controls.replaceChildren(
+      el("button", { type: "button", text: "|◀", "aria-label": "First step", onclick: () => go(0) }),
+      el("button", { type: "button", text: "◀", "aria-label": "Step back", onclick: () => go(watch.frame - 1) }),
+      slider,
+      el("button", { type: "button", text: "▶", "aria-label": "Step forward", onclick: () => go(watch.frame + 1) }),
+      el("button", { type: "button", text: "▶|", "aria-label": "Last step", onclick: () => go(frames.length - 1) }),
+      el("span", { cls: "step", text: `step ${watch.frame} of ${frames.length - 1}: ${describeDecision(frame.decision, frame.view)}` }),
+    );
+    board.replaceChildren(drawGame(frame.view));
+  }
+
+  document.addEventListener("keydown", (event) => {
+    if (!watch.replay || event.target.tagName === "INPUT") return;
+    if (event.key === "ArrowLeft") watch.frame > 0 && (watch.frame -= 1, drawReplay());
+    if (event.key === "ArrowRight") watch.frame < watch.replay.frames.length - 1 && (watch.frame += 1, drawReplay());
+  });
+
+  function heard(event) {
+    const data = JSON.parse(event.data);
+    watch.feed.unshift(describeEvent(data, watch.view));
+    watch.feed.length = Math.min(watch.feed.length, 40);
+    feed.replaceChildren(...watch.feed.map((line) => el("li", { text: line })));
+    clearTimeout(watch.timer);
+    watch.timer = setTimeout(refresh, 50);
+    if (data.type === "game_over") watch.stream.close();
+  }
+
+  refresh().then(() => {
+    if (!watch.view) return;
+    if (watch.view.sealed) {
+      setInterval(refresh, 5000); // a sealed game shows only who sits where, until it is unsealed
+      return;
+    }
+    // from its first event: a finished game's story is told too, and the stream ends with it
+    watch.stream = new EventSource(`/v1/games/${gameId}/events`);
+    for (const type of EVENTS) watch.stream.addEventListener(type, heard);
+  });
+  setInterval(() => tickDeadlines(board), 250);
+}
+
+function drawHead(head, view, replay) {
+  const finished = view.status === "finished";
+  const parts = [
+    el("h1", {}, `${view.ruleset} · `, status(view.status)),
+    el("p", { cls: "meta" },
+      `${view.seats.length} seats · ${view.deadline_s ? `${view.deadline_s} s per decision` : "no deadline"} · `,
+      el("a", { href: `/games/${view.id}/report`, text: "turn report" }),
+      " · ", el("a", { href: `/v1/games/${view.id}/record`, text: "record (JSON)" })),
+    el("p", { cls: "commitment" }, "commitment ", el("code", { text: view.commitment })),
+  ];
+  if (view.sealed) {
+    parts.push(el("p", { cls: "sealed", text: "Sealed: other tables of its tournament round are dealt the same dice and still play. The board is shown when they are all over." }));
+  }
+  if (finished && view.seed) {
+    const verdict = el("span", { cls: "verdict", "data-check": "page" });
+    parts.push(el("p", { cls: "seed" }, "seed ", el("code", { text: view.seed }), " ", verdict));
+    checkCommitment(view.seed, view.commitment).then((text) => (verdict.textContent = text));
+  }
+  if (replay) {
+    parts.push(
+      el("p", { cls: replay.verified ? "verified" : "problem", "data-verified": String(replay.verified) },
+        replay.verified
+          ? "✓ verified: the record replays from the seed to exactly what the referee published"
+          : `✗ not verified: ${replay.problems.join("; ")}`),
+    );
+  }
+  head.replaceChildren(...parts);
+}
+
+/** SHA-256 of the seed against the commitment, in the page (where the browser offers it). */
+async function checkCommitment(seed, commitment) {
+  if (!globalThis.crypto?.subtle) return "(this page cannot hash here: open it over https or localhost)";
+  const bytes = new Uint8Array(seed.match(/../g).map((h) => parseInt(h, 16)));
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  const hex = [...digest].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return hex === commitment ? "✓ its SHA-256 is the commitment (checked in this page)" : "✗ its SHA-256 is NOT the commitment";
+}
+
+function drawGame(view) {
+  if (view.sealed || !view.seats.some((s) => "score" in s || "area" in s)) {
+    return el("div", { cls: "seats-only" },
+      el("h2", { text: view.status === "waiting" ? "Waiting for its seats" : "Seats" }),
+      el("ul", {}, view.seats.map((s) => el("li", { text: seatName(s) }))));
+  }
+  return view.ruleset === "chopta" ? drawChopta(view) : drawChoice(view);
+}
+
+function deadline(seat) {
+  if (!seat.deadline) return null;
+  const node = el("span", { cls: "deadline", "data-deadline": seat.deadline, "aria-label": "time left to decide" });
+  showTimeLeft(node);
+  return node;
+}
+
+function showTimeLeft(node) {
+  const left = Number(node.dataset.deadline) - Date.now() / 1000;
+  node.textContent = left > 0 ? `${left.toFixed(1)} s left` : "due now";
+  node.classList.toggle("late", left < 3);
+}
+
+function tickDeadlines(root) {
+  for (const node of root.querySelectorAll("[data-deadline]")) showTimeLeft(node);
+}
+
+function drawChoice(view) {
+  const specials = view.ruleset === "choice-specials";
+  const rolls = el("section", { cls: "rolls", "aria-label": "Current rolls", hidden: !(view.rolls || []).length },
+    el("h2", { text: `Postal round ${view.batch + 1}` }),
+    (view.rolls || []).map((roll, i) => el("p", { cls: "roll" }, el("span", { cls: "label", text: `roll ${view.first_roll + i + 1}` }), roll.map((d) => die(d)))));
+  const sheets = el("div", { cls: "sheets" }, view.seats.map((seat) => sheet(seat, view, specials)));
+  return el("div", {}, rolls, sheets);
+}
+
+function sheet(seat, view, specials) {
+  const deciding = view.to_decide.includes(seat.seat);
+  const rows = seat.score.sums.map((row) => {
+    const boxes = [];
+    for (let i = 0; i < 10; i += 1) boxes.push(el("span", { cls: i < row.marks ? "box marked" : "box", "aria-hidden": "true" }));
+    return el("tr", { cls: row.points > 0 ? "plus" : row.points < 0 ? "minus" : "" },
+      el("th", { scope: "row", text: row.sum }),
+      el("td", { cls: "value", text: POINTS[row.sum] }),
+      el("td", { cls: "boxes", "aria-label": `${row.marks} marks` }, boxes, row.marks > 10 ? el("span", { cls: "extra", text: `+${row.marks - 10}` }) : null),
+      el("td", { cls: "points", text: row.points }));
+  });
+  const slots = [0, 1, 2].map((i) => {
+    const fifth = seat.fifth_dice[i];
+    const toward = view.end_marks;
+    const boxes = [];
+    for (let j = 0; j < toward; j += 1) boxes.push(el("span", { cls: fifth && j < fifth.marks ? "box marked" : "box", "aria-hidden": "true" }));
+    return el("tr", {},
+      el("th", { scope: "row" }, fifth ? die(fifth.value) : el("span", { cls: "empty-slot", text: "—" })),
+      el("td", { cls: "boxes", "aria-label": fifth ? `${fifth.marks} of ${toward}` : "empty slot" }, boxes),
+      el("td", { text: fifth ? `${fifth.marks}/${toward}` : "" }));
+  });
+  const state = seat.retired ? "retired" : seat.done ? "done" : deciding ? "deciding" : seat.decided ? "decided" : "";
+  const parts = [
+    el("h3", {}, el("span", { cls: "name", text: seatName(seat) }), " ", state ? el("span", { cls: `badge ${state}`, text: state }) : null, " ", deadline(seat)),
+    el("table", { cls: "score" },
+      el("caption", { text: "sums 2 to 12: points value, marks, points" }),
+      el("tbody", {}, rows),
+      el("tfoot", {},
+        el("tr", {}, el("th", { scope: "row", text: "plus" }), el("td", { colspan: 3, text: seat.score.plus })),
+        el("tr", {}, el("th", { scope: "row", text: "minus" }), el("td", { colspan: 3, text: seat.score.minus })),
+        el("tr", { cls: "total" }, el("th", { scope: "row", text: "total" }), el("td", { colspan: 3, cls: "seat-total", text: seat.score.total })))),
+    el("table", { cls: "fifth" }, el("caption", { text: `fifth die: marks toward ${view.end_marks}` }), el("tbody", {}, slots)),
+    el("p", { cls: "small", text: `${seat.rounds} rounds · ${seat.free_throws} free throws` }),
+  ];
+  if (specials) {
+    parts.push(
+      el("p", { cls: "cards" }, "cards left: ", seat.cards.length ? seat.cards.map((c) => el("span", { cls: "card", text: CARDS[c] })) : "none"),
+      el("p", { cls: "plate" }, "leftovers plate: ", seat.plate.length ? seat.plate.map((d) => die(d)) : "empty"),
+    );
+  }
+  return el("section", { cls: `sheet${deciding ? " deciding" : ""}`, "aria-label": `${seatName(seat)}'s sheet`, "data-seat": seat.seat }, parts);
+}
+
+function drawChopta(view) {
+  const over = view.status === "finished";
+  const header = el("p", { cls: "chopta-turn" },
+    over ? "Game over" : `Round ${view.round + 1} · ${view.turn === null ? "between turns" : `${seatName(view.seats[view.turn])} to play`}`);
+  const areas = view.seats.map((seat) => {
+    const groups = seat.arrangement.groups.map((g) => el("span", { cls: `group ${g.kind}`, title: `${g.kind}: ${g.points} points` },
+      el("span", { cls: "kind", text: `${g.kind} ${g.points}` }), g.dice.map((d) => die(d))));
+    const unused = seat.arrangement.unused.map((d) => die(d, "unused"));
+    const pool = [];
+    for (let i = 0; i < seat.pool_size; i += 1) pool.push(hiddenDie());
+    return el("section", { cls: `area${view.turn === seat.seat ? " deciding" : ""}`, "aria-label": `${seatName(seat)}'s play area`, "data-seat": seat.seat },
+      el("h3", {}, el("span", { cls: "name", text: seatName(seat) }), seat.retired ? el("span", { cls: "badge retired", text: "retired" }) : null, " ", deadline(seat)),
+      el("p", { cls: "arranged" }, "play area: ", groups.length || unused.length ? [groups, unused] : "empty", el("span", { cls: "small", text: ` (this round: ${seat.arrangement.points})` })),
+      el("p", { cls: "pool" }, `pool (${seat.pool_size}): `, pool.length ? pool : "empty"),
+      el("p", { cls: "rounds" }, "rounds: ", seat.rounds.join(" + ") || "—", " = ", el("strong", { cls: "seat-total", text: seat.total })));
+  });
+  return el("div", {}, header, el("div", { cls: "areas" }, areas));
+}
+
+function describeMove(move) {
+  if (move.type === "place") return `placed a ${move.die}`;
+  if (move.type === "swap") return `swapped a ${move.die} into seat ${move.opponent}'s area for a ${move.take}`;
+  if (move.type === "mark") return `fifth die ${move.fifth}, pairs ${move.pairs.map((p) => p.join("+")).join(" and ")}`;
+  if (move.type === "free_throw") return `free throw: set aside ${move.set_aside}, pairs ${move.pairs.map((p) => p.join("+")).join(" and ")}`;
+  return CARDS[move.type] ? `card ${CARDS[move.type]}` : move.type;
+}
+
+function describeDecision(decision, view) {
+  if (!decision) return "the start";
+  const who = seatName(view.seats[decision.seat]);
+  const moves = decision.moves.map(describeMove).join("; ");
+  return `${who}${decision.timeout ? " (timed out)" : ""}: ${moves}`;
+}
+
+function describeEvent(event, view) {
+  const name = (seat) => (view && view.seats[seat] ? seatName(view.seats[seat]) : `seat ${seat}`);
+  switch (event.type) {
+    case "played": return `${name(event.seat)} ${describeMove(event.move)}${event.auto ? " (retired: placed for it)" : ""}`;
+    case "decision": return `${name(event.seat)} decided`;
+    case "timeout": return `${name(event.seat)} timed out`;
+    case "rolls": return `postal round ${event.batch + 1}: ${event.rolls.map((r) => r.join(" ")).join(" | ")}`;
+    case "rolls_decided": return `postal round ${event.batch + 1} decided by all`;
+    case "seat_done": return `${name(event.seat)} is ${event.retired ? "retired" : "done"}`;
+    case "round_over": return `round ${event.round + 1} over: ${event.totals.join(" / ")}`;
+    case "game_over": return `game over: totals ${event.totals.join(" / ")}`;
+    case "seat_claimed": return `a seat was claimed`;
+    default: return event.type.replace("_", " ");
+  }
+}
+
+// -- a tournament ----------------------------------------------------------------------------------
+
+async function tournamentPage(tournamentId) {
+  async function draw() {
+    const t = await api(`/v1/tournaments/${tournamentId}`);
+    app.replaceChildren(
+      el("h1", {}, `${t.ruleset} tournament · `, status(t.status)),
+      el("p", { cls: "meta", text: `${t.spec.format} · ${t.entrants.length} of ${t.spec.entrants} entrants · round ${t.round + 1} of ${t.rounds.length}` }),
+      standings(t),
+      ratingChart(t),
+      rounds(t),
+    );
+    return t.status;
+  }
+  const again = async () => {
+    try {
+      if ((await draw()) !== "finished") setTimeout(again, 2000);
+    } catch (error) {
+      fail(error);
+    }
+  };
+  await again();
+}
+
+function standings(t) {
+  return el("section", { cls: "standings" },
+    el("h2", { text: "Standings" }),
+    el("table", {},
+      el("thead", {}, el("tr", {}, ["#", "Entrant", "Games", "Wins", "Points", "Rating", "μ", "σ"].map((h) => el("th", { scope: "col", text: h })))),
+      el("tbody", {}, t.standings.map((s, i) => el("tr", { "data-entrant": s.entrant },
+        el("td", { text: i + 1 }), el("th", { scope: "row", text: s.name }), el("td", { text: s.games }),
+        el("td", { text: s.wins }), el("td", { text: s.points }), el("td", { cls: "rating", text: s.rating.toFixed(3) }),
+        el("td", { text: s.mu.toFixed(3) }), el("td", { text: s.sigma.toFixed(3) }))))));
+}
+
+const COLOURS = ["#1b6ac9", "#c4391d", "#2a8a3e", "#8a4fbf", "#b8860b", "#0f8b8d", "#d6336c", "#555"];
+
+function ratingChart(t) {
+  const section = el("section", { cls: "chart" }, el("h2", { text: "Ratings over rounds" }));
+  if (!t.ratings.length) return section.appendChild(el("p", { text: "No round is over yet." })) && section;
+  const rounds = [t.entrants.map(() => 0), ...t.ratings]; // every rating starts at 0 (μ − 3σ of a fresh one, rounded up)
+  const all = rounds.flat();
+  const low = Math.min(...all);
+  const high = Math.max(...all, low + 1);
+  const width = 640;
+  const height = 240;
+  const x = (i) => 40 + (i * (width - 60)) / Math.max(rounds.length - 1, 1);
+  const y = (v) => 20 + ((high - v) * (height - 40)) / (high - low);
+  const svg = el("svg", { viewBox: `0 0 ${width} ${height}`, role: "img", "aria-labelledby": "chart-title chart-desc" },
+    el("title", { id: "chart-title", text: "Each entrant's rating after each round" }),
+    el("desc", { id: "chart-desc", text: t.entrants.map((name, e) => `${name}: ${rounds.map((r) => r[e].toFixed(1)).join(", ")}`).join("; ") }),
+    el("line", { x1: 40, x2: width - 20, y1: y(0), y2: y(0), cls: "axis" }),
+    [...new Set([high, 0, low])].map((v) => el("text", { x: 34, y: y(v) + 4, "text-anchor": "end", cls: "tick", text: v.toFixed(1) })),
+    t.entrants.map((name, e) => el("polyline", {
+      points: rounds.map((r, i) => `${x(i)},${y(r[e])}`).join(" "), fill: "none", stroke: COLOURS[e % COLOURS.length], "stroke-width": 2.5,
+    })),
+    rounds.map((_, i) => el("text", { x: x(i), y: height - 4, "text-anchor": "middle", cls: "tick", text: i === 0 ? "start" : `r${i}` })));
+  const legend = el("ul", { cls: "legend" }, t.entrants.map((name, e) => el("li", {}, el("span", { cls: `swatch c${e % COLOURS.length}`, "aria-hidden": "true" }), name)));
+  section.append(svg, legend);
+  return section;
+}
+
+function rounds(t) {
+  return el("section", { cls: "rounds" }, el("h2", { text: "Rounds" }),
+    t.rounds.map((tables, r) => el("details", { open: r === t.rounds.length - 1 },
+      el("summary", { text: `Round ${r + 1}` }),
+      el("ul", {}, tables.map((table) => el("li", {},
+        el("a", { href: `/games/${table.game_id}`, text: table.game_id }), " ",
+        table.entrants.map((e) => t.entrants[e]).join(" vs "),
+        table.result ? ` — ${table.result.totals.join(" : ")}` : " — playing"))))));
+}
+
+// -- start ---------------------------------------------------------------------------------------
+
+const page = app.dataset.page;
+const ident = app.dataset.id;
+try {
+  if (page === "index") await indexPage();
+  else if (page === "game") gamePage(ident);
+  else if (page === "tournament") await tournamentPage(ident);
+} catch (error) {
+  fail(error);
+}

@@ -1,0 +1,201 @@
+"""The spectator pages in a real browser: Debian's chromium driven by Playwright (its own
+browser download is not reachable, so ``executable_path``). Skipped, with the reason, where
+chromium is not installed (CI installs it). Each page is photographed into
+``test-output/screenshots/`` (or ``$REFEREE_SCREENSHOTS``) for a reviewer to look at, and
+every request a page makes must stay on the referee's origin."""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+from helpers import auth, create, play_out, play_tournament, start_tournament
+
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+
+CHROMIUM = os.environ.get("REFEREE_CHROMIUM") or next(
+    filter(None, map(shutil.which, ("chromium", "chromium-browser"))), None
+)
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="no chromium here: apt-get install -y chromium (CI installs it)"
+)
+SHOTS = Path(os.environ.get("REFEREE_SCREENSHOTS", "test-output/screenshots"))
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as playwright:
+        # --no-sandbox: CI runs the suite as root, where chromium's sandbox will not start
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser, server):
+    """A fresh page; after the test, no request it made left the referee's origin and no
+    script error happened."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    opened = context.new_page()
+    requests: list[str] = []
+    errors: list[str] = []
+    opened.on("request", lambda request: requests.append(request.url))
+    opened.on("pageerror", lambda error: errors.append(str(error)))
+    opened.on("console", lambda m: m.type == "error" and errors.append(m.text))
+    yield opened
+    context.close()
+    elsewhere = [u for u in requests if not u.startswith(server.url + "/")]
+    assert requests and not elsewhere, elsewhere
+    assert not errors, errors
+
+
+def shot(page, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    path = SHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    print(f"screenshot: {path}")
+
+
+def totals_shown(page) -> list[int]:
+    return [int(t) for t in page.locator(".seat-total").all_inner_texts()]
+
+
+def totals_of(view: dict) -> list[int]:
+    if view["ruleset"] == "chopta":
+        return [s["total"] for s in view["seats"]]
+    return [s["score"]["total"] for s in view["seats"]]
+
+
+def _decide_each(http, game, rnd):
+    """Every seat due decides one random legal move."""
+    view = http.get(f"/v1/games/{game['id']}").json()
+    for seat in view["to_decide"]:
+        token = game["seats"][seat]["token"]
+        turn = http.get(f"/v1/games/{game['id']}/turn", headers=auth(token)).json()
+        if turn["status"] == "your_turn":
+            body = {"seq": turn["seq"], "move": rnd.choice(turn["legal_moves"])}
+            reply = http.post(f"/v1/games/{game['id']}/moves", headers=auth(token), json=body)
+            assert reply.status_code == 200, reply.text
+
+
+def drawn_of(view: dict) -> int:
+    """What the page draws of the view: a CHOICE sheet's marked boxes (ten a sum, the end's
+    count a fifth die), a CHOPTA play area's dice."""
+    if view["ruleset"] == "chopta":
+        return sum(len(s["area"]) for s in view["seats"])
+    return sum(
+        sum(min(n, 10) for n in s["marks"].values())
+        + sum(min(f["marks"], view["end_marks"]) for f in s["fifth_dice"])
+        for s in view["seats"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("ruleset", "options", "drawn"),
+    [
+        ("choice", {}, ".box.marked"),
+        # postal: a batch's decisions are shown once every seat has made them all
+        ("choice-specials", {"schedule": [2]}, ".box.marked"),
+        ("chopta", {"target": 40}, ".arranged .die"),
+    ],
+)
+def test_a_live_game_page_follows_the_moves_without_a_reload(
+    page, server, http, ruleset, options, drawn
+):
+    game = create(http, ruleset, 2, options, deadline_s=60)
+    page.goto(f"{server.url}/games/{game['id']}")
+    page.wait_for_selector("[data-seat]")
+    page.evaluate("window.stillTheSamePage = true")
+    assert page.locator(drawn).count() == 0
+    rnd = random.Random(1)
+    counts = []
+    for _ in range(6):
+        _decide_each(http, game, rnd)
+        view = http.get(f"/v1/games/{game['id']}").json()
+        counts.append(drawn_of(view))
+        page.wait_for_function(
+            "([selector, count, totals]) => document.querySelectorAll(selector).length === count"
+            " && [...document.querySelectorAll('.seat-total')]"
+            ".map((t) => Number(t.textContent)).join() === totals.join()",
+            arg=[drawn, counts[-1], totals_of(view)],
+        )
+    assert counts[-1] > 0 and len(set(counts)) >= 3, counts  # the page moved, more than once
+    assert page.evaluate("window.stillTheSamePage") is True
+    assert page.locator(".feed li").count() > 0
+    # the deciding seats' deadlines count down
+    assert page.locator(".deadline").first.inner_text().endswith(" s left")
+    shot(page, f"game-live-{ruleset}")
+
+
+@pytest.mark.parametrize(
+    ("ruleset", "options"),
+    [("choice", {}), ("choice-specials", {}), ("chopta", {"target": 20})],
+)
+def test_a_replay_steps_from_the_start_to_the_final_totals(page, server, http, ruleset, options):
+    game = create(http, ruleset, 2, options)
+    final = play_out(http, game, random.Random(4))
+    page.goto(f"{server.url}/games/{game['id']}")
+    page.wait_for_selector("[data-verified=true]")
+    page.wait_for_function(
+        "() => document.querySelector('[data-check=page]').textContent.includes('commitment')"
+    )
+    assert "✓" in page.locator("[data-check=page]").inner_text()
+    assert totals_shown(page) == totals_of(final)
+    page.get_by_role("button", name="First step").click()
+    assert set(totals_shown(page)) == {0}
+    assert "step 0 of" in page.locator(".step").inner_text()
+    shot(page, f"replay-start-{ruleset}")
+    page.keyboard.press("ArrowRight")
+    assert "step 1 of" in page.locator(".step").inner_text()
+    page.get_by_role("button", name="Last step").click()
+    assert totals_shown(page) == totals_of(final)
+    shot(page, f"replay-end-{ruleset}")
+
+
+def test_a_tournament_page_shows_the_standings_of_the_api_as_they_change(page, server, http):
+    spec = {"ruleset": "chopta", "format": "round-robin", "entrants": 4, "deadline_s": 0}
+    tournament_id, tokens = start_tournament(http, {**spec, "options": {"target": 8}})
+    page.goto(f"{server.url}/tournaments/{tournament_id}")
+    page.wait_for_selector(".standings tbody tr")
+    page.evaluate("window.stillTheSamePage = true")
+    final = play_tournament(http, tournament_id, tokens)
+    page.wait_for_selector("h1 .status.finished", timeout=15_000)
+    assert page.evaluate("window.stillTheSamePage") is True
+    rows = page.locator(".standings tbody tr")
+    shown = [
+        (r.locator("th").inner_text(), float(r.locator(".rating").inner_text())) for r in rows.all()
+    ]
+    assert shown == [(s["name"], s["rating"]) for s in final["standings"]]
+    assert page.locator(".chart polyline").count() == 4
+    assert page.locator(".rounds li a").count() == sum(len(r) for r in final["rounds"])
+    shot(page, "tournament")
+
+
+def test_the_listing_and_the_turn_report_pages(page, server, http):
+    game = create(http, "choice", 2, {"schedule": [2]})
+    play_out(http, game, random.Random(6))
+    page.goto(f"{server.url}/")
+    page.wait_for_selector(f"a[href='/games/{game['id']}']")
+    shot(page, "index")
+    page.click(f"a[href='/games/{game['id']}']")
+    page.wait_for_selector("[data-verified=true]")
+    page.click("text=turn report")
+    page.wait_for_selector("section.report")
+    assert page.locator("section.report").count() >= 1
+    assert page.locator(".die[aria-label]").count() > 0  # every die says its value
+    shot(page, "report")
+
+
+def test_a_game_page_reads_on_a_phone(browser, server, http):
+    game = create(http, "choice-specials", 3, {"schedule": [2]})
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
+    phone = context.new_page()
+    phone.goto(f"{server.url}/games/{game['id']}")
+    phone.wait_for_selector("[data-seat]")
+    width = phone.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390, f"the page scrolls sideways on a phone: {width}px"
+    shot(phone, "game-phone")
+    context.close()
