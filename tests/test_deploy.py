@@ -38,3 +38,76 @@ def test_the_image_starts_the_referee_with_flags_it_takes():
     assert command[0] == "referee"
     args = build_parser().parse_args(command[1:])
     assert args.command == "serve" and args.host == "0.0.0.0" and args.workers >= 1
+
+
+MANIFESTS = sorted((ROOT / "deploy" / "kubernetes").rglob("*.yaml"))
+#: the oldest Kubernetes the manifests are written for (autoscaling/v2, policy/v1)
+KUBERNETES = "1.30.0"
+
+
+def _manifests() -> dict[str, dict]:
+    import yaml
+
+    found = {}
+    for path in MANIFESTS:
+        for doc in yaml.safe_load_all(path.read_text()):
+            found[doc["kind"]] = doc
+    return found
+
+
+def test_every_kubernetes_manifest_is_valid_against_the_schema_of_its_kind():
+    import kubernetes_validate
+
+    assert MANIFESTS
+    for doc in _manifests().values():
+        # strict: a field the schema does not know (a typo) is refused too
+        kubernetes_validate.validate(doc, KUBERNETES, strict=True)
+
+
+def test_the_kubernetes_manifests_agree_with_each_other_and_with_the_referee():
+    docs = _manifests()
+    assert {
+        "Deployment",
+        "Service",
+        "HorizontalPodAutoscaler",
+        "PodDisruptionBudget",
+        "Secret",
+    } <= (docs.keys())
+    deployment = docs["Deployment"]
+    pod = deployment["spec"]["template"]
+    labels = pod["metadata"]["labels"]
+    assert deployment["spec"]["selector"]["matchLabels"] == labels
+    assert docs["Service"]["spec"]["selector"] == labels
+    assert docs["PodDisruptionBudget"]["spec"]["selector"]["matchLabels"] == labels
+    target = docs["HorizontalPodAutoscaler"]["spec"]["scaleTargetRef"]
+    assert (target["kind"], target["name"]) == ("Deployment", deployment["metadata"]["name"])
+    (container,) = pod["spec"]["containers"]
+    args = build_parser().parse_args(container["command"][1:])
+    assert args.command == "serve" and args.workers == 1
+    assert container["ports"][0]["containerPort"] == args.port
+    assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    (source,) = container["envFrom"]
+    secret = docs["Secret"]
+    assert source["secretRef"]["name"] == secret["metadata"]["name"]
+    assert "REDIS_URL" in secret["stringData"]
+    # a pod is given longer to stop than the longest long-poll (60 s) holds a request
+    assert pod["spec"]["terminationGracePeriodSeconds"] > 60
+
+
+def test_the_compose_file_is_one_docker_compose_accepts():
+    import shutil
+    import subprocess
+
+    import pytest
+
+    if shutil.which("docker") is None:
+        pytest.skip("no docker on this machine: `docker compose config` cannot run")
+    if subprocess.run(["docker", "compose", "version"], capture_output=True).returncode != 0:
+        pytest.skip("docker here has no compose plugin: `docker compose config` cannot run")
+    result = subprocess.run(
+        ["docker", "compose", "-f", str(ROOT / "deploy" / "compose.yaml"), "config", "--quiet"],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
