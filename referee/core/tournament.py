@@ -78,6 +78,9 @@ class TournamentDoc(msgspec.Struct, array_like=True):
     owner: str = ""
     # SHA-256 of the code an entrant must give to register ("" for none)
     invite: bytes = b""
+    # each entrant's rating (by entrant, as the standings round it) after each rated round,
+    # appended in the write that rates the round
+    ratings: list[list[float]] = []
 
 
 decode_tournament = msgspec.msgpack.Decoder(TournamentDoc).decode
@@ -215,18 +218,5 @@ def tournament_view(doc: TournamentDoc) -> dict[str, Any]:
         "standings": [
             {**msgspec.to_builtins(s), "name": doc.entrants[s.entrant].name} for s in ranked(rated)
         ],
-        "ratings": ratings_by_round(doc),
+        "ratings": doc.ratings,
     }
-
-
-def ratings_by_round(doc: TournamentDoc) -> list[list[float]]:
-    """Each entrant's rating (by entrant number, as the standings round it) after each round
-    that is rated: the rounds rated one after another, as the tournament rated them."""
-    rated_rounds = doc.rounds if doc.status == "finished" else doc.rounds[:-1]
-    history: list[list[float]] = []
-    standings: list[Standing] = []
-    for tables in rated_rounds:
-        results = [t.result for t in tables if t.result is not None]
-        standings = rate(len(doc.entrants), results, standings)
-        history.append([round(s.rating, 3) for s in standings])
-    return history

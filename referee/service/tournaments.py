@@ -134,6 +134,8 @@ class TournamentService:
                     # the round is over: rated in the write that moves on, so exactly once
                     done = [t.result for t in current if t.result is not None]
                     doc.rated = rate(len(doc.entrants), done, doc.rated)
+                    if current:  # not the start, before the first round
+                        doc.ratings.append([round(s.rating, 3) for s in doc.rated])
                     if over:
                         doc.status = "finished"
                     else:

@@ -67,13 +67,14 @@ def play_out(http: httpx.Client, game: dict, rnd: random.Random | None = None, b
 
 def start_tournament(http: httpx.Client, spec: dict) -> tuple[str, list[str]]:
     """A tournament with all its entrants registered (so it runs): its id, their tokens."""
-    reply = http.post("/v1/tournaments", json=spec)
-    assert reply.status_code == 201, reply.text
-    tournament_id = reply.json()["id"]
-    path = f"/v1/tournaments/{tournament_id}/entrants"
-    tokens = [
-        http.post(path, json={"name": f"e{i}"}).json()["token"] for i in range(spec["entrants"])
-    ]
+    created = http.post("/v1/tournaments", json=spec)
+    assert created.status_code == 201, created.text
+    tournament_id = created.json()["id"]
+    tokens = []
+    for i in range(spec["entrants"]):
+        reply = http.post(f"/v1/tournaments/{tournament_id}/entrants", json={"name": f"e{i}"})
+        assert reply.status_code == 201, reply.text
+        tokens.append(reply.json()["token"])
     return tournament_id, tokens
 
 

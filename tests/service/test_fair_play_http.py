@@ -15,7 +15,7 @@ import httpx
 import msgspec
 import psutil
 import pytest
-from helpers import auth, create
+from helpers import auth, create, start_tournament
 
 from referee.games import verify
 from referee.tools.launch import start_referee
@@ -39,18 +39,6 @@ def _play_table(http: httpx.Client, game_id: str, tokens: list[str]) -> None:
                 reply = http.post(f"/v1/games/{game_id}/moves", headers=auth(token), json=body)
                 assert reply.status_code == 200, reply.text
     raise AssertionError("the game did not finish")
-
-
-def _tournament(http: httpx.Client, spec: dict, entrants: int) -> tuple[str, list[str]]:
-    created = http.post("/v1/tournaments", json={**spec, "entrants": entrants})
-    assert created.status_code == 201, created.text
-    tournament_id = created.json()["id"]
-    tokens = []
-    for i in range(entrants):
-        reply = http.post(f"/v1/tournaments/{tournament_id}/entrants", json={"name": f"e{i}"})
-        assert reply.status_code == 201, reply.text
-        tokens.append(reply.json()["token"])
-    return tournament_id, tokens
 
 
 # -- 1. the record of a running game ------------------------------------------------------------
@@ -99,7 +87,7 @@ def test_tables_dealt_the_same_dice_share_no_entrant_and_stay_sealed_until_all_a
     http, ruleset, options
 ):
     spec = {"ruleset": ruleset, "format": "round-robin", "deadline_s": 0, "options": options}
-    tournament_id, tokens = _tournament(http, spec, 4)
+    tournament_id, tokens = start_tournament(http, {**spec, "entrants": 4})
     view = http.get(f"/v1/tournaments/{tournament_id}").json()
     first, second = view["rounds"][0]
     assert not set(first["entrants"]) & set(second["entrants"])
@@ -164,7 +152,7 @@ def test_every_round_robin_and_swiss_round_seats_each_entrant_once(http):
 
 def test_a_tournament_stores_no_token_in_clear(http, redis_client):
     spec = {"ruleset": "chopta", "format": "round-robin", "deadline_s": 0}
-    tournament_id, tokens = _tournament(http, spec, 2)
+    tournament_id, tokens = start_tournament(http, {**spec, "entrants": 2})
     step = http.get("/v1/me/next", headers=auth(tokens[0])).json()
     assert step["status"] == "your_turn"
     move = step["turn"]["legal_moves"][0]
@@ -264,7 +252,7 @@ def test_a_schedule_past_the_cap_is_refused_at_once(http, entrants, table_size, 
 def test_a_large_tournament_creates_one_bounded_round_at_a_time(http, redis_client):
     games_before = sum(1 for _ in redis_client.scan_iter("{game:*}:doc", count=1000))
     spec = {"ruleset": "choice", "format": "round-robin", "deadline_s": 0}
-    tournament_id, _ = _tournament(http, spec, 64)
+    tournament_id, _ = start_tournament(http, {**spec, "entrants": 64})
     games_after = sum(1 for _ in redis_client.scan_iter("{game:*}:doc", count=1000))
     assert games_after - games_before == 32
     view = http.get(f"/v1/tournaments/{tournament_id}")
