@@ -107,7 +107,12 @@ def _secrets(http, redis_client, view: dict) -> list[Secret]:
 
 
 def _leaks(observations: list[dict], secrets: list[Secret], seats: dict[str, list[int]], me):
-    """(secret, observation) pairs where an observer held a secret before its time."""
+    """(secret, observation) pairs where an observer held a secret before its time.
+
+    What an entrant holds by right explains the same bytes anywhere: two pools of ten dice
+    are the same sorted list about once in 860 pairs, so an entrant's own pool can read, to
+    the byte, as another seat's (or round's) before that one is revealed."""
+    held = {secret.pattern for secret in secrets if me is not None and me in secret.holders}
     leaks = []
     for seen in observations:
         own = seen["kind"] == "own"
@@ -116,8 +121,8 @@ def _leaks(observations: list[dict], secrets: list[Secret], seats: dict[str, lis
                 continue
             if own and me not in seats[secret.game]:
                 continue  # a game the entrant does not play: its own dice at another table
-            if own and me in secret.holders:
-                continue  # its own pool or decision
+            if own and (me in secret.holders or secret.pattern in held):
+                continue  # its own pool or decision, or bytes equal to one of them
             leaks.append((secret.what, secret.game, seen["src"], seen["body"][:200]))
     return leaks
 
@@ -162,3 +167,22 @@ def test_no_observer_learns_a_secret_before_its_time(server, redis_client, tmp_p
             assert any(o["kind"] == "own" for o in observations)
         leaks = _leaks(observations, secrets, seats, me if name == "entrant" else None)
         assert not leaks, f"{name}: {len(leaks)} leaks, first {leaks[:3]}"
+
+
+def test_the_judge_tells_a_leak_from_an_entrants_own_equal_pool():
+    """The judge itself: another seat's pool in the entrant's hands is a leak, unless the
+    entrant's own pool is the very same list of dice."""
+    mine = Secret("pool", '"pool":[1,1,2,2,3,3,4,4,5,6]', 10.0, "g", frozenset({3}))
+    other = Secret("pool", '"pool":[1,1,1,2,3,4,5,6,6,6]', 10.0, "g", frozenset({1}))
+    twin = Secret("pool", mine.pattern, 20.0, "g", frozenset({1}))
+    seats = {"g": [0, 1, 2, 3]}
+
+    def seen(body: str) -> dict:
+        return {"t": 5.0, "kind": "own", "src": "/v1/me/next", "body": body}
+
+    assert _leaks([seen(f"{{{mine.pattern}}}")], [mine, other, twin], seats, 3) == []
+    leaked = _leaks([seen(f"{{{other.pattern}}}")], [mine, other, twin], seats, 3)
+    assert [what for what, *_ in leaked] == ["pool"]
+    # a spectator holds nothing by right: the same bytes are a leak of both
+    public = [{**seen(f"{{{mine.pattern}}}"), "kind": "public"}]
+    assert len(_leaks(public, [mine, other, twin], seats, None)) == 2
