@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from pathlib import Path
@@ -9,6 +10,9 @@ from pathlib import Path
 import pytest
 
 from referee.games import get_ruleset
+
+# a line per HTTP request drowns a failing test's own message in its captured output
+logging.getLogger("httpx").setLevel(logging.WARNING)
 
 
 @pytest.fixture
