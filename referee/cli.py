@@ -94,6 +94,9 @@ def _serve(args: argparse.Namespace) -> int:
     log = logging.getLogger("referee")
     _on_stop_signals()
     raise_file_limit()
+    if settings.redis_cluster and settings.redis_url is None:
+        log.error("REFEREE_REDIS_CLUSTER=1 needs REDIS_URL: a node of the cluster")
+        return 1
     try:
         if settings.redis_url is None:
             from .store.embedded import EmbeddedError, start_embedded

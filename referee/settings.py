@@ -34,6 +34,8 @@ class Settings(msgspec.Struct, frozen=True):
     create them, and the limits that keep one client from using the referee up."""
 
     redis_url: str | None = None
+    # REDIS_URL names one node of a Redis/Valkey Cluster (the others are learnt from it)
+    redis_cluster: bool = False
     data_dir: Path = Path("data")
     retention_s: int = 7 * 24 * 3600
     idle_ttl_s: int = 7 * 24 * 3600
@@ -66,6 +68,7 @@ class Settings(msgspec.Struct, frozen=True):
         env = os.environ if env is None else env
         return cls(
             redis_url=env.get("REDIS_URL") or None,
+            redis_cluster=env.get("REFEREE_REDIS_CLUSTER", "0") not in ("", "0"),
             data_dir=Path(env.get("REFEREE_DATA_DIR", "data")),
             retention_s=_int(env, "REFEREE_RETENTION_S", 7 * 24 * 3600),
             idle_ttl_s=_int(env, "REFEREE_IDLE_TTL_S", 7 * 24 * 3600),

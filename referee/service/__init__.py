@@ -61,7 +61,7 @@ class Services:
 
             embedded = start_embedded(settings.data_dir, appendfsync=settings.appendfsync)
             url = embedded.url
-        services = cls(open_store(url), settings, embedded)
+        services = cls(open_store(url, cluster=settings.redis_cluster), settings, embedded)
         warm_caches()
         services._tasks = [
             asyncio.create_task(services.games.sweep_forever(settings.sweep_interval_s)),

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import re
 
-from redis.asyncio import Redis
+from redis.asyncio import ConnectionPool, Redis, RedisCluster
 from redis.exceptions import ConnectionError as _ConnectionError
 from redis.exceptions import RedisError as StoreError
 from redis.exceptions import TimeoutError as _TimeoutError
 
+from .cluster import ClusterConnection
 from .games import (
     COMMITS,
     DEADLINES,
@@ -54,9 +55,14 @@ STORE_UNAVAILABLE = (_ConnectionError, _TimeoutError, TimeoutError)
 class Store:
     """The referee's Redis: its games and tournaments, on clients made once per process."""
 
-    def __init__(self, redis: Redis, blocking: Redis) -> None:
+    def __init__(
+        self,
+        redis: Redis | RedisCluster,
+        blocking: Redis | RedisCluster,
+        shared: ClusterConnection | None = None,
+    ) -> None:
         self._clients = (redis, blocking)
-        self.games = GameStore(redis, blocking)
+        self.games = GameStore(redis, blocking, shared=shared)
         self.tournaments = TournamentStore(redis)
         self.limits = LimitStore(redis, self.games.shared)
 
@@ -75,13 +81,21 @@ def shown_url(url: str) -> str:
     return re.sub(r"([?&]password=)[^&]*", r"\1***", url)
 
 
-def open_store(url: str) -> Store:
-    """The clients for the Redis at ``url`` (connecting lazily)."""
+def open_store(url: str, *, cluster: bool = False) -> Store:
+    """The clients for the Redis at ``url`` (connecting lazily); with ``cluster``, for the
+    Redis Cluster that ``url``'s node belongs to."""
     # no per-socket-call timeouts (redis-py runs each write as a task of its own for them):
     # the store puts one deadline on each of its operations instead
-    redis = Redis.from_url(url, max_connections=256, socket_timeout=None)
-    # long-polls and event streams wait in XREAD BLOCK on a pool of their own
-    blocking = Redis.from_url(url, max_connections=4096, socket_timeout=None)
-    store = Store(redis, blocking)
+    if cluster:
+        # redis-py's cluster clients follow MOVED and ASK themselves; a game's reads and
+        # commits share one connection per primary (``store.cluster``)
+        redis = RedisCluster.from_url(url, max_connections=256, socket_timeout=None)
+        blocking = RedisCluster.from_url(url, max_connections=4096, socket_timeout=None)
+        store = Store(redis, blocking, ClusterConnection(ConnectionPool.from_url(url)))
+    else:
+        redis = Redis.from_url(url, max_connections=256, socket_timeout=None)
+        # long-polls and event streams wait in XREAD BLOCK on a pool of their own
+        blocking = Redis.from_url(url, max_connections=4096, socket_timeout=None)
+        store = Store(redis, blocking)
     store.games.where = shown_url(url)
     return store

@@ -143,6 +143,16 @@ class SharedConnection:
         self._outbox: list[bytes] = []
         self._tasks: set[asyncio.Task] = set()
 
+    @property
+    def pool(self) -> ConnectionPool:
+        """Where its connections come from (their address and settings)."""
+        return self._pool
+
+    @property
+    def connected(self) -> bool:
+        """Whether ``send`` queues now (else it returns None)."""
+        return self._connection is not None
+
     async def execute(self, *args: Any) -> Any:
         """One command's reply; an error reply is raised (redis-py's exception classes)."""
         (reply,) = await self.execute_many(args)

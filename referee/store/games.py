@@ -37,9 +37,10 @@ import hashlib
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from redis.asyncio import Redis
-from redis.exceptions import ConnectionError, NoScriptError, ResponseError
+from redis.asyncio import Redis, RedisCluster
+from redis.exceptions import ConnectionError, NoScriptError, RedisClusterException, ResponseError
 
+from .cluster import ClusterConnection, ClusterSent
 from .connection import Sent, SharedConnection, subscribe
 from .limits import live_key
 from .listing import add_to_index, listed
@@ -101,7 +102,7 @@ class Commit(NamedTuple):
 
     keys: GameKeys
     commands: tuple[tuple[Any, ...], ...]
-    sent: Sent | None  # None: not queued yet (no connection when it was made)
+    sent: Sent | ClusterSent | None  # None: not queued yet (no connection when it was made)
 
     @property
     def queued(self) -> bool:
@@ -138,7 +139,12 @@ class GameStore:
     pool of their own, the commits channel on a connection of its own."""
 
     def __init__(
-        self, redis: Redis, blocking: Redis | None = None, *, timeout_s: float = 10
+        self,
+        redis: Redis | RedisCluster,
+        blocking: Redis | RedisCluster | None = None,
+        *,
+        timeout_s: float = 10,
+        shared: ClusterConnection | None = None,
     ) -> None:
         # a deadline per store operation (per command on the shared connection), rather than
         # redis-py's per-socket-call timeouts (a task per write), which the service switches off
@@ -149,7 +155,8 @@ class GameStore:
         self.blocking = blocking or redis
         # a game's reads and commits, the path every decision takes, share one connection,
         # which keeps the deadline of each command itself
-        self.shared = SharedConnection(redis.connection_pool, timeout_s)
+        # (on a cluster, one per primary: ``store.cluster``)
+        self.shared = shared or SharedConnection(redis.connection_pool, timeout_s)
         self._commit_sha = hashlib.sha1(_COMMIT.encode()).hexdigest()
         #: the server, as log lines name it (``store.shown_url``: no password)
         self.where = "Redis"
@@ -297,7 +304,13 @@ class GameStore:
             game_id, _, event_id = payload.decode().partition(" ")
             heard(game_id, event_id)
 
-        await subscribe(self.blocking.connection_pool, COMMITS, message, subscribed, self.timeout_s)
+        if isinstance(self.shared, ClusterConnection):
+            # PUBLISH on a cluster reaches every node: any primary will do (another each
+            # time the caller subscribes anew)
+            pool = self.shared.subscription_pool()
+        else:
+            pool = self.blocking.connection_pool
+        await subscribe(pool, COMMITS, message, subscribed, self.timeout_s)
 
     async def wait_any(self, positions: dict[str, str], block_ms: int) -> None:
         """Wait until any of several games has an event after its position (game id -> event
@@ -307,8 +320,10 @@ class GameStore:
         try:
             async with asyncio.timeout(self.timeout_s + block_ms / 1000):
                 await self.blocking.xread(streams, count=1, block=block_ms)
-        except ResponseError as exc:
-            if "CROSSSLOT" not in str(exc):
+        except (ResponseError, RedisClusterException) as exc:
+            # a cluster client refuses keys of several slots itself, a single Redis server
+            # in cluster mode answers CROSSSLOT
+            if isinstance(exc, ResponseError) and "CROSSSLOT" not in str(exc):
                 raise
             await asyncio.sleep(min(block_ms / 1000, 0.05))
 

