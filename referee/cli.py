@@ -243,6 +243,23 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["everysec", "always", "no"],
         help="the embedded Valkey's fsync policy for the append-only file",
     )
+    bench.add_argument(
+        "--redis-url",
+        help="measure on this server (its figures only: nothing is flushed), not an embedded one",
+    )
+    bench.add_argument(
+        "--cluster",
+        action="store_true",
+        help="--redis-url names a node of a Redis/Valkey Cluster: the referee runs in cluster "
+        "mode and the Redis figures are summed over every primary",
+    )
+    bench.add_argument(
+        "--local-cluster",
+        type=int,
+        default=0,
+        metavar="N",
+        help="start a cluster of N Valkey primaries on loopback for the run, and measure on it",
+    )
     bench.add_argument("--json", action="store_true", help="print one JSON object")
     bench.set_defaults(run=lambda args: _tool("bench")(args))
     tournament = command(

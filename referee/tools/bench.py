@@ -11,7 +11,12 @@ Starts an embedded Valkey and a referee (uvicorn, W workers) in processes of the
    request (whose phase also creates the games), which the load generators do not bound;
 4. Redis command statistics per decision: the commands the referee sent (each one round trip,
    as the referee pipelines nothing on this path) and all the server ran, the commit script's
-   own calls included; and the memory of one finished game with its record.
+   own calls included; the servers' own CPU per decision (``INFO cpu``), so that capacity is
+   planned from both sides; and the memory of one finished game with its record.
+
+``--redis-url`` measures on a server of your own instead (nothing in it is flushed: the
+figures are differences), ``--cluster`` on a Redis Cluster (figures summed over every
+primary), ``--local-cluster N`` on N Valkey primaries started on loopback for the run.
 
 Every load generator is a separate process talking only HTTP.
 """
@@ -23,6 +28,7 @@ import json
 import statistics
 import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -31,6 +37,7 @@ import redis
 
 from ..store import SCRIPT_COMMANDS, GameKeys
 from ..store.embedded import start_embedded
+from ..store.local_cluster import start_local_cluster
 from .launch import LOAD_LIMITS, start_referee
 from .load import BENCH_GAME, play_game, run_load
 
@@ -53,19 +60,48 @@ def _cpu_seconds(process: psutil.Process) -> float:
 # --- Redis figures -------------------------------------------------------------------------
 
 
-def _command_calls(client: redis.Redis) -> tuple[int, int]:
-    """Commands the server ran (also those a script called) and commands clients sent."""
-    stats = client.info("commandstats")
-    calls = {
-        name.removeprefix("cmdstat_"): figures["calls"]
-        for name, figures in stats.items()
-        if not name.endswith(("info", "config", "resetstat"))
-    }
+def _primaries(url: str, cluster: bool) -> list[redis.Redis]:
+    """A client per server whose figures count: the one server, or every primary."""
+    if not cluster:
+        return [redis.Redis.from_url(url)]
+    with redis.RedisCluster.from_url(url) as seed:
+        nodes = seed.get_primaries()
+    seed = redis.ConnectionPool.from_url(url)  # password, TLS: as the URL says
+    return [
+        redis.Redis(
+            connection_pool=redis.ConnectionPool(
+                connection_class=seed.connection_class,
+                **{**seed.connection_kwargs, "host": node.host, "port": node.port},
+            )
+        )
+        for node in nodes
+    ]
+
+
+def _command_calls(servers: list[redis.Redis]) -> tuple[int, int]:
+    """Commands the servers ran (also those a script called) and commands clients sent."""
+    calls: dict[str, int] = {}
+    for server in servers:
+        for name, figures in server.info("commandstats").items():
+            if not name.endswith(("info", "config", "resetstat")):
+                command = name.removeprefix("cmdstat_")
+                calls[command] = calls.get(command, 0) + figures["calls"]
     ran = sum(calls.values())
     return ran, ran - sum(calls.get(name, 0) for name in SCRIPT_COMMANDS)
 
 
-def _bytes_per_game(client: redis.Redis, url: str, games: int = 5) -> dict[str, int]:
+def _redis_cpu_seconds(servers: list[redis.Redis]) -> float:
+    """CPU time (user + system, main thread and the rest) of the servers so far."""
+    total = 0.0
+    for server in servers:
+        cpu = server.info("cpu")
+        total += float(cpu["used_cpu_user"]) + float(cpu["used_cpu_sys"])
+    return total
+
+
+def _bytes_per_game(
+    client: redis.Redis | redis.RedisCluster, url: str, games: int = 5
+) -> dict[str, int]:
     """Memory of finished 2-seat CHOICE games with their records, as each game ends.
 
     ``all``: every key (document, record, event stream); ``retained``: what stays once the
@@ -128,23 +164,39 @@ def run_bench(
     live_games: int = 100,
     processes: int = 2,
     appendfsync: str = "everysec",
+    redis_url: str | None = None,
+    cluster: bool = False,
+    local_cluster: int = 0,
 ) -> dict[str, Any]:
+    """The figures, on an embedded Valkey; or on the server at ``redis_url`` (with
+    ``cluster``: a node of a Redis Cluster, figures summed over its primaries); or on a
+    cluster of ``local_cluster`` primaries started on loopback for the run."""
     started = time.monotonic()
     data_dir = tempfile.mkdtemp(prefix="referee-bench-")
-    valkey = start_embedded(data_dir, persist=False, appendfsync=appendfsync)
-    referee = None
-    try:
+    valkey = local = None
+    if local_cluster:
+        local = start_local_cluster(local_cluster, Path(data_dir))
+        redis_url, cluster = local.url, True
+    elif redis_url is None:
+        valkey = start_embedded(data_dir, persist=False, appendfsync=appendfsync)
         redis_url = valkey.url
-        referee, url = start_referee(redis_url, workers, env=LOAD_LIMITS)
-        client = redis.Redis.from_url(redis_url)
+    referee = None
+    servers: list[redis.Redis] = []
+    try:
+        env = {**LOAD_LIMITS, "REFEREE_REDIS_CLUSTER": "1" if cluster else "0"}
+        referee, url = start_referee(redis_url, workers, env=env)
+        servers = _primaries(redis_url, cluster)
+        client = redis.RedisCluster.from_url(redis_url) if cluster else servers[0]
         _live_games(url, live_games)
         server = psutil.Process(referee.pid)
         # the ceiling is measured in two halves, before and after the games, so that a drift
         # of the machine's speed during the run weighs on both sides of the ratio alike
         before = _ceiling_phase(url, bots, processes, seconds * 0.15, server)
-        ran_before, sent_before = _command_calls(client)
+        ran_before, sent_before = _command_calls(servers)
+        redis_cpu = _redis_cpu_seconds(servers)
         games, games_cpu = _measured_load("games", url, bots, processes, seconds * 0.7, server)
-        ran_after, sent_after = _command_calls(client)
+        redis_cpu = _redis_cpu_seconds(servers) - redis_cpu
+        ran_after, sent_after = _command_calls(servers)
         after = _ceiling_phase(url, bots, processes, seconds * 0.15, server)
         ceiling_elapsed = before["elapsed"] + after["elapsed"]
         ceiling_rps = (before["requests"] + after["requests"]) / ceiling_elapsed
@@ -182,6 +234,9 @@ def run_bench(
             "ceiling_p99_ms": round(_percentile(ceiling_latencies, 0.99), 2),
             "redis_round_trips_per_decision": round(sent / max(decisions, 1), 2),
             "redis_calls_per_decision": round(calls / max(decisions, 1), 2),
+            # the servers' own CPU while the games played (every primary's, on a cluster)
+            "redis_cores_games": round(redis_cpu / elapsed, 2),
+            "redis_cpu_us_per_decision": round(redis_cpu / max(decisions, 1) * 1e6, 1),
             "redis_bytes_per_game": memory["mean"],
             "redis_bytes_per_game_max": memory["max"],
             "redis_bytes_per_game_retained": memory["retained"],
@@ -190,7 +245,8 @@ def run_bench(
             "workers": workers,
             "bots": bots,
             "live_games": live_games,
-            "appendfsync": appendfsync,
+            "appendfsync": appendfsync if valkey is not None else None,
+            "redis_primaries": len(servers),
             "seconds": round(time.monotonic() - started, 1),
         }
         client.close()
@@ -199,12 +255,27 @@ def run_bench(
         if referee is not None:
             referee.terminate()
             referee.wait(timeout=15)
-        valkey.stop()
+        for each in servers:
+            each.close()
+        if valkey is not None:
+            valkey.stop()
+        if local is not None:
+            local.stop()
 
 
 def main(args: Any) -> int:
+    if args.cluster and not args.redis_url:
+        print("--cluster needs --redis-url: a node of the cluster (or --local-cluster N)")
+        return 2
     figures = run_bench(
-        args.seconds, args.workers, args.bots, args.live_games, appendfsync=args.appendfsync
+        args.seconds,
+        args.workers,
+        args.bots,
+        args.live_games,
+        appendfsync=args.appendfsync,
+        redis_url=args.redis_url,
+        cluster=args.cluster,
+        local_cluster=args.local_cluster,
     )
     if args.json:
         print(json.dumps(figures))

@@ -8,28 +8,18 @@ import sys
 from pathlib import Path
 
 
-def test_bench_reports_every_figure():
+def _bench(*flags: str) -> dict:
+    command = [sys.executable, "-m", "referee.cli", "bench", "--seconds", "3", "--bots", "4"]
+    command += ["--live-games", "5", "--json", *flags]
     result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "referee.cli",
-            "bench",
-            "--seconds",
-            "3",
-            "--bots",
-            "4",
-            "--live-games",
-            "5",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=240,
-        cwd=Path(__file__).parents[2],
+        command, capture_output=True, text=True, timeout=240, cwd=Path(__file__).parents[2]
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    figures = json.loads(result.stdout.strip().splitlines()[-1])
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_bench_reports_every_figure():
+    figures = _bench()
     for name in (
         "ceiling_rps",
         "ceiling_rps_before",
@@ -48,6 +38,8 @@ def test_bench_reports_every_figure():
         "referee_cpu_us_per_game_request",
         "cpu_ratio",
         "redis_bytes_per_game",
+        "redis_cores_games",
+        "redis_cpu_us_per_decision",
     ):
         assert isinstance(figures[name], (int, float)), name
     assert figures["decisions_per_s"] > 0 and figures["errors"] == 0
@@ -63,6 +55,18 @@ def test_bench_reports_every_figure():
     assert figures["redis_bytes_per_game"] > 1000
     assert figures["redis_bytes_per_game_max"] >= figures["redis_bytes_per_game"]
     assert 0 < figures["redis_bytes_per_game_retained"] < figures["redis_bytes_per_game"]
+    assert figures["redis_primaries"] == 1 and figures["redis_cpu_us_per_decision"] > 0
+
+
+def test_bench_measures_a_cluster_summing_every_primary():
+    """``--local-cluster 3``: the referee in cluster mode on three primaries; the Redis figures
+    are the three servers' together (a commit's calls, wherever its game lives)."""
+    figures = _bench("--local-cluster", "3")
+    assert figures["redis_primaries"] == 3
+    assert figures["decisions_per_s"] > 0 and figures["errors"] == 0
+    assert 1 <= figures["redis_round_trips_per_decision"] < figures["redis_calls_per_decision"]
+    assert figures["redis_cores_games"] > 0 and figures["redis_cpu_us_per_decision"] > 0
+    assert figures["redis_bytes_per_game_retained"] < figures["redis_bytes_per_game"]
 
 
 def test_the_bots_http_client_reads_split_responses_keeps_alive_and_fails_on_a_close():
