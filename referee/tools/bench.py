@@ -121,11 +121,19 @@ def _bytes_per_game(
     }
 
 
-def _live_games(url: str, count: int) -> None:
+def _live_games(url: str, count: int) -> list[str]:
     """Idle running games that no bot touches: latency must not grow with them."""
     with httpx.Client(base_url=url, timeout=30) as http:
-        for _ in range(count):
-            http.post("/v1/games", json=BENCH_GAME)
+        return [http.post("/v1/games", json=BENCH_GAME).json()["id"] for _ in range(count)]
+
+
+def _bytes_per_live_game(client: redis.Redis | redis.RedisCluster, game_ids: list[str]) -> int:
+    """Memory of a 2-seat CHOICE game as it starts (document and event stream)."""
+    sizes = [
+        sum(client.memory_usage(key) or 0 for key in GameKeys(game_id).all())
+        for game_id in game_ids
+    ]
+    return round(statistics.mean(sizes)) if sizes else 0
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -187,7 +195,7 @@ def run_bench(
         referee, url = start_referee(redis_url, workers, env=env)
         servers = _primaries(redis_url, cluster)
         client = redis.RedisCluster.from_url(redis_url) if cluster else servers[0]
-        _live_games(url, live_games)
+        live = _live_games(url, live_games)
         server = psutil.Process(referee.pid)
         # the ceiling is measured in two halves, before and after the games, so that a drift
         # of the machine's speed during the run weighs on both sides of the ratio alike
@@ -211,6 +219,7 @@ def run_bench(
         waited = [x for r in games for x in r["waited"]]
         ceiling_latencies = before["latencies"] + after["latencies"]
         memory = _bytes_per_game(client, url)
+        live_bytes = _bytes_per_live_game(client, live)
         figures = {
             "ceiling_rps": round(ceiling_rps, 1),
             "ceiling_rps_before": round(before["requests"] / before["elapsed"], 1),
@@ -237,6 +246,7 @@ def run_bench(
             # the servers' own CPU while the games played (every primary's, on a cluster)
             "redis_cores_games": round(redis_cpu / elapsed, 2),
             "redis_cpu_us_per_decision": round(redis_cpu / max(decisions, 1) * 1e6, 1),
+            "redis_bytes_per_live_game": live_bytes,
             "redis_bytes_per_game": memory["mean"],
             "redis_bytes_per_game_max": memory["max"],
             "redis_bytes_per_game_retained": memory["retained"],

@@ -56,6 +56,7 @@ def test_bench_reports_every_figure():
     assert figures["redis_bytes_per_game_max"] >= figures["redis_bytes_per_game"]
     assert 0 < figures["redis_bytes_per_game_retained"] < figures["redis_bytes_per_game"]
     assert figures["redis_primaries"] == 1 and figures["redis_cpu_us_per_decision"] > 0
+    assert 0 < figures["redis_bytes_per_live_game"] < figures["redis_bytes_per_game"]
 
 
 def test_bench_measures_a_cluster_summing_every_primary():
