@@ -39,7 +39,7 @@ from redis.exceptions import (
     TryAgainError,
 )
 
-from .connection import Sent, SharedConnection
+from .connection import Commands, Sent, SharedConnection
 
 __all__ = ["SLOTS", "ClusterConnection", "ClusterSent", "slot_of"]
 
@@ -71,7 +71,7 @@ class ClusterSent(NamedTuple):
     parts: list[tuple[SharedConnection, Sent, list[int]]]
 
 
-class ClusterConnection:
+class ClusterConnection(Commands):
     """``SharedConnection``'s interface over the primaries of a cluster.
 
     ``seed`` is a pool for one node (the URL's): the others are reached with its connection
@@ -140,12 +140,6 @@ class ClusterConnection:
         return routes
 
     # -- SharedConnection's interface -------------------------------------------------------
-
-    async def execute(self, *args: Any) -> Any:
-        (reply,) = await self.execute_many(args)
-        if isinstance(reply, ResponseError):
-            raise reply
-        return reply
 
     async def execute_many(self, *commands: tuple[Any, ...]) -> list[Any]:
         if not self._slots:

@@ -36,7 +36,7 @@ from redis.exceptions import (
     TimeoutError,
 )
 
-__all__ = ["Sent", "SharedConnection", "TakenOver", "subscribe"]
+__all__ = ["Commands", "Sent", "SharedConnection", "TakenOver", "subscribe"]
 
 
 #: what ``Reader.gets()`` gives while a reply is incomplete (RESP3 has a ``False`` of its own)
@@ -122,7 +122,22 @@ class Sent(NamedTuple):
     futures: list[asyncio.Future]
 
 
-class SharedConnection:
+class Commands:
+    """``execute`` over ``execute_many``: what both shared connections (one Redis, a
+    cluster's primaries) answer alike."""
+
+    async def execute(self, *args: Any) -> Any:
+        """One command's reply; an error reply is raised (redis-py's exception classes)."""
+        (reply,) = await self.execute_many(args)
+        if isinstance(reply, ResponseError):
+            raise reply
+        return reply
+
+    async def execute_many(self, *commands: tuple[Any, ...]) -> list[Any]:
+        raise NotImplementedError
+
+
+class SharedConnection(Commands):
     """Commands of any number of tasks on one connection, replies in order.
 
     A lost connection fails every command still waiting with a ``ConnectionError`` (whether
@@ -152,13 +167,6 @@ class SharedConnection:
     def connected(self) -> bool:
         """Whether ``send`` queues now (else it returns None)."""
         return self._connection is not None
-
-    async def execute(self, *args: Any) -> Any:
-        """One command's reply; an error reply is raised (redis-py's exception classes)."""
-        (reply,) = await self.execute_many(args)
-        if isinstance(reply, ResponseError):
-            raise reply
-        return reply
 
     async def execute_many(self, *commands: tuple[Any, ...]) -> list[Any]:
         """Several commands sent together; their replies in order, error replies as

@@ -43,25 +43,39 @@ def auth(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
-def play_out(http: httpx.Client, game: dict, rnd: random.Random | None = None, batch=False):
-    """Every seat plays legal moves (random or first) through HTTP until the game is over."""
+def play_out(
+    http: httpx.Client | list[httpx.Client],
+    game: dict,
+    rnd: random.Random | None = None,
+    *,
+    accepted: dict[int, list[int]] | None = None,
+    pause_s: float = 0.0,
+):
+    """Every seat plays random legal moves through HTTP until the game is over; its public
+    view then. Given several clients (replicas), each decision's turn is read from one and
+    posted to the next, in turn; ``accepted`` (seat -> seqs) gets each decision accepted."""
     rnd = rnd or random.Random(0)
+    clients = http if isinstance(http, list) else [http]
     tokens = [seat["token"] for seat in game["seats"]]
-    for _ in range(20_000):
-        public = http.get(f"/v1/games/{game['id']}").json()
+    for step in range(20_000):
+        reader, writer = clients[step % len(clients)], clients[(step + 1) % len(clients)]
+        public = reader.get(f"/v1/games/{game['id']}").json()
         if public["status"] == "finished":
             return public
         for seat in public["to_decide"]:
-            turn = http.get(f"/v1/games/{game['id']}/turn", headers=auth(tokens[seat])).json()
+            turn = reader.get(f"/v1/games/{game['id']}/turn", headers=auth(tokens[seat])).json()
             if turn["status"] != "your_turn":
                 continue
             move = rnd.choice(turn["legal_moves"])
-            reply = http.post(
+            reply = writer.post(
                 f"/v1/games/{game['id']}/moves",
                 headers=auth(tokens[seat]),
                 json={"seq": turn["seq"], "move": move},
             )
             assert reply.status_code == 200, reply.text
+            if accepted is not None:
+                accepted.setdefault(seat, []).append(turn["seq"])
+            time.sleep(pause_s)
     raise AssertionError("the game did not finish")
 
 
