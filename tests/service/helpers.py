@@ -92,20 +92,25 @@ def start_tournament(http: httpx.Client, spec: dict) -> tuple[str, list[str]]:
     return tournament_id, tokens
 
 
-def play_tournament(http: httpx.Client, tournament_id: str, tokens: list[str], seed: int = 2):
+def play_tournament(
+    http: httpx.Client | list[httpx.Client], tournament_id: str, tokens: list[str], seed: int = 2
+):
     """Every entrant plays random legal moves (``nextDecision``) until the tournament is
-    over; its view at the end."""
+    over; its view at the end. Given several clients (replicas), entrant i plays through
+    client i modulo their number."""
     rnd = random.Random(seed)
+    clients = http if isinstance(http, list) else [http]
     for _ in range(5000):
-        view = http.get(f"/v1/tournaments/{tournament_id}").json()
+        view = clients[0].get(f"/v1/tournaments/{tournament_id}").json()
         if view["status"] == "finished":
             return view
-        for token in tokens:
-            step = http.get("/v1/me/next", headers=auth(token)).json()
+        for i, token in enumerate(tokens):
+            client = clients[i % len(clients)]
+            step = client.get("/v1/me/next", headers=auth(token)).json()
             if step["status"] == "your_turn":
                 turn = step["turn"]
                 body = {"seq": turn["seq"], "move": rnd.choice(turn["legal_moves"])}
-                reply = http.post(
+                reply = client.post(
                     f"/v1/games/{step['game_id']}/moves",
                     headers=auth(step["seat_token"]),
                     json=body,
