@@ -27,9 +27,9 @@ import redis
 
 from referee.store import COMMITS
 from referee.store.embedded import start_embedded
-from referee.store.local_cluster import start_local_cluster
 from referee.tools.bench import _primaries, _redis_cpu_seconds
 from referee.tools.launch import LOAD_LIMITS, start_referee
+from referee.tools.local_cluster import start_local_cluster
 
 
 def _cpu(process: psutil.Process) -> float:

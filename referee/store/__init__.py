@@ -14,7 +14,6 @@ from redis.exceptions import ConnectionError as _ConnectionError
 from redis.exceptions import RedisError as StoreError
 from redis.exceptions import TimeoutError as _TimeoutError
 
-from .cluster import ClusterConnection
 from .games import (
     COMMITS,
     DEADLINES,
@@ -59,10 +58,10 @@ class Store:
         self,
         redis: Redis | RedisCluster,
         blocking: Redis | RedisCluster,
-        shared: ClusterConnection | None = None,
+        cluster_seed: ConnectionPool | None = None,
     ) -> None:
         self._clients = (redis, blocking)
-        self.games = GameStore(redis, blocking, shared=shared)
+        self.games = GameStore(redis, blocking, cluster_seed=cluster_seed)
         self.tournaments = TournamentStore(redis)
         self.limits = LimitStore(redis, self.games.shared)
 
@@ -91,7 +90,7 @@ def open_store(url: str, *, cluster: bool = False) -> Store:
         # commits share one connection per primary (``store.cluster``)
         redis = RedisCluster.from_url(url, max_connections=256, socket_timeout=None)
         blocking = RedisCluster.from_url(url, max_connections=4096, socket_timeout=None)
-        store = Store(redis, blocking, ClusterConnection(ConnectionPool.from_url(url)))
+        store = Store(redis, blocking, ConnectionPool.from_url(url))
     else:
         redis = Redis.from_url(url, max_connections=256, socket_timeout=None)
         # long-polls and event streams wait in XREAD BLOCK on a pool of their own

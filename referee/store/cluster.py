@@ -63,6 +63,11 @@ def _key_of(command: tuple[Any, ...]) -> str | bytes | None:
     return command[1] if len(command) > 1 else None
 
 
+def _refused(replies: list[Any]) -> list[int]:
+    """The places of the replies that redirect or refuse for now (nothing ran there)."""
+    return [i for i, reply in enumerate(replies) if isinstance(reply, _REDIRECTED)]
+
+
 class ClusterSent(NamedTuple):
     """Commands queued on the primaries' connections: per part, its connection, what was
     sent and the places of its commands among ``commands``."""
@@ -194,12 +199,12 @@ class ClusterConnection(Commands):
 
     async def _redirected(self, commands: tuple[tuple[Any, ...], ...], replies: list[Any]) -> list:
         """``replies`` with every redirection followed until the command ran somewhere."""
+        again = _refused(replies)
+        if not again:  # nearly always: nothing more to do
+            return replies
         deadline = asyncio.get_running_loop().time() + self._timeout_s
         pause = 0.002
-        while True:
-            again = [i for i, reply in enumerate(replies) if isinstance(reply, _REDIRECTED)]
-            if not again:
-                return replies
+        while again:
             for i in again:
                 refused, command = replies[i], commands[i]
                 if isinstance(refused, MovedError):
@@ -217,6 +222,8 @@ class ClusterConnection(Commands):
                     if isinstance(refused, ClusterDownError):
                         await self.refresh()
                     (replies[i],) = await self._sent_to(self._address(command), (command,))
+            again = _refused(replies)
+        return replies
 
     def _moved_to(self, refused: AskError) -> str:
         host = refused.host or self._seed.rpartition(":")[0]

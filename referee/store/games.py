@@ -37,7 +37,7 @@ import hashlib
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from redis.asyncio import Redis, RedisCluster
+from redis.asyncio import ConnectionPool, Redis, RedisCluster
 from redis.exceptions import ConnectionError, NoScriptError, RedisClusterException, ResponseError
 
 from .cluster import ClusterConnection, ClusterSent
@@ -144,7 +144,7 @@ class GameStore:
         blocking: Redis | RedisCluster | None = None,
         *,
         timeout_s: float = 10,
-        shared: ClusterConnection | None = None,
+        cluster_seed: ConnectionPool | None = None,
     ) -> None:
         # a deadline per store operation (per command on the shared connection), rather than
         # redis-py's per-socket-call timeouts (a task per write), which the service switches off
@@ -155,8 +155,13 @@ class GameStore:
         self.blocking = blocking or redis
         # a game's reads and commits, the path every decision takes, share one connection,
         # which keeps the deadline of each command itself
-        # (on a cluster, one per primary: ``store.cluster``)
-        self.shared = shared or SharedConnection(redis.connection_pool, timeout_s)
+        # (on a cluster, one per primary, reached with ``cluster_seed``'s settings:
+        # ``store.cluster``)
+        self.shared: SharedConnection | ClusterConnection
+        if cluster_seed is not None:
+            self.shared = ClusterConnection(cluster_seed, timeout_s)
+        else:
+            self.shared = SharedConnection(redis.connection_pool, timeout_s)
         self._commit_sha = hashlib.sha1(_COMMIT.encode()).hexdigest()
         #: the server, as log lines name it (``store.shown_url``: no password)
         self.where = "Redis"

