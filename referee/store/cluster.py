@@ -133,10 +133,12 @@ class ClusterConnection(Commands):
         raise ConnectionError(f"no node of the cluster answers CLUSTER SLOTS: {error!r}")
 
     def _address(self, command: tuple[Any, ...]) -> str:
+        """Its slot's primary; the seed node while the table is unread (it redirects)."""
         key = _key_of(command)
-        if key is None:
-            return self._slots[0] or self._seed
-        return self._slots[slot_of(key)] or self._seed
+        slots = self._slots
+        if not slots:  # dropped by a lost connection meanwhile: read again on the next call
+            return self._seed
+        return (slots[0] if key is None else slots[slot_of(key)]) or self._seed
 
     def _route(self, commands: tuple[tuple[Any, ...], ...]) -> dict[str, list[int]]:
         routes: dict[str, list[int]] = {}
@@ -209,7 +211,8 @@ class ClusterConnection(Commands):
                 refused, command = replies[i], commands[i]
                 if isinstance(refused, MovedError):
                     address = self._moved_to(refused)
-                    self._slots[refused.slot_id] = address
+                    if self._slots:  # else it is read anew, MOVED included
+                        self._slots[refused.slot_id] = address
                     (replies[i],) = await self._sent_to(address, (command,))
                 elif isinstance(refused, AskError):
                     address = self._moved_to(refused)

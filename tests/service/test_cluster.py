@@ -210,3 +210,32 @@ def test_slots_move_mid_play_and_no_decision_is_lost_or_counted_twice(cluster, c
         assert recorded == accepted[game["id"]]  # none lost, none twice, in their order
         replay = b.get(f"/v1/games/{game['id']}/replay").json()
         assert replay["verified"] is True, replay["problems"]
+
+
+def test_a_redirection_met_while_the_slot_table_is_dropped_is_still_followed(cluster):
+    """A lost primary drops the table (to be read again) while other commands are being
+    redirected: a MOVED or a TRYAGAIN then still reaches the right primary, never an error."""
+    import asyncio
+
+    from redis.asyncio import ConnectionPool
+    from redis.exceptions import MovedError, TryAgainError
+
+    from referee.store.cluster import ClusterConnection
+
+    key = "{game:dropped-table}:doc"
+    owner = cluster.owner(slot_of(key))
+
+    async def scenario():
+        connection = ClusterConnection(ConnectionPool.from_url(cluster.url))
+        try:
+            await connection.refresh()
+            connection._slots = []  # as a lost connection leaves it
+            moved = MovedError(f"{slot_of(key)} {owner.address}")
+            assert await connection._redirected((("HSET", key, "v", "1"),), [moved]) == [1]
+            connection._slots = []
+            again = TryAgainError("TRYAGAIN")
+            assert await connection._redirected((("HGET", key, "v"),), [again]) == [b"1"]
+        finally:
+            await connection.aclose()
+
+    asyncio.run(scenario())
