@@ -5,8 +5,10 @@
 (``static/spectator.js``) reads only the public endpoints (getGame, streamEvents, getReplay,
 listGames, getTournament, ...), so a spectator sees exactly what the public view shows. The
 turn report (``/games/{id}/report`` and ``report.txt``) is rendered here, from the rounds
-that are over (``core.replay.postal_report``). Every page forbids, by its Content-Security-
-Policy, any request that leaves the referee's origin.
+that are over (``core.replay.postal_report``). ``/games/{id}/play`` adds a seat played by a
+person (``static/play.js``): with the seat's token it reads that seat's turn and posts its
+moves, as any bot does. Every page forbids, by its Content-Security-Policy, any request that
+leaves the referee's origin.
 """
 
 from __future__ import annotations
@@ -88,6 +90,13 @@ class PageController(Controller):
     async def game(self, game_id: GameId) -> Response[str]:
         check_id(game_id)
         return _page(f"Game {game_id}", "game", game_id)
+
+    @get("/games/{game_id:str}/play", name="page-play")
+    async def play(self, game_id: GameId) -> Response[str]:
+        """A seat played by a person: the token stays in the browser (sessionStorage, or the
+        address's fragment, which is never sent), so this shell is the same for everyone."""
+        check_id(game_id)
+        return _page(f"Play game {game_id}", "play", game_id)
 
     @get("/games/{game_id:str}/report", name="page-report")
     async def report(self, state: State, game_id: GameId) -> Response[str]:

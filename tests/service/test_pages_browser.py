@@ -6,6 +6,7 @@ every request a page makes must stay on the referee's origin."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
@@ -198,4 +199,172 @@ def test_a_game_page_reads_on_a_phone(browser, server, http):
     width = phone.evaluate("document.documentElement.scrollWidth")
     assert width <= 390, f"the page scrolls sideways on a phone: {width}px"
     shot(phone, "game-phone")
+    context.close()
+
+
+# -- a person at a seat (/games/{id}/play) -----------------------------------------------------
+
+
+def clicks_for(move: dict, source: str = "roll") -> list[str]:
+    """What a person clicks to choose ``move``, worked out here from the move alone (not from
+    the page's script): the fifth die (or the card and its dice) first, then each pair."""
+    dice = lambda values, at=source: [f"{at}:{d}" for d in values]  # noqa: E731
+    kind = move["type"]
+    if kind in ("mark", "free_throw"):
+        first = move["fifth"] if kind == "mark" else move["set_aside"]
+        return dice([first]) + dice(move["pairs"][0]) + dice(move["pairs"][1])
+    if kind == "fdh":
+        last = move["fifth"] or move["set_aside"]
+        return [
+            "card:fdh",
+            *dice(move["remove"]),
+            *dice(move["pair"]),
+            *dice([last] if last else []),
+        ]
+    if kind == "null":
+        return [
+            "card:null",
+            *dice([move["plate"]]),
+            *dice(move["pairs"][1]),
+            *dice(move["pairs"][0]),
+        ]
+    if kind == "kur":
+        return ["card:kur", *dice([move["fifth"]])]
+    if kind in ("minus1", "minus2"):
+        return [f"card:{kind}"]
+    if kind == "suppen_kasper":
+        return [
+            "card:suppen_kasper",
+            *dice(move["eat"], "plate"),
+            *clicks_for(move["round"], "eaten"),
+        ]
+    if kind == "place":
+        return [f"pool:{move['die']}"]
+    return [f"pool:{move['die']}", f"area{move['opponent']}:{move['take']}"]
+
+
+def _create(http, ruleset: str, seats: list[dict], options=None) -> dict:
+    body = {"ruleset": ruleset, "seats": seats, "options": options or {}, "deadline_s": 60}
+    reply = http.post("/v1/games", json=body)
+    assert reply.status_code == 201, reply.text
+    return reply.json()
+
+
+def _token_of(page, game_id: str) -> str:
+    return page.evaluate(f"sessionStorage.getItem('referee.seat.{game_id}')")
+
+
+def _play_by_clicks(page, http, game_id: str, rnd: random.Random) -> list[dict]:
+    """Play this tab's seat to the end, as a person: each turn, a random legal move (read with
+    the tab's own token) is clicked die by die; the page must then offer it as a whole move, and
+    the button that plays it is clicked. Returns the moves played."""
+    token = _token_of(page, game_id)
+    played: list[dict] = []
+    for _ in range(300):
+        page.wait_for_function(
+            "() => /^(Your turn|The game is over)/"
+            ".test(document.querySelector('.prompt')?.textContent)"
+        )
+        if page.locator(".prompt").inner_text().startswith("The game is over"):
+            return played
+        turn = http.get(f"/v1/games/{game_id}/turn", headers=auth(token)).json()
+        assert turn["status"] == "your_turn", turn
+        move = rnd.choice(turn["legal_moves"])
+        for token_clicked in clicks_for(move):
+            page.locator(f"button.pick[data-token='{token_clicked}']:not([disabled])").first.click()
+        whole = [
+            (json.loads(b.get_attribute("data-move")), b)
+            for b in page.locator("button.move.whole").all()
+        ]
+        offered = [m for m, _ in whole]
+        assert move in offered, (move, offered)
+        assert len(offered) == 1 or move["type"] == "minus2", offered  # the clicks name one move
+        next(b for m, b in whole if m == move).click()
+        played.append(move)
+        if len(played) == 3:
+            shot(page, f"play-{turn['view']['ruleset']}")
+        page.wait_for_function("() => !document.querySelector('button.move[disabled]')")
+    raise AssertionError("the game did not end")
+
+
+@pytest.mark.parametrize(
+    ("ruleset", "seed"), [("choice", 11), ("choice-specials", 12), ("chopta", 13)]
+)
+def test_a_person_plays_a_whole_game_against_a_house_bot_by_clicking_dice(
+    page, server, http, ruleset, seed
+):
+    page.goto(f"{server.url}/")
+    page.fill("#practice-name", "Ada")
+    page.select_option("#practice-ruleset", ruleset)
+    page.select_option("#practice-level", "strong")
+    page.fill("#practice-deadline", "0")
+    page.get_by_role("button", name="Start a game").click()
+    page.wait_for_url("**/play")
+    game_id = page.url.split("/")[-2]
+    played = _play_by_clicks(page, http, game_id, random.Random(seed))
+    # the record holds exactly what was clicked, and the page ends on the referee's totals
+    record = http.get(f"/v1/games/{game_id}/record").json()
+    assert [d["moves"][0] for d in record["decisions"] if d["seat"] == 0] == played
+    assert not any(d["timeout"] for d in record["decisions"])
+    page.wait_for_selector("[data-verified=true]")
+    final = http.get(f"/v1/games/{game_id}").json()
+    assert totals_shown(page) == totals_of(final)
+    assert page.locator(".prompt").inner_text().startswith("The game is over: Ada ")
+    shot(page, f"play-over-{ruleset}")
+
+
+def test_an_open_seat_is_taken_on_the_game_page_and_its_token_stays_in_the_tab(page, server, http):
+    game = _create(http, "choice-specials", [{}, {"bot": "greedy"}])
+    sent: list[tuple[str, str | None]] = []
+    page.on("request", lambda r: sent.append((r.url, r.headers.get("authorization"))))
+    page.goto(f"{server.url}/games/{game['id']}")
+    page.fill("#join-name", "Grace")
+    page.get_by_role("button", name="Take a seat and play").click()
+    page.wait_for_url(f"**/games/{game['id']}/play")
+    page.wait_for_function(
+        "() => document.querySelector('.prompt')?.textContent.startsWith('Your turn')"
+    )
+    token = _token_of(page, game["id"])
+    assert token and token.startswith(game["id"] + ".")
+    first = page.locator("button.move").first
+    move = json.loads(first.get_attribute("data-move"))
+    first.click()
+    page.wait_for_function(
+        "() => document.querySelector('.message')?.textContent.startsWith('Played')"
+    )
+    record = http.get(f"/v1/games/{game['id']}/record").json()
+    assert [d["moves"] for d in record["decisions"] if d["seat"] == 0] == [[move]]
+    # the token went out only in Authorization headers, only to the seat's own calls
+    assert not [url for url, _ in sent if token in url]
+    carried = {url.split("?")[0].rsplit("/", 1)[-1] for url, header in sent if header}
+    assert carried <= {"turn", "moves"} and "moves" in carried, carried
+    assert all(header == f"Bearer {token}" for _, header in sent if header)
+    # the game's page of that tab now offers the seat back, not the form
+    page.goto(f"{server.url}/games/{game['id']}")
+    page.wait_for_selector(f".your-seat a[href='/games/{game['id']}/play']")
+    assert page.locator("form.join").count() == 0
+
+
+def test_a_seat_token_handed_over_in_the_fragment_is_kept_and_cleared_from_the_address(
+    page, server, http
+):
+    game = _create(http, "chopta", [{"name": "Lin"}, {"bot": "random"}], {"target": 20})
+    token = game["seats"][0]["token"]
+    page.goto(f"{server.url}/games/{game['id']}/play#token={token}")
+    page.wait_for_function(
+        "() => document.querySelector('.prompt')?.textContent.startsWith('Your turn')"
+    )
+    assert page.url == f"{server.url}/games/{game['id']}/play"
+    assert page.locator(".pick-row").first.inner_text().startswith("your pool (10")
+
+
+def test_a_token_the_referee_refuses_is_said_so_on_the_play_page(browser, server, http):
+    game = _create(http, "chopta", [{"name": "Lin"}, {"bot": "random"}], {"target": 20})
+    context = browser.new_context()  # the refused call is logged as a console error: expected
+    tab = context.new_page()
+    tab.goto(f"{server.url}/games/{game['id']}/play#token={game['id']}.not-its-token")
+    tab.wait_for_function(
+        "() => document.querySelector('.prompt')?.textContent.includes('refused')"
+    )
+    assert tab.locator("button.pick").count() == 0
     context.close()

@@ -138,15 +138,22 @@ def test_a_tournament_shows_its_ratings_after_each_round(http):
 
 def test_the_pages_are_served_with_a_policy_that_keeps_them_on_this_origin(http):
     game = create(http, "choice", 2)
-    for path in ("/", f"/games/{game['id']}", "/tournaments/0123456789abcdef"):
+    pages = (
+        "/",
+        f"/games/{game['id']}",
+        f"/games/{game['id']}/play",
+        "/tournaments/0123456789abcdef",
+    )
+    for path in pages:
         page = http.get(path)
         assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
         policy = page.headers["content-security-policy"]
         assert "default-src 'none'" in policy and "connect-src 'self'" in policy
         assert "http" not in page.text.replace("http-equiv", "")  # no address elsewhere
-    for path in ("/static/spectator.js", "/static/spectator.css"):
-        assert http.get(path).status_code == 200
-    refused = http.get("/games/not-an-id")
-    assert refused.status_code == 404 and refused.json()["code"] == "game-not-found"
+    for name in ("spectator.js", "play.js", "common.js", "spectator.css"):
+        assert http.get(f"/static/{name}").status_code == 200
+    for path in ("/games/not-an-id", "/games/not-an-id/play"):
+        refused = http.get(path)
+        assert refused.status_code == 404 and refused.json()["code"] == "game-not-found"
     report = http.get(f"/games/{game['id']}/report.txt").text
     assert "No round is over yet." in report

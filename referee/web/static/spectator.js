@@ -2,54 +2,16 @@
 // public endpoints, so a spectator sees exactly what the public view shows. No build step, no
 // library, nothing from another origin (the pages' Content-Security-Policy forbids it).
 
+import { CARDS, api, describeMove, die, el, hiddenDie } from "./common.js";
+import { rememberSeat, seatPanel, seatToken } from "./play.js";
+
 const app = document.getElementById("app");
-const FACES = "⚀⚁⚂⚃⚄⚅";
 // the rulebook's points value of each sum (RULES.md, CHOICE 5.)
 const POINTS = { 2: 100, 3: 70, 4: 60, 5: 50, 6: 40, 7: 30, 8: 40, 9: 50, 10: 60, 11: 70, 12: 100 };
-const CARDS = { fdh: "FdH", null: "Null", kur: "KUR", minus1: "−1", minus2: "−2", suppen_kasper: "Suppen-Kasper" };
 const EVENTS = [
   "game_created", "seat_claimed", "game_started", "decision", "timeout", "rolls", "rolls_decided",
   "seat_done", "played", "round_over", "game_over",
 ];
-
-/** An element with attributes (class, text, on*) and children. */
-function el(tag, attrs = {}, ...children) {
-  const svg = ["svg", "polyline", "line", "text", "title", "desc", "circle", "g"].includes(tag);
-  const node = svg ? document.createElementNS("http://www.w3.org/2000/svg", tag) : document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs)) {
-    if (value === undefined || value === null || value === false) continue;
-    if (key === "text") node.textContent = value;
-    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
-    else node.setAttribute(key === "cls" ? "class" : key, value === true ? "" : value);
-  }
-  for (const child of children.flat(Infinity)) {
-    if (child !== null && child !== undefined && child !== false) {
-      node.append(child instanceof Node ? child : String(child));
-    }
-  }
-  return node;
-}
-
-/** A die as a picture, with its value for screen readers. */
-function die(value, extra = "") {
-  return el("span", { cls: `die ${extra}`.trim(), role: "img", "aria-label": `die showing ${value}`, text: FACES[value - 1] });
-}
-
-function hiddenDie() {
-  return el("span", { cls: "die hidden", role: "img", "aria-label": "hidden die", text: "?" });
-}
-
-async function api(path) {
-  const response = await fetch(path, { headers: { accept: "application/json" } });
-  const body = await response.json().catch(() => null);
-  if (!response.ok) {
-    const error = new Error(body?.detail || body?.title || `HTTP ${response.status}`);
-    error.status = response.status;
-    error.code = body?.code;
-    throw error;
-  }
-  return body;
-}
 
 function when(epoch) {
   return new Date(epoch * 1000).toLocaleString();
@@ -70,11 +32,46 @@ async function indexPage() {
   const tournaments = listing(
     "Tournaments", "/v1/tournaments", "tournaments", tournamentRow, ["Tournament", "Ruleset", "Format", "Status", "Entrants", "Created"],
   );
-  app.replaceChildren(el("h1", { text: "Live and recent" }), games.section, tournaments.section);
+  app.replaceChildren(el("h1", { text: "Live and recent" }), practiceForm(), games.section, tournaments.section);
   await Promise.all([games.load(), tournaments.load()]);
   // the newest page follows what happens, until the watcher pages back
   setInterval(() => games.refresh(), 5000);
   setInterval(() => tournaments.refresh(), 5000);
+}
+
+/** A game against the referee's house bots, played in this tab. */
+function practiceForm() {
+  const field = (id, label, input) => el("p", {}, el("label", { for: id, text: label }), " ", input);
+  const select = (id, options, chosen) => el("select", { id, name: id }, options.map((o) => el("option", { value: o, text: o, selected: o === chosen })));
+  const name = el("input", { id: "practice-name", required: true, maxlength: 64, value: "me", autocomplete: "nickname" });
+  const ruleset = select("practice-ruleset", ["choice", "choice-specials", "chopta"], "choice");
+  const bots = select("practice-bots", ["1", "2", "3"], "1");
+  const level = select("practice-level", ["random", "greedy", "strong"], "strong");
+  const deadline = el("input", { id: "practice-deadline", type: "number", min: 0, max: 3600, value: 300, inputmode: "numeric" });
+  const key = el("input", { id: "practice-key", type: "password", autocomplete: "off" });
+  const problem = el("p", { cls: "problem", role: "alert", hidden: true });
+  const form = el("form", { cls: "practice", "aria-label": "Play against the house bots" },
+    el("h2", { text: "Play against the house bots" }),
+    el("div", { cls: "fields" },
+      field("practice-name", "Your name", name), field("practice-ruleset", "Ruleset", ruleset),
+      field("practice-bots", "House bots", bots), field("practice-level", "Their level", level),
+      field("practice-deadline", "Seconds per decision (0: none)", deadline),
+      field("practice-key", "Organizer key (if this referee asks for one)", key)),
+    el("button", { type: "submit", text: "Start a game" }), problem);
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const seats = [{ name: name.value }, ...Array.from({ length: Number(bots.value) }, () => ({ bot: level.value }))];
+    try {
+      const body = { ruleset: ruleset.value, seats, deadline_s: Number(deadline.value) };
+      const game = await api("/v1/games", { body, token: key.value || undefined });
+      rememberSeat(game.id, game.seats[0].token);
+      location.assign(`/games/${game.id}/play`);
+    } catch (error) {
+      problem.hidden = false;
+      problem.textContent = `Refused (${error.code ?? error.status}): ${error.message}`;
+    }
+  });
+  return form;
 }
 
 function listing(title, path, key, row, headers) {
@@ -133,13 +130,25 @@ function tournamentRow(t) {
 
 // -- a game ----------------------------------------------------------------------------------------
 
-function gamePage(gameId) {
+/** A game as it happens (or its replay); ``playing``: this tab also plays a seat of it. */
+function gamePage(gameId, playing = false) {
   const watch = { view: null, feed: [], replay: null, frame: 0, timer: null, stream: null };
   const board = el("div", { cls: "board" });
   const head = el("div", { cls: "game-head" });
+  const seats = el("div", { cls: "your-seat" });
   const controls = el("div", { cls: "replay", hidden: true });
   const feed = el("ul", { cls: "feed", "aria-label": "What happened, newest first" });
-  app.replaceChildren(head, controls, board, el("section", { cls: "events" }, el("h2", { text: "Events" }), feed));
+  app.replaceChildren(head, seats, controls, board, el("section", { cls: "events" }, el("h2", { text: "Events" }), feed));
+  const token = seatToken(gameId);
+  if (playing && token) {
+    const panel = seatPanel(gameId, token, () => watch.view);
+    seats.replaceChildren(panel.node);
+    panel.start();
+  } else if (playing) {
+    seats.replaceChildren(el("p", { cls: "problem", role: "alert" },
+      "This tab holds no seat of this game: take an open seat on ", el("a", { href: `/games/${gameId}`, text: "the game's page" }),
+      ", or open this page with your seat's token after # (", el("code", { text: `/games/${gameId}/play#token=…` }), ")."));
+  }
 
   async function refresh() {
     try {
@@ -149,6 +158,7 @@ function gamePage(gameId) {
       return;
     }
     drawHead(head, watch.view, watch.replay);
+    if (!playing) drawJoin(seats, watch.view, token);
     if (watch.view.status === "finished" && !watch.replay && !watch.view.sealed) {
       await loadReplay();
     }
@@ -211,7 +221,7 @@ function gamePage(gameId) {
     watch.stream = new EventSource(`/v1/games/${gameId}/events`);
     for (const type of EVENTS) watch.stream.addEventListener(type, heard);
   });
-  setInterval(() => tickDeadlines(board), 250);
+  setInterval(() => tickDeadlines(app), 250);
 }
 
 function drawHead(head, view, replay) {
@@ -241,6 +251,38 @@ function drawHead(head, view, replay) {
     );
   }
   head.replaceChildren(...parts);
+}
+
+/** On a game's page: a link to play the seat this tab holds, or a form to take an open seat. */
+function drawJoin(node, view, token) {
+  if (view.status === "finished") return node.replaceChildren();
+  if (token) {
+    return node.replaceChildren(el("p", { cls: "join" }, "This tab holds a seat of this game: ", el("a", { href: `/games/${view.id}/play`, text: "play it" }), "."));
+  }
+  const open = view.seats.filter((s) => s.name === null);
+  if (view.status !== "waiting" || !open.length) return node.replaceChildren();
+  if (node.querySelector("form")) return; // keep what is being typed
+  const name = el("input", { id: "join-name", name: "name", required: true, maxlength: 64, autocomplete: "nickname" });
+  const code = el("input", { id: "join-code", name: "invite_code", maxlength: 128 });
+  const problem = el("p", { cls: "problem", role: "alert", hidden: true });
+  const form = el("form", { cls: "join", "aria-label": "Take a seat" },
+    el("h2", { text: `Take a seat (${open.length} open)` }),
+    el("label", { for: "join-name", text: "Your name " }), name, " ",
+    el("label", { for: "join-code", text: "Invite code (if the game has one) " }), code, " ",
+    el("button", { type: "submit", text: "Take a seat and play" }), problem);
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    try {
+      const body = { name: name.value, ...(code.value ? { invite_code: code.value } : {}) };
+      const claimed = await api(`/v1/games/${view.id}/seats`, { body });
+      rememberSeat(view.id, claimed.token);
+      location.assign(`/games/${view.id}/play`);
+    } catch (error) {
+      problem.hidden = false;
+      problem.textContent = `Refused (${error.code ?? error.status}): ${error.message}`;
+    }
+  });
+  node.replaceChildren(form);
 }
 
 /** SHA-256 of the seed against the commitment, in the page (where the browser offers it). */
@@ -349,25 +391,17 @@ function drawChopta(view) {
   return el("div", {}, header, el("div", { cls: "areas" }, areas));
 }
 
-function describeMove(move) {
-  if (move.type === "place") return `placed a ${move.die}`;
-  if (move.type === "swap") return `swapped a ${move.die} into seat ${move.opponent}'s area for a ${move.take}`;
-  if (move.type === "mark") return `fifth die ${move.fifth}, pairs ${move.pairs.map((p) => p.join("+")).join(" and ")}`;
-  if (move.type === "free_throw") return `free throw: set aside ${move.set_aside}, pairs ${move.pairs.map((p) => p.join("+")).join(" and ")}`;
-  return CARDS[move.type] ? `card ${CARDS[move.type]}` : move.type;
-}
-
 function describeDecision(decision, view) {
   if (!decision) return "the start";
   const who = seatName(view.seats[decision.seat]);
-  const moves = decision.moves.map(describeMove).join("; ");
+  const moves = decision.moves.map((move) => describeMove(move, (s) => seatName(view.seats[s]))).join("; ");
   return `${who}${decision.timeout ? " (timed out)" : ""}: ${moves}`;
 }
 
 function describeEvent(event, view) {
   const name = (seat) => (view && view.seats[seat] ? seatName(view.seats[seat]) : `seat ${seat}`);
   switch (event.type) {
-    case "played": return `${name(event.seat)} ${describeMove(event.move)}${event.auto ? " (retired: placed for it)" : ""}`;
+    case "played": return `${name(event.seat)} ${describeMove(event.move, name)}${event.auto ? " (retired: placed for it)" : ""}`;
     case "decision": return `${name(event.seat)} decided`;
     case "timeout": return `${name(event.seat)} timed out`;
     case "rolls": return `postal round ${event.batch + 1}: ${event.rolls.map((r) => r.join(" ")).join(" | ")}`;
@@ -459,6 +493,7 @@ const ident = app.dataset.id;
 try {
   if (page === "index") await indexPage();
   else if (page === "game") gamePage(ident);
+  else if (page === "play") gamePage(ident, true);
   else if (page === "tournament") await tournamentPage(ident);
 } catch (error) {
   fail(error);

@@ -1,0 +1,234 @@
+// A person at a seat (/games/{id}/play): the seat's turn is long-polled with its token, its
+// legal moves are chosen by clicking dice (each click keeps only the moves it fits), and the
+// choice is posted as any bot posts it. The token stays in this tab (sessionStorage); it is
+// sent only in the Authorization header, never in a URL.
+
+import { CARDS, FACES, api, describeMove, el } from "./common.js";
+
+const SHOWN = 24; // moves listed at once; clicking dice narrows the rest
+const storageKey = (gameId) => `referee.seat.${gameId}`;
+
+/** Keep a seat's token for this tab, where the play page finds it. */
+export function rememberSeat(gameId, token) {
+  sessionStorage.setItem(storageKey(gameId), token);
+}
+
+/** The seat token this tab holds for a game. One handed over in the address's fragment
+ * (``#token=...``, which browsers never send) is kept, and the fragment cleared. */
+export function seatToken(gameId) {
+  const handed = new URLSearchParams(location.hash.slice(1)).get("token");
+  if (handed) {
+    rememberSeat(gameId, handed);
+    history.replaceState(null, "", location.pathname + location.search);
+  }
+  return sessionStorage.getItem(storageKey(gameId));
+}
+
+/**
+ * The clicks that choose a move: variants (the two pairs in either order) of groups of tokens,
+ * each group clicked in any order. A token names where a die is clicked and its value
+ * (``roll:4``, ``plate:2``, ``eaten:5``, ``pool:6``, ``area1:3``) or a card (``card:kur``).
+ */
+export function clicksOf(move, from = "roll") {
+  const dice = (values, source = from) => values.map((d) => `${source}:${d}`);
+  const twoPairs = (head, [a, b]) => [[...head, dice(a), dice(b)], [...head, dice(b), dice(a)]];
+  switch (move.type) {
+    case "mark": return twoPairs([dice([move.fifth])], move.pairs);
+    case "free_throw": return twoPairs([dice([move.set_aside])], move.pairs);
+    case "fdh": {
+      const last = move.fifth ?? move.set_aside;
+      return [[["card:fdh"], dice(move.remove), dice(move.pair), ...(last ? [dice([last])] : [])]];
+    }
+    case "null": return twoPairs([["card:null"], dice([move.plate])], move.pairs);
+    case "kur": return [[["card:kur"], dice([move.fifth])]];
+    case "minus1":
+    case "minus2": return [[[`card:${move.type}`]]];
+    case "suppen_kasper":
+      return clicksOf(move.round, "eaten").map((round) => [["card:suppen_kasper"], dice(move.eat, "plate"), ...round]);
+    case "place": return [[[`pool:${move.die}`]]];
+    case "swap": return [[[`pool:${move.die}`], [`area${move.opponent}:${move.take}`]]];
+    default: return [[]];
+  }
+}
+
+/** Whether ``picks`` (tokens, in click order) start one of a move's variants; ``whole``: all of it. */
+function fits(variants, picks, whole = false) {
+  return variants.some((groups) => {
+    let at = 0;
+    for (const group of groups) {
+      const left = [...group];
+      for (const token of picks.slice(at, at + group.length)) {
+        const found = left.indexOf(token);
+        if (found < 0) return false;
+        left.splice(found, 1);
+      }
+      at += group.length;
+      if (at >= picks.length) return !whole || (at === picks.length && groups.at(-1) === group);
+    }
+    return picks.length === 0 && (!whole || groups.length === 0);
+  });
+}
+
+/** A legal move as a choice: what playing it does, in words. */
+function choiceText(move, nameOf) {
+  if (move.type === "place") return `place a ${move.die} in your area`;
+  if (move.type === "swap") return `swap a ${move.die} into ${nameOf(move.opponent)}'s area for their ${move.take}`;
+  return describeMove(move, nameOf);
+}
+
+/**
+ * The panel of a seat played in the browser: ``view()`` is the latest public view (for the
+ * seats' names). It runs until the game is over or the token is refused.
+ */
+export function seatPanel(gameId, token, view) {
+  const nameOf = (seat) => view()?.seats[seat]?.name ?? `seat ${seat}`;
+  const heading = el("h2");
+  const prompt = el("p", { cls: "prompt" });
+  const rows = el("div", { cls: "pick-rows" });
+  const actions = el("p", { cls: "pick-actions" });
+  const moves = el("ol", { cls: "moves", "aria-label": "Moves that fit your picks" });
+  const message = el("p", { cls: "message", role: "status" });
+  const node = el("section", { cls: "seat-panel", "aria-label": "Your seat" }, heading, prompt, rows, actions, moves, message);
+  // picks: the tokens clicked, in order; where: the die or card each click took
+  const state = { turn: null, picks: [], where: [], busy: false };
+
+  function say(text, problem = false) {
+    message.textContent = text;
+    message.classList.toggle("problem", problem);
+  }
+
+  function show(turn) {
+    state.turn = turn;
+    state.picks = [];
+    state.where = [];
+    draw();
+  }
+
+  function draw() {
+    const turn = state.turn;
+    const mine = turn.view.you;
+    const deadline = turn.status === "your_turn" && turn.deadline
+      ? el("span", { cls: "deadline", "data-deadline": turn.deadline, "aria-label": "time left to decide" }) : null;
+    heading.replaceChildren(`You: ${nameOf(turn.seat)} (seat ${turn.seat}) `, ...(deadline ? [deadline] : []));
+    rows.replaceChildren();
+    actions.replaceChildren();
+    moves.replaceChildren();
+    if (turn.status === "finished") {
+      const totals = turn.view.seats.map((s) => `${nameOf(s.seat)} ${s.total ?? s.score.total}`).join(", ");
+      prompt.textContent = `The game is over${totals ? `: ${totals}` : ""}.`;
+      return;
+    }
+    if (turn.status !== "your_turn") {
+      prompt.textContent = turn.game_status === "waiting" ? "Waiting for the other seats to be taken…" : "Waiting for the others to decide…";
+      if (turn.view.ruleset === "chopta") rows.append(poolRow(mine.pool, false));
+      return;
+    }
+    const variants = turn.legal_moves.map((move) => clicksOf(move));
+    const fitting = turn.legal_moves.map((move, i) => [move, i]).filter(([, i]) => fits(variants[i], state.picks));
+    const open = (token) => fitting.some(([, i]) => fits(variants[i], [...state.picks, token]));
+    prompt.textContent = state.picks.length
+      ? `${fitting.length} move${fitting.length === 1 ? "" : "s"} fit your picks.`
+      : "Your turn: click dice (and cards) to choose, or pick a move below.";
+    if (turn.view.ruleset === "chopta") {
+      rows.append(poolRow(mine.pool, true, open));
+      turn.view.seats.filter((s) => s.seat !== turn.seat).forEach((s) => {
+        rows.append(row(`${nameOf(s.seat)}'s area`, s.area.map((d, i) => pickButton(`area${s.seat}:${d}`, `area${s.seat}#${i}`, d, open))));
+      });
+    } else {
+      const roll = turn.view.rolls[mine.roll_index];
+      rows.append(row(`roll ${turn.view.first_roll + mine.roll_index + 1}`, roll.map((d, i) => pickButton(`roll:${d}`, `roll#${i}`, d, open))));
+      if (turn.view.ruleset === "choice-specials") {
+        const sheet = turn.view.seats[turn.seat];
+        rows.append(row("your cards", sheet.cards.map((card) => pickButton(`card:${card}`, `card#${card}`, CARDS[card], open, "card"))));
+        if (sheet.plate.length) rows.append(row("your plate", sheet.plate.map((d, i) => pickButton(`plate:${d}`, `plate#${i}`, d, open))));
+        const eaten = state.picks.filter((t) => t.startsWith("plate:")).map((t) => Number(t.slice(6)));
+        if (eaten.length === 5) rows.append(row("eaten", eaten.map((d, i) => pickButton(`eaten:${d}`, `eaten#${i}`, d, open))));
+      }
+    }
+    actions.append(
+      el("button", { type: "button", text: "Undo pick", disabled: !state.picks.length, onclick: undo }), " ",
+      el("button", { type: "button", text: "Clear picks", disabled: !state.picks.length, onclick: () => show(turn) }),
+    );
+    const complete = fitting.filter(([, i]) => fits(variants[i], state.picks, true));
+    const ordered = [...complete, ...fitting.filter((f) => !complete.includes(f))];
+    for (const [move, i] of ordered.slice(0, SHOWN)) {
+      const whole = complete.some(([, j]) => j === i);
+      moves.append(el("li", {}, el("button", {
+        type: "button", cls: `move${whole ? " whole" : ""}`, "data-move": JSON.stringify(move), disabled: state.busy,
+        text: `Play: ${choiceText(move, nameOf)}`, onclick: () => submit(move),
+      })));
+    }
+    if (ordered.length > SHOWN) moves.append(el("li", { cls: "more", text: `${ordered.length - SHOWN} more fit: click dice to narrow them.` }));
+  }
+
+  function row(label, buttons) {
+    return el("p", { cls: "pick-row" }, el("span", { cls: "label", text: `${label}: ` }), buttons.length ? buttons : "none");
+  }
+
+  function poolRow(pool, choosing, open) {
+    const dice = choosing ? pool.map((d, i) => pickButton(`pool:${d}`, `pool#${i}`, d, open)) : pool.map((d) => el("span", { cls: "die", role: "img", "aria-label": `die showing ${d}`, text: FACES[d - 1] }));
+    return row(`your pool (${pool.length}, hidden from the others)`, dice);
+  }
+
+  /** A die or card to click: ``token`` is what it picks, ``where`` the one physical thing. */
+  function pickButton(token, where, shown, open, kind = "die") {
+    const order = state.where.indexOf(where) + 1;
+    const picked = order > 0;
+    const label = kind === "die" ? `die showing ${shown}` : `card ${shown}`;
+    return el("button", {
+      type: "button", cls: `pick ${kind}${picked ? " picked" : ""}`, "data-token": token, "aria-pressed": String(picked),
+      "aria-label": picked ? `${label}, pick ${order}` : label, disabled: picked || state.busy || !open(token),
+      text: kind === "die" ? FACES[shown - 1] : shown,
+      onclick: () => {
+        state.picks.push(token);
+        state.where.push(where);
+        draw();
+        node.querySelector(".pick:not([disabled])")?.focus();
+      },
+    });
+  }
+
+  function undo() {
+    state.picks.pop();
+    state.where.pop();
+    draw();
+  }
+
+  async function submit(move) {
+    state.busy = true;
+    draw();
+    say("Sending…");
+    try {
+      const answer = await api(`/v1/games/${gameId}/moves?wait=25`, { token, body: { seq: state.turn.seq, move } });
+      say(`Played: ${choiceText(move, nameOf)}.`);
+      state.busy = false;
+      if (answer.turn) show(answer.turn);
+      else await next();
+    } catch (error) {
+      state.busy = false;
+      say(`Refused (${error.code ?? error.status}): ${error.message}`, true);
+      await next(); // the turn may have moved on (a deadline passed): ask again
+    }
+  }
+
+  /** Long-poll the seat's turn until it is this seat's to decide, or the game is over. */
+  async function next() {
+    for (;;) {
+      let turn;
+      try {
+        turn = await api(`/v1/games/${gameId}/turn?wait=25`, { token });
+      } catch (error) {
+        if (error.status === 401 || error.status === 403 || error.status === 404) {
+          prompt.textContent = `This tab's seat token is refused: ${error.message}`;
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 2000));
+        continue;
+      }
+      show(turn);
+      if (turn.status !== "waiting") return;
+    }
+  }
+
+  return { node, start: next };
+}
