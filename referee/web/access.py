@@ -80,6 +80,7 @@ class Organizers:
         return "k" + found.hex()[:20]
 
 
-def require_organizer(connection: Any, _: Any) -> None:
-    """Guard: the creation's owner, checked before its body is read (``connection.state``)."""
+async def require_organizer(connection: Any, _: Any) -> None:
+    """Guard: the creation's owner, checked before its body is read (``connection.state``);
+    async, as every guard here, so that Litestar runs it on the loop, not in a thread."""
     connection.state.owner = connection.app.state.organizers.owner(connection)

@@ -130,8 +130,9 @@ def request_bearer(request: Any) -> str | None:
 
 
 def _requires(kind: str) -> Any:
-    def guard(connection: Any, _: Any) -> None:
-        """Guard: the route needs a token of its kind, checked before the body is read."""
+    async def guard(connection: Any, _: Any) -> None:
+        """Guard: the route needs a token of its kind, checked before the body is read (async:
+        Litestar runs a plain function guard in a worker thread, a thread hop per request)."""
         if request_bearer(connection) is None:
             raise Refusal("unauthorized", f"send {kind} as 'Authorization: Bearer <token>'")
 
