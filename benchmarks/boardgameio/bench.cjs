@@ -14,6 +14,9 @@ if (args.serve) {
   const { Server } = require("boardgame.io/server");
   const server = Server({ games: [DiceGame], origins: ["http://127.0.0.1"] });
   server.run(Number(args.serve), () => process.send?.("ready"));
+  // the bench that forked it is gone (done, killed or timed out): so is this server, else it
+  // keeps the port and the next run waits forever for a server that cannot listen
+  process.on("disconnect", () => process.exit(0));
 } else {
   main().catch((error) => {
     console.error(error);
@@ -29,7 +32,10 @@ async function main() {
   const port = Number(args.port ?? 8766);
   const url = `http://127.0.0.1:${port}`;
   const server = fork(__filename, ["--serve", String(port)], { stdio: "inherit" });
-  await new Promise((resolve) => server.once("message", resolve));
+  await new Promise((resolve, reject) => {
+    server.once("message", resolve);
+    server.once("exit", (code) => reject(new Error(`boardgame.io's server exited (${code}) before it listened: is port ${port} taken?`)));
+  });
   const latencies = [];
   let decisions = 0;
   let finished = 0;
