@@ -242,30 +242,30 @@ class GameService:
     async def record(self, game_id: str) -> dict[str, Any]:
         """The game's record as far as it is disclosed (``LoadedGame.record``); refused while
         the game is sealed."""
-        game = await self.current(game_id)
-        await self.check_unsealed(game)
-        return game.record(await self.store.decisions(game_id))
+        game, decisions = await self._unsealed(game_id)
+        return game.record(decisions)
 
     async def replay(self, game_id: str) -> dict[str, Any]:
         """A finished game step by step (``core.replay``); refused while it is sealed."""
-        game = await self.current(game_id)
-        await self.check_unsealed(game)
-        return replay(game, await self.store.decisions(game_id))
+        return replay(*await self._unsealed(game_id))
 
     async def report(self, game_id: str) -> dict[str, Any]:
         """The turn report of the rounds that are over (``core.replay``); refused while the
         game is sealed."""
+        return postal_report(*await self._unsealed(game_id))
+
+    async def _unsealed(self, game_id: str) -> tuple[LoadedGame, list[bytes]]:
+        """The game and its decisions, for what is told from its record; refused while the
+        game is sealed (``check_unsealed``)."""
         game = await self.current(game_id)
         await self.check_unsealed(game)
-        return postal_report(game, await self.store.decisions(game_id))
+        return game, await self.store.decisions(game_id)
 
     async def listed(self, before: float | None, limit: int) -> dict[str, Any]:
         """A page of games, newest first, and the cursor of the next page (None at the
         end): of each, what even its sealed view shows."""
-        found = await self.store.listed(before, limit + 1)
-        page = [game_summary(decode_doc(blob)) for _, _, _, blob in found[:limit]]
-        following = repr(found[limit - 1][1]) if len(found) > limit else None
-        return {"games": page, "next": following}
+        found, following = await self.store.listed(before, limit)
+        return {"games": [game_summary(decode_doc(blob)) for *_, blob in found], "next": following}
 
     async def sealed(self, game: LoadedGame) -> bool:
         """Whether any game dealt the same dice (``GameDoc.group``), this one included, still

@@ -79,9 +79,8 @@ class TournamentService:
     async def listed(self, before: float | None, limit: int) -> dict[str, Any]:
         """A page of tournaments, newest first, and the cursor of the next page (None at
         the end): what anyone may see of each, as in its own view's header."""
-        found = await self.store.listed(before, limit + 1)
-        page = [summary(decode_tournament(blob), created) for _, created, _, blob in found[:limit]]
-        following = repr(found[limit - 1][1]) if len(found) > limit else None
+        found, following = await self.store.listed(before, limit)
+        page = [summary(decode_tournament(blob), created) for _, created, _, blob in found]
         return {"tournaments": page, "next": following}
 
     async def register(

@@ -43,7 +43,7 @@ from redis.exceptions import ConnectionError, NoScriptError, RedisClusterExcepti
 from .cluster import ClusterConnection, ClusterSent
 from .connection import Sent, SharedConnection, subscribe
 from .limits import live_key
-from .listing import add_to_index, listed
+from .listing import Listed, add_to_index, listed
 
 __all__ = [
     "COMMITS",
@@ -278,9 +278,9 @@ class GameStore:
         async with asyncio.timeout(self.timeout_s):
             await add_to_index(self.redis, GAMES, game_id, created)
 
-    async def listed(self, before: float | None, limit: int) -> list[tuple[str, float, str, bytes]]:
-        """Up to ``limit`` games created before ``before`` (all when None), newest first:
-        id, creation time, version and document (``store.listing``)."""
+    async def listed(self, before: float | None, limit: int) -> tuple[list[Listed], str | None]:
+        """A page of games created before ``before`` (all when None), newest first, and the
+        next page's cursor (``store.listing``)."""
         async with asyncio.timeout(self.timeout_s):
             return await listed(self.redis, GAMES, lambda g: GameKeys(g).doc, before, limit)
 

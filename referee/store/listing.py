@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from redis.asyncio import Redis
 
-__all__ = ["INDEX_MAX", "add_to_index", "listed"]
+__all__ = ["INDEX_MAX", "Listed", "add_to_index", "listed"]
 
 #: ids an index keeps at most (the oldest go first): a listing's memory stays bounded
 INDEX_MAX = 10_000
@@ -22,13 +22,26 @@ async def add_to_index(redis: Redis, index: str, member: str, created: float) ->
         await pipe.execute()
 
 
+#: a listing's entry: id, creation time, version and document
+Listed = tuple[str, float, str, bytes]
+
+
 async def listed(
     redis: Redis, index: str, doc_key: Callable[[str], str], before: float | None, limit: int
-) -> list[tuple[str, float, str, bytes]]:
-    """Up to ``limit`` ids of ``index`` created before ``before`` (all when None), newest
-    first, each with its creation time, and the version (``v``) and document (``blob``) of its
-    hash at ``doc_key(id)``."""
-    found: list[tuple[str, float, str, bytes]] = []
+) -> tuple[list[Listed], str | None]:
+    """A page: up to ``limit`` ids of ``index`` created before ``before`` (all when None),
+    newest first, each with its creation time, and the version (``v``) and document
+    (``blob``) of its hash at ``doc_key(id)``; and the cursor (``before``) of the next page,
+    None when this one is the last."""
+    found = await _found(redis, index, doc_key, before, limit + 1)
+    following = repr(found[limit - 1][1]) if len(found) > limit else None
+    return found[:limit], following
+
+
+async def _found(
+    redis: Redis, index: str, doc_key: Callable[[str], str], before: float | None, limit: int
+) -> list[Listed]:
+    found: list[Listed] = []
     high: str = f"({before!r}" if before is not None else "+inf"
     while len(found) < limit:
         ids = await redis.zrevrangebyscore(

@@ -15,7 +15,7 @@ import asyncio
 
 from redis.asyncio import Redis
 
-from .listing import add_to_index, listed
+from .listing import Listed, add_to_index, listed
 
 __all__ = ["TournamentStore"]
 
@@ -73,8 +73,8 @@ class TournamentStore:
         async with asyncio.timeout(self.timeout_s):
             await add_to_index(self.redis, _INDEX, tournament_id, created)
 
-    async def listed(self, before: float | None, limit: int) -> list[tuple[str, float, str, bytes]]:
-        """Up to ``limit`` tournaments created before ``before`` (all when None), newest
-        first: id, creation time, version and document (``store.listing``)."""
+    async def listed(self, before: float | None, limit: int) -> tuple[list[Listed], str | None]:
+        """A page of tournaments created before ``before`` (all when None), newest first,
+        and the next page's cursor (``store.listing``)."""
         async with asyncio.timeout(self.timeout_s):
             return await listed(self.redis, _INDEX, _key, before, limit)
