@@ -52,6 +52,30 @@ export async function api(path, { token, body } = {}) {
   return answer;
 }
 
+/** A refused call in words: its problem's code and detail. */
+export function refusal(error) {
+  return `Refused (${error.code ?? error.status}): ${error.message}`;
+}
+
+/** The time left until ``at`` (epoch seconds), counting down (``tickDeadlines``); null for none. */
+export function timeLeft(at) {
+  if (!at) return null;
+  const node = el("span", { cls: "deadline", "data-deadline": at, "aria-label": "time left to decide" });
+  showTimeLeft(node);
+  return node;
+}
+
+function showTimeLeft(node) {
+  const left = Number(node.dataset.deadline) - Date.now() / 1000;
+  node.textContent = left > 0 ? `${left.toFixed(1)} s left` : "due now";
+  node.classList.toggle("late", left < 3);
+}
+
+/** Every deadline under ``root`` shows the time left now. */
+export function tickDeadlines(root) {
+  for (const node of root.querySelectorAll("[data-deadline]")) showTimeLeft(node);
+}
+
 const pairs = (two) => two.map((p) => `${p.join("+")}`).join(" and ");
 
 /** A move in words (past tense for CHOPTA's "placed", as the event feed tells it). */

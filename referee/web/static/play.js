@@ -3,14 +3,31 @@
 // choice is posted as any bot posts it. The token stays in this tab (sessionStorage); it is
 // sent only in the Authorization header, never in a URL.
 
-import { CARDS, FACES, api, describeMove, el } from "./common.js";
+import { CARDS, FACES, api, describeMove, die, el, refusal, timeLeft } from "./common.js";
 
 const SHOWN = 24; // moves listed at once; clicking dice narrows the rest
 const storageKey = (gameId) => `referee.seat.${gameId}`;
 
 /** Keep a seat's token for this tab, where the play page finds it. */
-export function rememberSeat(gameId, token) {
+function rememberSeat(gameId, token) {
   sessionStorage.setItem(storageKey(gameId), token);
+}
+
+/** On ``form``'s submit, ``takeSeat()`` (a game created, a seat claimed: [game id, seat
+ * token]) and then the seat's play page, this tab holding the token; a refusal is told in
+ * ``problem``. */
+export function playOnSubmit(form, problem, takeSeat) {
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    try {
+      const [gameId, token] = await takeSeat();
+      rememberSeat(gameId, token);
+      location.assign(`/games/${gameId}/play`);
+    } catch (error) {
+      problem.hidden = false;
+      problem.textContent = refusal(error);
+    }
+  });
 }
 
 /** The seat token this tab holds for a game. One handed over in the address's fragment
@@ -107,8 +124,7 @@ export function seatPanel(gameId, token, view) {
   function draw() {
     const turn = state.turn;
     const mine = turn.view.you;
-    const deadline = turn.status === "your_turn" && turn.deadline
-      ? el("span", { cls: "deadline", "data-deadline": turn.deadline, "aria-label": "time left to decide" }) : null;
+    const deadline = turn.status === "your_turn" ? timeLeft(turn.deadline) : null;
     heading.replaceChildren(`You: ${nameOf(turn.seat)} (seat ${turn.seat}) `, ...(deadline ? [deadline] : []));
     rows.replaceChildren();
     actions.replaceChildren();
@@ -166,7 +182,7 @@ export function seatPanel(gameId, token, view) {
   }
 
   function poolRow(pool, choosing, open) {
-    const dice = choosing ? pool.map((d, i) => pickButton(`pool:${d}`, `pool#${i}`, d, open)) : pool.map((d) => el("span", { cls: "die", role: "img", "aria-label": `die showing ${d}`, text: FACES[d - 1] }));
+    const dice = choosing ? pool.map((d, i) => pickButton(`pool:${d}`, `pool#${i}`, d, open)) : pool.map((d) => die(d));
     return row(`your pool (${pool.length}, hidden from the others)`, dice);
   }
 
@@ -206,7 +222,7 @@ export function seatPanel(gameId, token, view) {
       else await next();
     } catch (error) {
       state.busy = false;
-      say(`Refused (${error.code ?? error.status}): ${error.message}`, true);
+      say(refusal(error), true);
       await next(); // the turn may have moved on (a deadline passed): ask again
     }
   }

@@ -2,8 +2,8 @@
 // public endpoints, so a spectator sees exactly what the public view shows. No build step, no
 // library, nothing from another origin (the pages' Content-Security-Policy forbids it).
 
-import { CARDS, api, describeMove, die, el, hiddenDie } from "./common.js";
-import { rememberSeat, seatPanel, seatToken } from "./play.js";
+import { CARDS, api, describeMove, die, el, hiddenDie, tickDeadlines, timeLeft } from "./common.js";
+import { playOnSubmit, seatPanel, seatToken } from "./play.js";
 
 const app = document.getElementById("app");
 // the rulebook's points value of each sum (RULES.md, CHOICE 5.)
@@ -58,18 +58,11 @@ function practiceForm() {
       field("practice-deadline", "Seconds per decision (0: none)", deadline),
       field("practice-key", "Organizer key (if this referee asks for one)", key)),
     el("button", { type: "submit", text: "Start a game" }), problem);
-  form.addEventListener("submit", async (event) => {
-    event.preventDefault();
+  playOnSubmit(form, problem, async () => {
     const seats = [{ name: name.value }, ...Array.from({ length: Number(bots.value) }, () => ({ bot: level.value }))];
-    try {
-      const body = { ruleset: ruleset.value, seats, deadline_s: Number(deadline.value) };
-      const game = await api("/v1/games", { body, token: key.value || undefined });
-      rememberSeat(game.id, game.seats[0].token);
-      location.assign(`/games/${game.id}/play`);
-    } catch (error) {
-      problem.hidden = false;
-      problem.textContent = `Refused (${error.code ?? error.status}): ${error.message}`;
-    }
+    const body = { ruleset: ruleset.value, seats, deadline_s: Number(deadline.value) };
+    const game = await api("/v1/games", { body, token: key.value || undefined });
+    return [game.id, game.seats[0].token];
   });
   return form;
 }
@@ -270,17 +263,10 @@ function drawJoin(node, view, token) {
     el("label", { for: "join-name", text: "Your name " }), name, " ",
     el("label", { for: "join-code", text: "Invite code (if the game has one) " }), code, " ",
     el("button", { type: "submit", text: "Take a seat and play" }), problem);
-  form.addEventListener("submit", async (event) => {
-    event.preventDefault();
-    try {
-      const body = { name: name.value, ...(code.value ? { invite_code: code.value } : {}) };
-      const claimed = await api(`/v1/games/${view.id}/seats`, { body });
-      rememberSeat(view.id, claimed.token);
-      location.assign(`/games/${view.id}/play`);
-    } catch (error) {
-      problem.hidden = false;
-      problem.textContent = `Refused (${error.code ?? error.status}): ${error.message}`;
-    }
+  playOnSubmit(form, problem, async () => {
+    const body = { name: name.value, ...(code.value ? { invite_code: code.value } : {}) };
+    const claimed = await api(`/v1/games/${view.id}/seats`, { body });
+    return [view.id, claimed.token];
   });
   node.replaceChildren(form);
 }
@@ -301,23 +287,6 @@ function drawGame(view) {
       el("ul", {}, view.seats.map((s) => el("li", { text: seatName(s) }))));
   }
   return view.ruleset === "chopta" ? drawChopta(view) : drawChoice(view);
-}
-
-function deadline(seat) {
-  if (!seat.deadline) return null;
-  const node = el("span", { cls: "deadline", "data-deadline": seat.deadline, "aria-label": "time left to decide" });
-  showTimeLeft(node);
-  return node;
-}
-
-function showTimeLeft(node) {
-  const left = Number(node.dataset.deadline) - Date.now() / 1000;
-  node.textContent = left > 0 ? `${left.toFixed(1)} s left` : "due now";
-  node.classList.toggle("late", left < 3);
-}
-
-function tickDeadlines(root) {
-  for (const node of root.querySelectorAll("[data-deadline]")) showTimeLeft(node);
 }
 
 function drawChoice(view) {
@@ -352,7 +321,7 @@ function sheet(seat, view, specials) {
   });
   const state = seat.retired ? "retired" : seat.done ? "done" : deciding ? "deciding" : seat.decided ? "decided" : "";
   const parts = [
-    el("h3", {}, el("span", { cls: "name", text: seatName(seat) }), " ", state ? el("span", { cls: `badge ${state}`, text: state }) : null, " ", deadline(seat)),
+    el("h3", {}, el("span", { cls: "name", text: seatName(seat) }), " ", state ? el("span", { cls: `badge ${state}`, text: state }) : null, " ", timeLeft(seat.deadline)),
     el("table", { cls: "score" },
       el("caption", { text: "sums 2 to 12: points value, marks, points" }),
       el("tbody", {}, rows),
@@ -383,7 +352,7 @@ function drawChopta(view) {
     const pool = [];
     for (let i = 0; i < seat.pool_size; i += 1) pool.push(hiddenDie());
     return el("section", { cls: `area${view.turn === seat.seat ? " deciding" : ""}`, "aria-label": `${seatName(seat)}'s play area`, "data-seat": seat.seat },
-      el("h3", {}, el("span", { cls: "name", text: seatName(seat) }), seat.retired ? el("span", { cls: "badge retired", text: "retired" }) : null, " ", deadline(seat)),
+      el("h3", {}, el("span", { cls: "name", text: seatName(seat) }), seat.retired ? el("span", { cls: "badge retired", text: "retired" }) : null, " ", timeLeft(seat.deadline)),
       el("p", { cls: "arranged" }, "play area: ", groups.length || unused.length ? [groups, unused] : "empty", el("span", { cls: "small", text: ` (this round: ${seat.arrangement.points})` })),
       el("p", { cls: "pool" }, `pool (${seat.pool_size}): `, pool.length ? pool : "empty"),
       el("p", { cls: "rounds" }, "rounds: ", seat.rounds.join(" + ") || "—", " = ", el("strong", { cls: "seat-total", text: seat.total })));
