@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Iterator
 
 import httpx
 
 
-def create(http: httpx.Client, ruleset: str, seats: int, options=None, deadline_s=0, **extra):
+def create(
+    http: httpx.Client, ruleset: str, seats: int | list[dict], options=None, deadline_s=0, **extra
+):
+    """A game of ``seats`` named seats (bot0, bot1, ...), or of exactly these seats."""
     body = {
         "ruleset": ruleset,
-        "seats": [{"name": f"bot{i}"} for i in range(seats)],
+        "seats": [{"name": f"bot{i}"} for i in range(seats)] if isinstance(seats, int) else seats,
         "options": options or {},
         "deadline_s": deadline_s,
         **extra,
@@ -56,27 +60,35 @@ def play_out(
     posted to the next, in turn; ``accepted`` (seat -> seqs) gets each decision accepted."""
     rnd = rnd or random.Random(0)
     clients = http if isinstance(http, list) else [http]
-    tokens = [seat["token"] for seat in game["seats"]]
     for step in range(20_000):
         reader, writer = clients[step % len(clients)], clients[(step + 1) % len(clients)]
         public = reader.get(f"/v1/games/{game['id']}").json()
         if public["status"] == "finished":
             return public
-        for seat in public["to_decide"]:
-            turn = reader.get(f"/v1/games/{game['id']}/turn", headers=auth(tokens[seat])).json()
-            if turn["status"] != "your_turn":
-                continue
-            move = rnd.choice(turn["legal_moves"])
-            reply = writer.post(
-                f"/v1/games/{game['id']}/moves",
-                headers=auth(tokens[seat]),
-                json={"seq": turn["seq"], "move": move},
-            )
-            assert reply.status_code == 200, reply.text
+        for seat, seq in decide_due(reader, writer, game, public["to_decide"], rnd):
             if accepted is not None:
-                accepted.setdefault(seat, []).append(turn["seq"])
+                accepted.setdefault(seat, []).append(seq)
             time.sleep(pause_s)
     raise AssertionError("the game did not finish")
+
+
+def decide_due(
+    reader: httpx.Client, writer: httpx.Client, game: dict, seats: list[int], rnd: random.Random
+) -> Iterator[tuple[int, int]]:
+    """Each of ``seats`` whose turn it is (read from ``reader``) posts one random legal move
+    (to ``writer``); yields the seat and seq of each decision, once it is accepted."""
+    for seat in seats:
+        token = game["seats"][seat]["token"]
+        turn = reader.get(f"/v1/games/{game['id']}/turn", headers=auth(token)).json()
+        if turn["status"] != "your_turn":
+            continue
+        reply = writer.post(
+            f"/v1/games/{game['id']}/moves",
+            headers=auth(token),
+            json={"seq": turn["seq"], "move": rnd.choice(turn["legal_moves"])},
+        )
+        assert reply.status_code == 200, reply.text
+        yield seat, turn["seq"]
 
 
 def start_tournament(http: httpx.Client, spec: dict) -> tuple[str, list[str]]:

@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import auth, create, play_out, play_tournament, start_tournament
+from helpers import auth, create, decide_due, play_out, play_tournament, start_tournament
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 
@@ -70,18 +70,6 @@ def totals_of(view: dict) -> list[int]:
     return [s["score"]["total"] for s in view["seats"]]
 
 
-def _decide_each(http, game, rnd):
-    """Every seat due decides one random legal move."""
-    view = http.get(f"/v1/games/{game['id']}").json()
-    for seat in view["to_decide"]:
-        token = game["seats"][seat]["token"]
-        turn = http.get(f"/v1/games/{game['id']}/turn", headers=auth(token)).json()
-        if turn["status"] == "your_turn":
-            body = {"seq": turn["seq"], "move": rnd.choice(turn["legal_moves"])}
-            reply = http.post(f"/v1/games/{game['id']}/moves", headers=auth(token), json=body)
-            assert reply.status_code == 200, reply.text
-
-
 def drawn_of(view: dict) -> int:
     """What the page draws of the view: a CHOICE sheet's marked boxes (ten a sum, the end's
     count a fifth die), a CHOPTA play area's dice."""
@@ -114,7 +102,8 @@ def test_a_live_game_page_follows_the_moves_without_a_reload(
     rnd = random.Random(1)
     counts = []
     for _ in range(6):
-        _decide_each(http, game, rnd)
+        due = http.get(f"/v1/games/{game['id']}").json()["to_decide"]
+        list(decide_due(http, http, game, due, rnd))  # every seat due decides once
         view = http.get(f"/v1/games/{game['id']}").json()
         counts.append(drawn_of(view))
         page.wait_for_function(
@@ -243,13 +232,6 @@ def clicks_for(move: dict, source: str = "roll") -> list[str]:
     return [f"pool:{move['die']}", f"area{move['opponent']}:{move['take']}"]
 
 
-def _create(http, ruleset: str, seats: list[dict], options=None) -> dict:
-    body = {"ruleset": ruleset, "seats": seats, "options": options or {}, "deadline_s": 60}
-    reply = http.post("/v1/games", json=body)
-    assert reply.status_code == 201, reply.text
-    return reply.json()
-
-
 def _token_of(page, game_id: str) -> str:
     return page.evaluate(f"sessionStorage.getItem('referee.seat.{game_id}')")
 
@@ -314,7 +296,7 @@ def test_a_person_plays_a_whole_game_against_a_house_bot_by_clicking_dice(
 
 
 def test_an_open_seat_is_taken_on_the_game_page_and_its_token_stays_in_the_tab(page, server, http):
-    game = _create(http, "choice-specials", [{}, {"bot": "greedy"}])
+    game = create(http, "choice-specials", [{}, {"bot": "greedy"}], deadline_s=60)
     sent: list[tuple[str, str | None]] = []
     page.on("request", lambda r: sent.append((r.url, r.headers.get("authorization"))))
     page.goto(f"{server.url}/games/{game['id']}")
@@ -348,7 +330,7 @@ def test_an_open_seat_is_taken_on_the_game_page_and_its_token_stays_in_the_tab(p
 def test_a_seat_token_handed_over_in_the_fragment_is_kept_and_cleared_from_the_address(
     page, server, http
 ):
-    game = _create(http, "chopta", [{"name": "Lin"}, {"bot": "random"}], {"target": 20})
+    game = create(http, "chopta", [{"name": "Lin"}, {"bot": "random"}], {"target": 20}, 60)
     token = game["seats"][0]["token"]
     page.goto(f"{server.url}/games/{game['id']}/play#token={token}")
     page.wait_for_function(
@@ -359,7 +341,7 @@ def test_a_seat_token_handed_over_in_the_fragment_is_kept_and_cleared_from_the_a
 
 
 def test_a_token_the_referee_refuses_is_said_so_on_the_play_page(browser, server, http):
-    game = _create(http, "chopta", [{"name": "Lin"}, {"bot": "random"}], {"target": 20})
+    game = create(http, "chopta", [{"name": "Lin"}, {"bot": "random"}], {"target": 20}, 60)
     context = browser.new_context()  # the refused call is logged as a console error: expected
     tab = context.new_page()
     tab.goto(f"{server.url}/games/{game['id']}/play#token={game['id']}.not-its-token")
