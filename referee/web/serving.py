@@ -3,7 +3,13 @@ within ``REFEREE_HEADER_TIMEOUT_S`` (uvicorn waits for them forever: a client tr
 bytes, or sending none, held a connection and a file descriptor for as long as it liked),
 and one address holds at most ``REFEREE_MAX_CONNECTIONS_PER_ADDRESS`` connections to a
 process (a connection is one process's, so this count is too; the streams and long-polls
-an address holds are counted across replicas, in ``service.limits``)."""
+an address holds are counted across replicas, in ``service.limits``).
+
+The hot routes (``web.hot``) are answered here, at the protocol: no ASGI scope, messages or
+cycle, and each answer in one write (uvicorn writes a response's head and body apart: two
+trips through the kernel's TCP stack, each waking the bot). Everything else, and a hot
+request this does not answer, goes through uvicorn's ASGI cycle to the app.
+"""
 
 from __future__ import annotations
 
@@ -11,9 +17,17 @@ import asyncio
 import resource
 from typing import Any
 
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+import httptools
+from uvicorn.protocols.http.httptools_impl import (
+    STATUS_LINE,
+    HttpToolsProtocol,
+    RequestResponseCycle,
+)
+from uvicorn.protocols.utils import get_client_addr, get_path_with_query_string
 
 from ..settings import Settings
+from . import hot
+from .access import address_of
 
 __all__ = ["PublicHttp", "raise_file_limit"]
 
@@ -21,8 +35,47 @@ __all__ = ["PublicHttp", "raise_file_limit"]
 _SETTINGS = Settings.from_env()
 
 
+class _NoEvent:
+    """What a hot request has for uvicorn's ``message_event``: nothing waits on it."""
+
+    __slots__ = ()
+
+    def set(self) -> None:
+        pass
+
+
+class _HotCycle:
+    """A hot request in flight, with what uvicorn's protocol looks at on its current cycle
+    (``response_complete``, ``disconnected``, ``keep_alive``, ``message_event``)."""
+
+    __slots__ = (
+        "body",
+        "disconnected",
+        "headers",
+        "keep_alive",
+        "path",
+        "response_complete",
+        "route",
+        "scope",
+        "token",
+    )
+    message_event = _NoEvent()
+
+    def __init__(self, route: Any, token: str, path: str, keep_alive: bool, scope: Any) -> None:
+        self.route = route
+        self.token = token
+        self.path = path
+        self.keep_alive = keep_alive
+        self.scope = scope
+        self.headers = scope["headers"]
+        self.body = bytearray()
+        self.disconnected = False
+        self.response_complete = False
+
+
 class PublicHttp(HttpToolsProtocol):
-    """uvicorn's httptools protocol with a deadline for headers and a cap per address.
+    """uvicorn's httptools protocol with a deadline for headers, a cap per address, and the
+    hot routes answered in place.
 
     One timer per connection, not per request: every ``header_timeout_s`` it looks at the
     request in progress, and closes a connection that began no request since the last look
@@ -39,6 +92,7 @@ class PublicHttp(HttpToolsProtocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._address = self.client[0] if self.client else ""
+        self._routes: hot.HotRoutes | None = getattr(self.app, "hot", None)
         count = self._open.get(self._address, 0) + 1
         self._open[self._address] = count
         if 0 < self.max_per_address < count and self._address not in self.trusted:
@@ -67,6 +121,134 @@ class PublicHttp(HttpToolsProtocol):
             return
         self._seen = cycle
         self._look = self.loop.call_later(self.header_timeout_s, self._look_again)
+
+    # -- the hot routes ------------------------------------------------------------------
+
+    def on_headers_complete(self) -> None:
+        route = None
+        routes = self._routes
+        if (
+            routes is not None
+            and routes.seats is not None
+            and not self.expect_100_continue
+            and not self.root_path
+            and self.limit_concurrency is None
+            and (self.cycle is None or self.cycle.response_complete)  # else pipelined
+            and not self.parser.should_upgrade()
+        ):
+            parsed = httptools.parse_url(self.url)
+            raw_path = parsed.path
+            if b"%" not in raw_path and raw_path.isascii():
+                path = raw_path.decode("ascii")
+                query = parsed.query or b""
+                token = hot.token_of(self.headers)
+                method = self.parser.get_method()
+                route = hot.taken(routes, method, path, query, token)
+        if route is None:
+            super().on_headers_complete()
+            return
+        version = self.parser.get_http_version()
+        scope = self.scope  # kept whole for a hand-over, as uvicorn would have filled it
+        scope["method"] = method.decode("ascii")
+        if version != "1.1":
+            scope["http_version"] = version
+        scope["path"] = path
+        scope["raw_path"] = raw_path
+        scope["query_string"] = query
+        keep_alive = version != "1.0" and self.parser.should_keep_alive()
+        self.cycle = _HotCycle(route, token, path, keep_alive, scope)  # type: ignore[assignment]
+
+    def on_body(self, body: bytes) -> None:
+        cycle = self.cycle
+        if type(cycle) is not _HotCycle:
+            super().on_body(body)
+            return
+        cycle.body += body
+        if len(cycle.body) > self._routes.limit:  # the app refuses it, limits first
+            self._hand_over(cycle, self.app, more_body=True)
+
+    def on_message_complete(self) -> None:
+        cycle = self.cycle
+        if type(cycle) is not _HotCycle:
+            super().on_message_complete()
+            return
+        self._run(self._answer(cycle))
+
+    async def _answer(self, cycle: _HotCycle) -> None:
+        """What the app would answer, past the shared limits, in one write; or the request
+        handed to Litestar's handlers, which own whatever is not plainly well-formed."""
+        routes = self._routes
+        path = cycle.path
+        try:
+            address = address_of(self._address, cycle.headers, routes.trusted)
+            if not await hot.admitted(routes, address, cycle.token):
+                answer = hot.rate_limited(path)
+            else:
+                answer = await hot.answered(
+                    routes, cycle.route, cycle.token, address, path, bytes(cycle.body)
+                )
+                if answer is None:
+                    self._hand_over(cycle, self.app.routed, more_body=False)
+                    return
+        except Exception as exc:  # as the app's handlers would: a problem, logged
+            answer = hot.problem(exc, path)
+        if self.flow.write_paused and not cycle.disconnected:
+            await self.flow.drain()
+        cycle.response_complete = True
+        if cycle.disconnected or self.transport.is_closing():
+            return
+        status, media, body, extra = answer
+        if self.access_log:  # uvicorn's own line
+            self.access_logger.info(
+                '%s - "%s %s HTTP/%s" %d',
+                get_client_addr(cycle.scope),
+                cycle.scope["method"],
+                get_path_with_query_string(cycle.scope),
+                cycle.scope["http_version"],
+                status,
+            )
+        content = [STATUS_LINE[status]]
+        for name, value in self.server_state.default_headers:
+            content += (name, b": ", value, b"\r\n")
+        content += (b"content-type: ", media, b"\r\ncontent-length: %d\r\n" % len(body))
+        for name, value in extra:
+            content += (name, b": ", value, b"\r\n")
+        if not cycle.keep_alive:
+            content.append(b"connection: close\r\n")
+        content += (b"\r\n", body)
+        self.transport.write(b"".join(content))
+        if not cycle.keep_alive:
+            self.transport.close()
+        self.on_response_complete()
+
+    def _hand_over(self, cycle: _HotCycle, app: Any, more_body: bool) -> None:
+        """The request to ``app`` through uvicorn's own cycle, with the body read so far."""
+        handed = RequestResponseCycle(
+            scope=cycle.scope,
+            transport=self.transport,
+            flow=self.flow,
+            logger=self.logger,
+            access_logger=self.access_logger,
+            access_log=self.access_log,
+            default_headers=self.server_state.default_headers,
+            message_event=asyncio.Event(),
+            expect_100_continue=False,
+            keep_alive=cycle.keep_alive,
+            on_response=self.on_response_complete,
+        )
+        handed.body = cycle.body
+        handed.more_body = more_body
+        handed.disconnected = cycle.disconnected
+        handed.message_event.set()
+        if self.cycle is cycle:
+            self.cycle = handed
+        self._run(handed.run_asgi(app))
+
+    def _run(self, answering: Any) -> None:
+        """A request's answer as a task uvicorn waits for when it shuts down."""
+        task = self.loop.create_task(answering)
+        task.add_done_callback(self.tasks.discard)
+        self.tasks.add(task)
 
 
 def raise_file_limit() -> None:

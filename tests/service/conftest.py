@@ -15,7 +15,7 @@ from referee.cli import UVICORN_OPTIONS
 from referee.settings import Settings
 from referee.store.embedded import start_embedded
 from referee.tools.launch import LOAD_LIMITS, free_port, start_referee
-from referee.web import create_app
+from referee.web import create_app, hot
 
 
 @pytest.fixture(scope="session")
@@ -112,3 +112,19 @@ def process_server(valkey):
     yield start
     for proc in started:
         proc.kill()
+
+
+@pytest.fixture
+def fast_answers(monkeypatch):
+    """The statuses of the answers the hot routes sent themselves (``web.hot``)."""
+    sent = []
+    real = hot.answered
+
+    async def counted(*args):
+        answer = await real(*args)
+        if answer is not None:
+            sent.append(answer[0])
+        return answer
+
+    monkeypatch.setattr(hot, "answered", counted)
+    return sent

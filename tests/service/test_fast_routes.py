@@ -13,22 +13,8 @@ from helpers import auth, create
 
 from referee.service.seats import Seats
 from referee.settings import Settings
-from referee.web import create_app, hot
+from referee.web import create_app
 from referee.web.hot import HotRoutesLitestar
-
-
-@pytest.fixture
-def fast_answers(monkeypatch):
-    """The statuses of the answers the hot routes sent themselves."""
-    sent = []
-    real = hot._send
-
-    async def counted(send, status, media, body, extra=None):
-        sent.append(status)
-        await real(send, status, media, body, extra)
-
-    monkeypatch.setattr(hot, "_send", counted)
-    return sent
 
 
 @pytest.fixture
