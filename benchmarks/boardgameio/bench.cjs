@@ -67,6 +67,12 @@ async function main() {
       const client = Client({ game: DiceGame, multiplayer: SocketIO({ server: url }), matchID, playerID, credentials, debug: false });
       let sentAt = 0;
       let lastState = -1;
+      // a client that hears nothing more once time is up (now and then one's last update never
+      // comes, and the run waited for it forever) is let go: nothing after the stop is counted
+      const giveUp = setTimeout(() => {
+        client.stop();
+        resolve();
+      }, Math.max(0, stop - Date.now()) + 3000);
       client.subscribe((state) => {
         if (state === null || state._stateID === lastState) return;
         lastState = state._stateID;
@@ -79,6 +85,7 @@ async function main() {
           sentAt = 0;
         }
         if (state.ctx.gameover || Date.now() >= stop) {
+          clearTimeout(giveUp);
           client.stop();
           resolve();
           return;

@@ -39,6 +39,13 @@ class Seats:
         games, memory = self.games, self.memory
         stop = time.monotonic() + wait_s
         known = memory.remembered(game_id)
+        if known is None and memory.listening:
+            in_flight = memory.in_flight.get(game_id)
+            if in_flight is not None:
+                # a commit of this process on its way, already heard (which dropped the form
+                # remembered before it): its reply is as near as a read's would be
+                await in_flight.landed()
+                known = memory.remembered(game_id)
         # not yet shown current; while listening, no commit was heard after it: current
         guess = known is not None and not memory.listening
         last_id = None

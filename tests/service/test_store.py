@@ -728,6 +728,33 @@ async def _three_seats(service: Referee) -> tuple:
     return doc, tokens, [turn["legal_moves"] for turn in turns]
 
 
+def test_a_turn_asked_while_a_commit_of_its_game_is_on_its_way_waits_for_it(valkey):
+    """Seat 1's commit is on its way, and heard first (the commit's message can beat its
+    reply, and a form older than a commit heard is dropped): seat 0's turn, asked meanwhile,
+    waits for the reply instead of reading the game, and equals what a cold replica reads."""
+
+    async def scenario():
+        service, cold = _counted(valkey), _counted(valkey)
+        watcher = await _listening(service)
+        doc, tokens, turns = await _seat_0_decided(service)
+        deciding = asyncio.ensure_future(
+            service.move(doc.id, tokens[1], 0, [turns[1]["legal_moves"][0]])
+        )
+        await asyncio.sleep(0)  # sent, not answered
+        assert doc.id in service.memory.in_flight
+        del service.memory.recent[doc.id]  # as hearing the commit before its reply does
+        trips, turn = await _trips(service.wait_turn(doc.id, tokens[0], 0))
+        accepted = await deciding
+        theirs = await cold.wait_turn(doc.id, tokens[0], 0)
+        await _close([watcher], service, cold)
+        return trips, turn, accepted, theirs
+
+    trips, turn, accepted, theirs = asyncio.run(scenario())
+    assert accepted["accepted"]
+    assert turn["status"] == "your_turn" and turn["seq"] == 1 and turn == theirs
+    assert trips == 0, "no read: the commit was sent before"
+
+
 def test_a_games_simultaneous_decisions_are_sent_before_the_first_is_answered(valkey):
     """Two seats decide at once in one process: the second builds on the first's commit while
     it is on its way and is sent behind it in the same turn of the loop (it does not wait
