@@ -106,13 +106,12 @@ class GameService:
         limits = self.limits if owner else None
         if limits is not None:
             await limits.admit(owner, "games", game.doc.id)
-        if not await self.write(game):
+        if not await self.written(game, self.send(game, listed_at=game.doc.created)):
             if limits is not None:
                 await limits.release(owner, "games", game.doc.id)
             if game_id is None:  # 64 random bits collided
                 raise Refusal("busy", "try again", retry_after=1)
             return await self.load(game_id), handed  # created by an earlier attempt
-        await self.store.index(game.doc.id, game.doc.created)
         return game, handed
 
     async def claim(
@@ -182,9 +181,10 @@ class GameService:
         ``now_stored`` (the version had moved)."""
         return await self.written(game, self.send(game))
 
-    def send(self, game: LoadedGame) -> InFlight:
+    def send(self, game: LoadedGame, listed_at: float | None = None) -> InFlight:
         """Queue the game's commit now (no await), and make it the base of this process's
-        next decision on the game until its outcome is known."""
+        next decision on the game until its outcome is known; ``listed_at``: a new game,
+        listed in the same write."""
         doc = game.doc
         blob = game.encoded()
         first = first_deadline(doc)
@@ -201,6 +201,7 @@ class GameService:
             events_ttl=self.events_retention_s if doc.status == "finished" else 0,
             deadline=hint,
             finished_for=doc.owner if doc.status == "finished" else "",
+            listed_at=listed_at,
         )
         memory = self.memory
         in_flight = InFlight(Stored(version, blob, game.last_event_id), commit, first, memory.epoch)

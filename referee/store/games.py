@@ -43,7 +43,7 @@ from redis.exceptions import ConnectionError, NoScriptError, RedisClusterExcepti
 from .cluster import ClusterConnection, ClusterSent
 from .connection import Sent, SharedConnection, subscribe
 from .limits import live_key
-from .listing import Listed, add_to_index, listed
+from .listing import INDEX_MAX, Listed, listed
 
 __all__ = [
     "COMMITS",
@@ -201,6 +201,7 @@ class GameStore:
         events_ttl: int = 0,
         deadline: float | bool | None = None,
         finished_for: str = "",
+        listed_at: float | None = None,
     ) -> Commit:
         """The atomic write and the deadline hint (a time, None to drop it, False to leave it
         as it is), queued on the shared connection now, behind every command queued before it
@@ -211,7 +212,9 @@ class GameStore:
         ``ttl`` > 0 makes the game's keys expire that long after this write (an idle game, a
         finished one); its event stream goes after ``events_ttl`` (at most ``ttl``; a finished
         game: the record keeps everything the stream told). ``finished_for``: the owner whose
-        live games no longer count this one (in the same write).
+        live games no longer count this one (in the same write). ``listed_at``: a new game,
+        listed (``listed``) at that time of creation in the same write; a game of that id
+        listed already keeps its place.
         """
         if not events:
             # readers take the newest event id as the version's name (see the module's doc)
@@ -225,6 +228,11 @@ class GameStore:
         commands = self._commit_commands(keys, args, game_id, deadline)
         if finished_for:
             commands += (("ZREM", live_key(finished_for, "games"), game_id),)
+        if listed_at is not None:  # the index keeps its newest INDEX_MAX ids
+            commands += (
+                ("ZADD", GAMES, "NX", listed_at, game_id),
+                ("ZREMRANGEBYRANK", GAMES, 0, -INDEX_MAX - 1),
+            )
         return Commit(keys, commands, self.shared.send(*commands))
 
     async def committed(self, commit: Commit) -> list[str] | Stored:
@@ -272,11 +280,6 @@ class GameStore:
 
     async def aclose(self) -> None:
         await self.shared.aclose()
-
-    async def index(self, game_id: str, created: float) -> None:
-        """List a new game (``listed``)."""
-        async with asyncio.timeout(self.timeout_s):
-            await add_to_index(self.redis, GAMES, game_id, created)
 
     async def listed(self, before: float | None, limit: int) -> tuple[list[Listed], str | None]:
         """A page of games created before ``before`` (all when None), newest first, and the

@@ -200,7 +200,7 @@ async def _games(url: str, bots: int, seconds: float) -> dict[str, Any]:
     }
     create, game_body = head("POST", "/v1/games"), _json_encode(BENCH_GAME)
 
-    async def bot(game_id: str, token: str, posting: dict[int, int]) -> None:
+    async def bot(connection: Client, game_id: str, token: str, posting: dict[int, int]) -> None:
         """One request per decision: the first turn from ``GET /turn`` (long-polled), then
         ``POST /moves?wait=`` whose answer holds the seat's next turn.
 
@@ -209,7 +209,6 @@ async def _games(url: str, bots: int, seconds: float) -> dict[str, Any]:
         that posts while the other's decision on the same seq is in flight waits on no one:
         its round trip (decision accepted, the next roll dealt, the next turn in hand) is a
         decision's latency (``latencies``, the bench's p50 and p99)."""
-        connection = Client(url)
         # built once, as a bot in a loop keeps them
         turn_path = f"/v1/games/{game_id}/turn?wait="
         moves_path = f"/v1/games/{game_id}/moves?wait="
@@ -222,50 +221,55 @@ async def _games(url: str, bots: int, seconds: float) -> dict[str, Any]:
             return built if left >= 5 else head(method, f"{path}{max(0, left):.3f}", token)
 
         turn: _TurnNeeded | None = None
-        try:
-            while True:
-                left = stop - time.monotonic()  # a long-poll never waits past the window
-                if turn is None or turn.status == "waiting":
-                    _, reply = await connection.request(within(long_poll, "GET", turn_path, left))
-                    turn = _decode_turn(reply)
-                    stats["all_requests"] += 1
-                    if time.monotonic() > stop:
-                        return
-                    stats["turn"] += 1
-                if turn.status != "your_turn":
-                    if turn.status == "finished":
-                        return
-                    continue
-                began = time.perf_counter()
-                seq = turn.seq
-                last = posting.get(seq, 0) > 0  # the other seat's decision is in flight
-                posting[seq] = posting.get(seq, 0) + 1
-                decision = _json_encode({"seq": seq, "move": turn.legal_moves[0]})
-                post = within(decide, "POST", moves_path, left)
-                status, reply = await connection.request(post, decision)
-                posting[seq] -= 1
+        while True:
+            left = stop - time.monotonic()  # a long-poll never waits past the window
+            if turn is None or turn.status == "waiting":
+                _, reply = await connection.request(within(long_poll, "GET", turn_path, left))
+                turn = _decode_turn(reply)
                 stats["all_requests"] += 1
                 if time.monotonic() > stop:
                     return
-                took = (time.perf_counter() - began) * 1000
-                stats["latencies" if last else "waited"].append(took)
-                stats["moves"] += 1
-                stats["decisions" if status == 200 else "errors"] += 1
-                turn = _decode_answer(reply).turn if status == 200 else None
-        finally:
-            connection.close()
+                stats["turn"] += 1
+            if turn.status != "your_turn":
+                if turn.status == "finished":
+                    return
+                continue
+            began = time.perf_counter()
+            seq = turn.seq
+            last = posting.get(seq, 0) > 0  # the other seat's decision is in flight
+            posting[seq] = posting.get(seq, 0) + 1
+            decision = _json_encode({"seq": seq, "move": turn.legal_moves[0]})
+            post = within(decide, "POST", moves_path, left)
+            status, reply = await connection.request(post, decision)
+            posting[seq] -= 1
+            stats["all_requests"] += 1
+            if time.monotonic() > stop:
+                return
+            took = (time.perf_counter() - began) * 1000
+            stats["latencies" if last else "waited"].append(took)
+            stats["moves"] += 1
+            stats["decisions" if status == 200 else "errors"] += 1
+            turn = _decode_answer(reply).turn if status == 200 else None
 
     async def table() -> None:
-        connection = Client(url)
+        """An organizer and its two bots, each on a connection of its own that it keeps from
+        game to game, as a bot's HTTP client keeps its connections."""
+        connection, seats = Client(url), [Client(url), Client(url)]
         try:
             while time.monotonic() < stop:
                 _, reply = await connection.request(create, game_body)
                 game = json.loads(reply)
                 posting: dict[int, int] = {}  # seq -> the seats' decisions in flight
-                await asyncio.gather(*(bot(game["id"], s["token"], posting) for s in game["seats"]))
+                await asyncio.gather(
+                    *(
+                        bot(seat, game["id"], s["token"], posting)
+                        for seat, s in zip(seats, game["seats"], strict=True)
+                    )
+                )
                 stats["games"] += 1
         finally:
-            connection.close()
+            for each in (connection, *seats):
+                each.close()
 
     await asyncio.gather(*(table() for _ in range(max(1, bots // 2))))
     return stats
