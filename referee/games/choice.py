@@ -190,6 +190,34 @@ def _score_json(counts: tuple[int, ...]) -> msgspec.Raw:
     return msgspec.Raw(msgspec.json.encode(_score(counts)))
 
 
+_pack_sheet = msgspec.msgpack.Encoder().encode
+_unpack_sheet = msgspec.msgpack.Decoder(Sheet).decode
+
+
+@lru_cache(maxsize=4096)
+def _sheet_shown(packed: bytes, cards: bool) -> dict:
+    """A sheet as views show it, remembered by its packed form: every view shows every sheet,
+    and a sheet changes once per roll. Shared by the views that show it, each taking a copy
+    of its top level (to add to); what is nested in it is never changed."""
+    sheet = _unpack_sheet(packed)
+    view = {
+        "marks": dict(zip(_SUM_KEYS, sheet.marks, strict=True)),
+        "fifth_dice": [
+            {"value": v, "marks": n}
+            for v, n in zip(sheet.fifth_values, sheet.fifth_counts, strict=True)
+        ],
+        "done": sheet.done,
+        "retired": sheet.retired,
+        "rounds": sheet.rounds,
+        "free_throws": sheet.free_throws,
+        "score": _score_json(tuple(sheet.marks)),  # JSON, as msgspec encodes a ChoiceScore
+    }
+    if cards:
+        view["cards"] = list(sheet.cards)
+        view["plate"] = list(sheet.plate)
+    return view
+
+
 def roll_dice(key: bytes, n: int) -> bytes:
     """The five dice of game-wide roll ``n``, in the order drawn.
 
@@ -676,22 +704,7 @@ class ChoiceRuleset:
         return places(self.totals(state))
 
     def _sheet_view(self, sheet: Sheet) -> dict:
-        view = {
-            "marks": dict(zip(_SUM_KEYS, sheet.marks, strict=True)),
-            "fifth_dice": [
-                {"value": v, "marks": n}
-                for v, n in zip(sheet.fifth_values, sheet.fifth_counts, strict=True)
-            ],
-            "done": sheet.done,
-            "retired": sheet.retired,
-            "rounds": sheet.rounds,
-            "free_throws": sheet.free_throws,
-            "score": _score_json(tuple(sheet.marks)),  # JSON, as msgspec encodes a ChoiceScore
-        }
-        if self.cards:
-            view["cards"] = list(sheet.cards)
-            view["plate"] = list(sheet.plate)
-        return view
+        return dict(_sheet_shown(_pack_sheet(sheet), bool(self.cards)))
 
     def view(self, state: ChoiceState, seat: int | None = None) -> dict:
         """The public view, plus the seat's own hidden decisions and draft sheet when ``seat``.
