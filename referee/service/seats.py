@@ -39,13 +39,15 @@ class Seats:
         games, memory = self.games, self.memory
         stop = time.monotonic() + wait_s
         known = memory.remembered(game_id)
-        if known is None and memory.listening:
-            in_flight = memory.in_flight.get(game_id)
-            if in_flight is not None:
-                # a commit of this process on its way, already heard (which dropped the form
-                # remembered before it): its reply is as near as a read's would be
-                await in_flight.landed()
-                known = memory.remembered(game_id)
+        for _ in range(MAX_RETRIES):
+            in_flight = memory.in_flight.get(game_id) if memory.listening else None
+            if known is not None or in_flight is None:
+                break
+            # a commit of this process on its way, already heard (which dropped the form
+            # remembered before it): its reply is as near as a read's would be (and, landed
+            # behind a later commit heard already, the next one's is)
+            await in_flight.landed()
+            known = memory.remembered(game_id)
         # not yet shown current; while listening, no commit was heard after it: current
         guess = known is not None and not memory.listening
         last_id = None

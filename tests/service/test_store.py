@@ -698,6 +698,36 @@ def test_a_games_turn_taking_is_forgotten_once_its_decisions_end_cancelled_or_re
     assert accepted["accepted"] and accepted["seq"] == 0
 
 
+def test_a_games_turn_passes_in_order_past_waiters_cancelled_before_or_after_their_turn():
+    """The turn goes to the waiters in the order they came; one cancelled while it waits is
+    passed over, one cancelled once handed the turn hands it on; the lock is forgotten."""
+    from referee.service.memory import Memory
+
+    async def scenario():
+        memory = Memory()
+        order: list[str] = []
+        tasks: dict[str, asyncio.Task] = {}
+
+        async def decide(name: str, then=None) -> None:
+            async with memory.one_at_a_time("g"):
+                order.append(name)
+                await asyncio.sleep(0.01)
+            if then is not None:
+                tasks[then].cancel()  # handed the turn already, not yet running
+
+        for name, then in (("a", "b"), ("b", None), ("c", None), ("d", None), ("e", None)):
+            tasks[name] = asyncio.create_task(decide(name, then))
+            await asyncio.sleep(0)
+        tasks["c"].cancel()  # waiting
+        results = await asyncio.gather(*tasks.values(), return_exceptions=True)
+        return order, [type(r).__name__ for r in results], dict(memory.turns)
+
+    order, results, turns = asyncio.run(scenario())
+    assert order == ["a", "d", "e"]
+    assert results == ["NoneType", "CancelledError", "CancelledError", "NoneType", "NoneType"]
+    assert turns == {}
+
+
 def test_a_commit_cut_off_with_its_connection_is_sent_again_and_lands_once(valkey):
     """The shared connection dies with a commit on it (Redis holds the commit: clients are
     paused): the store sends it again on a new connection, and the decision lands once."""
