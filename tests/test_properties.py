@@ -115,6 +115,8 @@ def score_by_hand(marks):
 def random_play(ruleset, state, rnd, on_step=None):
     for _ in range(MAX_DECISIONS):
         seats = ruleset.to_decide(state)
+        everyone = range(len(state.seqs))
+        assert [s for s in everyone if ruleset.must_decide(state, s)] == seats
         if not seats:
             return
         seat = rnd.choice(seats)

@@ -109,7 +109,7 @@ class GameViews:
             return "waiting"
         if ruleset.finished(state):
             return "finished"
-        return "your_turn" if seat in ruleset.to_decide(state) else "waiting"
+        return "your_turn" if ruleset.must_decide(state, seat) else "waiting"
 
     def turn(self, seat: int) -> dict[str, Any]:
         """What the seat must decide now (``legal_moves``, ``seq``, ``deadline``) and its view."""

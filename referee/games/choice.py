@@ -451,6 +451,9 @@ class ChoiceRuleset:
             return []
         return [s for s in range(len(state.sheets)) if not self._complete(state, s)]
 
+    def must_decide(self, state: ChoiceState, seat: int) -> bool:
+        return not state.finished and not self._complete(state, seat)
+
     def seq(self, state: ChoiceState, seat: int) -> int:
         return state.seqs[seat]
 

@@ -264,6 +264,9 @@ class ChoptaRuleset:
     def to_decide(self, state: ChoptaState) -> list[int]:
         return [] if state.finished else [state.turn]
 
+    def must_decide(self, state: ChoptaState, seat: int) -> bool:
+        return not state.finished and state.turn == seat
+
     def seq(self, state: ChoptaState, seat: int) -> int:
         return state.seqs[seat]
 
