@@ -26,7 +26,7 @@ from litestar.routes import HTTPRoute
 
 from ..core.refusals import Refusal
 from .access import client_address
-from .models import MoveSubmission, Turn, move_accepted
+from .models import MoveSubmission
 from .problems import GAME_ID, PROBLEM, answer, bearer
 
 __all__ = ["Answer", "HotRoutes", "HotRoutesLitestar", "admitted", "answered", "taken"]
@@ -132,7 +132,7 @@ async def answered(
     seats = routes.seats
     if not moves:
         call = seats.wait_turn(game_id, token, wait)
-        return await _long_poll(routes, address, wait or 0, call, Turn, path)
+        return await _long_poll(routes, address, wait or 0, call, path)
     try:
         data = _submission.decode(body)
     except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
@@ -142,9 +142,9 @@ async def answered(
     except Refusal as exc:
         return problem(exc, path)
     if wait is None:
-        return await _answer(seats.move(game_id, token, data.seq, decided), move_accepted, path)
+        return await _answer(seats.move(game_id, token, data.seq, decided), path)
     call = seats.move_then_turn(game_id, token, data.seq, decided, wait)
-    return await _long_poll(routes, address, wait, call, move_accepted, path)
+    return await _long_poll(routes, address, wait, call, path)
 
 
 async def _long_poll(
@@ -152,14 +152,13 @@ async def _long_poll(
     address: str,
     wait: float,
     call: Coroutine[Any, Any, dict[str, Any]],
-    model: Any,
     path: str,
 ) -> Answer:
     """``call``'s answer, holding one of the address's waits while it may long-poll (429
     past the cap): a request that does not wait holds none."""
     limits = routes.limits
     if wait == 0 or limits is None:
-        return await _answer(call, model, path)
+        return await _answer(call, path)
     if not limits.waits_held(address):
         try:
             await limits.start_waiting(address)
@@ -167,15 +166,18 @@ async def _long_poll(
             call.close()  # never started
             return problem(exc, path)
     try:
-        return await _answer(call, model, path)
+        return await _answer(call, path)
     finally:
         limits.stop_waiting(address)
 
 
-async def _answer(call: Awaitable[dict[str, Any]], model: Any, path: str) -> Answer:
-    """The service's answer, or the problem its refusal (or failure) makes."""
+async def _answer(call: Awaitable[dict[str, Any]], path: str) -> Answer:
+    """The service's answer, or the problem its refusal (or failure) makes. Its dict is
+    encoded as it is: its keys come in the order of the contract's model (``Turn``,
+    ``MoveAccepted``), whose bytes the handlers send (tested); building the model first cost
+    a third more."""
     try:
-        return 200, _JSON, _encode(model(**await call)), []
+        return 200, _JSON, _encode(await call), []
     except Exception as exc:
         return problem(exc, path)
 
