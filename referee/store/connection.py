@@ -2,12 +2,15 @@
 
 redis-py lends each command a pooled connection for its whole round trip: a checkout, a
 write, a wake-up and a release per command, about 35 µs of the referee's CPU under load
-(``benchmarks/results/README.md``). Here every command goes on one connection, written at
-once (the commands of one call in one write), and the replies are read as they come, often
-several in one read. Redis answers a connection's commands in order, so the n-th reply is the
-n-th command's. Gathering a turn of the event loop's commands into one write saved a write
-per few commands, but under load a turn is long (every request ready runs in it), and a
-commit written only in the next one kept its decision waiting that much longer.
+(``benchmarks/results/README.md``). Here every command goes on one connection, and the
+commands queued in one turn of the event loop go out in one write, at the start of the next
+turn; the replies are read as they come, often several in one read. Redis answers a
+connection's commands in order, so the n-th reply is the n-th command's. Each write wakes
+Redis, which costs the writer more than the bytes do: under load one write carries the
+commits of several games (measured: a tenth less CPU per decision, and no later answers, as
+the turn that waits is the one whose requests the replies serve; an earlier measurement, of
+code that wrote a commit at once and answered in a slower loop, found decisions waiting a
+turn longer).
 
 redis-py connects (AUTH, SELECT, TLS from the URL); then the connection's transport is taken
 over (``TakenOver``): its replies are parsed by hiredis in the loop's own callback as bytes
@@ -156,6 +159,7 @@ class SharedConnection(Commands):
         self._connecting = asyncio.Lock()
         self._waiting: deque[tuple[asyncio.Future, float]] = deque()  # with its deadline
         self._outbox: list[bytes] = []
+        self._flushing = False  # a write of what is queued is on its way (``_queue``)
         self._tasks: set[asyncio.Task] = set()
 
     @property
@@ -205,10 +209,17 @@ class SharedConnection(Commands):
         return replies
 
     def _queue(self, connection: AbstractConnection, commands: tuple[tuple[Any, ...], ...]) -> Sent:
-        """Queue the commands and write them, together, now."""
+        """Queue the commands, to be written with every command queued in this turn of the
+        loop, at the start of the next."""
         sent = Sent(connection, [self._enqueue(args) for args in commands])
-        self._flush()
+        if not self._flushing:
+            self._flushing = True
+            self._loop.call_soon(self._flush_queued)
         return sent
+
+    def _flush_queued(self) -> None:
+        self._flushing = False
+        self._flush()
 
     def _enqueue(self, args: tuple[Any, ...]) -> asyncio.Future:
         loop = self._loop  # the connection's: asyncio.get_running_loop() costs a getpid()

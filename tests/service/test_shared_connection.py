@@ -25,10 +25,10 @@ async def _drop(redis: Redis, shared: SharedConnection) -> None:
     await redis.aclose()
 
 
-def test_each_task_gets_its_own_reply_and_each_call_is_written_at_once(valkey):
-    """Commands are written when given, not gathered until a later turn of the loop (a turn
-    under load is long, and a commit waiting for it keeps its decision waiting): one write
-    per call, its commands together, before the call first waits."""
+def test_each_task_gets_its_own_reply_and_a_turns_commands_share_one_write(valkey):
+    """The commands queued in one turn of the loop go out together, in one write at the start
+    of the next turn (each write wakes Redis): 400 commands of 200 tasks in a few writes,
+    each task still answered its own replies."""
 
     async def scenario():
         redis, shared = _shared(valkey)
@@ -43,15 +43,18 @@ def test_each_task_gets_its_own_reply_and_each_call_is_written_at_once(valkey):
         writes = Counted.round_trips - writes
         before = Counted.round_trips
         sent = shared.send(("INCR", "test:shared:0"), ("GET", "test:shared:0"))
-        written_at_once = Counted.round_trips - before
-        together = await shared.replies(sent)
+        more = shared.send(("GET", "test:shared:1"))
+        queued = Counted.round_trips - before
+        await asyncio.sleep(0)
+        written = Counted.round_trips - before
+        together = await shared.replies(sent) + await shared.replies(more)
         await _drop(redis, shared)
-        return replies, writes, written_at_once, together
+        return replies, writes, queued, written, together
 
-    replies, writes, written_at_once, together = asyncio.run(scenario())
+    replies, writes, queued, written, together = asyncio.run(scenario())
     assert replies == [2 * i for i in range(200)]
-    assert writes == 400
-    assert written_at_once == 1 and together == [1, b"1"]
+    assert writes <= 10, writes
+    assert (queued, written) == (0, 1) and together == [1, b"1", b"2"]
 
 
 def test_an_error_reply_is_its_commands_alone(valkey):
