@@ -106,7 +106,7 @@ class GameService:
         limits = self.limits if owner else None
         if limits is not None:
             await limits.admit(owner, "games", game.doc.id)
-        if not await self.written(game, self.send(game, listed_at=game.doc.created)):
+        if not await self.write(game, listed_at=game.doc.created):
             if limits is not None:
                 await limits.release(owner, "games", game.doc.id)
             if game_id is None:  # 64 random bits collided
@@ -176,10 +176,10 @@ class GameService:
 
     # -- committing ----------------------------------------------------------------------------
 
-    async def write(self, game: LoadedGame) -> bool:
+    async def write(self, game: LoadedGame, listed_at: float | None = None) -> bool:
         """Commit the game's change: True, or False with the game as it now is in
-        ``now_stored`` (the version had moved)."""
-        return await self.written(game, self.send(game))
+        ``now_stored`` (the version had moved); ``listed_at``: see ``send``."""
+        return await self.written(game, self.send(game, listed_at))
 
     def send(self, game: LoadedGame, listed_at: float | None = None) -> InFlight:
         """Queue the game's commit now (no await), and make it the base of this process's

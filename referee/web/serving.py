@@ -51,9 +51,7 @@ class _HotCycle:
     __slots__ = (
         "body",
         "disconnected",
-        "headers",
         "keep_alive",
-        "path",
         "response_complete",
         "route",
         "scope",
@@ -61,13 +59,11 @@ class _HotCycle:
     )
     message_event = _NoEvent()
 
-    def __init__(self, route: Any, token: str, path: str, keep_alive: bool, scope: Any) -> None:
+    def __init__(self, route: Any, token: str, keep_alive: bool, scope: Any) -> None:
         self.route = route
         self.token = token
-        self.path = path
         self.keep_alive = keep_alive
-        self.scope = scope
-        self.headers = scope["headers"]
+        self.scope = scope  # its path and headers, as uvicorn would have filled it
         self.body = bytearray()
         self.disconnected = False
         self.response_complete = False
@@ -157,7 +153,7 @@ class PublicHttp(HttpToolsProtocol):
         scope["raw_path"] = raw_path
         scope["query_string"] = query
         keep_alive = version != "1.0" and self.parser.should_keep_alive()
-        self.cycle = _HotCycle(route, token, path, keep_alive, scope)  # type: ignore[assignment]
+        self.cycle = _HotCycle(route, token, keep_alive, scope)  # type: ignore[assignment]
 
     def on_body(self, body: bytes) -> None:
         cycle = self.cycle
@@ -178,10 +174,10 @@ class PublicHttp(HttpToolsProtocol):
     async def _answer(self, cycle: _HotCycle) -> None:
         """What the app would answer, past the shared limits, in one write; or the request
         handed to Litestar's handlers, which own whatever is not plainly well-formed."""
-        routes = self._routes
-        path = cycle.path
+        routes, scope = self._routes, cycle.scope
+        path = scope["path"]
         try:
-            address = address_of(self._address, cycle.headers, routes.trusted)
+            address = address_of(self._address, scope["headers"], routes.trusted)
             if not await hot.admitted(routes, address, cycle.token):
                 answer = hot.rate_limited(path)
             else:
@@ -202,10 +198,10 @@ class PublicHttp(HttpToolsProtocol):
         if self.access_log:  # uvicorn's own line
             self.access_logger.info(
                 '%s - "%s %s HTTP/%s" %d',
-                get_client_addr(cycle.scope),
-                cycle.scope["method"],
-                get_path_with_query_string(cycle.scope),
-                cycle.scope["http_version"],
+                get_client_addr(scope),
+                scope["method"],
+                get_path_with_query_string(scope),
+                scope["http_version"],
                 status,
             )
         content = [STATUS_LINE[status]]
