@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -98,6 +99,7 @@ def measure(messages: int, local_cluster: int, replicas: int) -> dict:
             embedded.stop()
         if cluster is not None:
             cluster.stop()
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 def main() -> None:

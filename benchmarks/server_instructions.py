@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -121,6 +122,7 @@ def measure(games: int, health_requests: int, bots: int = 0, seconds: float = 60
         server.terminate()
         server.wait(timeout=60)
         valkey.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def main() -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import tempfile
 import threading
@@ -64,7 +65,8 @@ def main() -> int:
     parser.add_argument("--sample-s", type=float, default=10)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    valkey = start_embedded(tempfile.mkdtemp(prefix="referee-soak-"), persist=False)
+    data_dir = tempfile.mkdtemp(prefix="referee-soak-")
+    valkey = start_embedded(data_dir, persist=False)
     env = {**LOAD_LIMITS, "REFEREE_RETENTION_S": "60", "REFEREE_EVENTS_RETENTION_S": "30"}
     referee, url = start_referee(valkey.url, env=env)
     store = redis.Redis.from_url(valkey.url)
@@ -110,6 +112,7 @@ def main() -> int:
         referee.wait(timeout=20)
         store.close()
         valkey.stop()
+        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ import contextlib
 import logging
 import os
 import secrets
+import shutil
 import signal
 import socket
 import tempfile
@@ -48,9 +49,14 @@ class EmbeddedError(RuntimeError):
 class Embedded:
     """A running embedded Valkey, restarted if it dies, until ``stop``."""
 
-    def __init__(self, server: ValkeyServer, pid_file: Path | None) -> None:
+    def __init__(
+        self, server: ValkeyServer, pid_file: Path | None, socket_dir: Path | None = None
+    ) -> None:
         self.server = server
         self.pid_file = pid_file
+        #: the directory made for the socket alone (removed on ``stop``), if the data
+        #: directory could not hold it
+        self.socket_dir = socket_dir
         self.password: str | None = None
         self.tcp_port: int | None = None
         self.restarts = 0
@@ -146,6 +152,8 @@ class Embedded:
         if self.pid_file is not None:
             with contextlib.suppress(OSError):
                 self.pid_file.unlink()
+        if self.socket_dir is not None:
+            shutil.rmtree(self.socket_dir, ignore_errors=True)
 
 
 def start_embedded(
@@ -170,8 +178,10 @@ def start_embedded(
         pid_file = data_dir.absolute() / "valkey.pid"
         _stop_orphan(pid_file)
     socket_path = (data_dir or Path("/")) / "valkey.sock"
+    socket_dir = None
     if data_dir is None or len(str(socket_path.absolute())) > _MAX_SOCKET_PATH:
-        socket_path = Path(tempfile.mkdtemp(prefix="referee-valkey-")) / "valkey.sock"
+        socket_dir = Path(tempfile.mkdtemp(prefix="referee-valkey-"))
+        socket_path = socket_dir / "valkey.sock"
     extra = {"pidfile": str(pid_file)} if pid_file is not None else {}
     server = ValkeyServer(
         port=0,  # no TCP listener (``tcp`` opens one once the password is set)
@@ -183,7 +193,7 @@ def start_embedded(
         appendfsync=appendfsync,
         **extra,
     )
-    embedded = Embedded(server, pid_file)
+    embedded = Embedded(server, pid_file, socket_dir)
     try:
         embedded.start()
     except ValkeyServerStartupError as exc:

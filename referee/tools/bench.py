@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shutil
 import statistics
 import tempfile
 import time
@@ -271,6 +272,7 @@ def run_bench(
             valkey.stop()
         if local is not None:
             local.stop()
+        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 def main(args: Any) -> int:

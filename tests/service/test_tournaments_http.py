@@ -145,8 +145,10 @@ def test_tournament_bad_input(http):
     assert http.get("/v1/me/next", headers={"Authorization": "Bearer nope"}).status_code == 403
 
 
-def test_referee_tournament_command_prints_standings_as_json():
+def test_referee_tournament_command_prints_standings_as_json(tmp_path):
+    """`referee tournament` on its own Valkey removes that Valkey's data when it ends."""
     import json
+    import os
     import subprocess
 
     result = subprocess.run(
@@ -171,8 +173,10 @@ def test_referee_tournament_command_prints_standings_as_json():
         text=True,
         timeout=240,
         cwd=Path(__file__).parents[2],
+        env={**os.environ, "TMPDIR": str(tmp_path)},
     )
     assert result.returncode == 0, result.stderr[-3000:]
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("referee-")] == []
     standings = json.loads(result.stdout.strip().splitlines()[-1])["standings"]
     assert sorted(s["name"] for s in standings) == ["0-random", "1-greedy", "2-strong"]
     assert sum(s["games"] for s in standings) == 4  # entrant 0 meets the two others
