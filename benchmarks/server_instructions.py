@@ -52,18 +52,27 @@ def concurrent(url: str, bots: int, seconds: float) -> int:
     return sum(r["turn"] + r["moves"] for r in results)
 
 
-def _counted(out: Path, pid: int) -> int:
-    """Zero the counters before, dump after: the instructions of what ran in between."""
+def _counted(out: Path, pid: int) -> tuple[int, Path]:
+    """Zero the counters before, dump after: the instructions of what ran in between, and
+    the dump that counted them."""
     subprocess.run(["callgrind_control", "-d", str(pid)], capture_output=True, check=True)
     time.sleep(1)
     dumps = sorted(out.parent.glob(out.name + ".*"), key=lambda p: p.stat().st_mtime)
     for line in dumps[-1].read_text(errors="ignore").splitlines():
         if line.startswith(("summary:", "totals:")):
-            return int(line.split()[1])
+            return int(line.split()[1]), dumps[-1]
     raise RuntimeError("callgrind wrote no totals")
 
 
-def measure(games: int, health_requests: int, bots: int = 0, seconds: float = 60) -> dict[str, int]:
+def measure(
+    games: int,
+    health_requests: int,
+    bots: int = 0,
+    seconds: float = 60,
+    keep: Path | None = None,
+) -> dict[str, int]:
+    """The figures; with ``keep``, each run's callgrind dump is copied there as
+    ``<run>.callgrind`` (for ``callgrind_annotate --inclusive=yes``)."""
     workdir = Path(tempfile.mkdtemp(prefix="referee-instructions-"))
     valkey = start_embedded(workdir / "valkey", persist=False)
     port = free_port()
@@ -112,7 +121,11 @@ def measure(games: int, health_requests: int, bots: int = 0, seconds: float = 60
             subprocess.run(["callgrind_control", "-z", str(server.pid)], capture_output=True)
             requests = run()
             figures[f"{name}_requests"] = requests
-            figures[f"{name}_instructions_per_request"] = _counted(out, server.pid) // requests
+            counted, dump = _counted(out, server.pid)
+            figures[f"{name}_instructions_per_request"] = counted // requests
+            if keep is not None:
+                keep.mkdir(parents=True, exist_ok=True)
+                shutil.copy(dump, keep / f"{name}.callgrind")
         figures["ratio"] = round(
             figures["healthz_instructions_per_request"] / figures["game_instructions_per_request"],
             3,
@@ -133,9 +146,12 @@ def main() -> None:
         "--bots", type=int, default=0, help="also count game requests with this many bots at once"
     )
     parser.add_argument("--seconds", type=float, default=60, help="how long the bots play")
+    parser.add_argument(
+        "--keep", type=Path, help="copy each run's callgrind dump into this directory"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    figures = measure(args.games, args.healthz, args.bots, args.seconds)
+    figures = measure(args.games, args.healthz, args.bots, args.seconds, args.keep)
     if args.json:
         print(json.dumps(figures))
     else:

@@ -22,7 +22,7 @@ from litestar.response.sse import ServerSentEventMessage
 from ..core.refusals import Refusal
 from ..games import RULESETS, score_area, score_marks
 from ..service import STORE_UNAVAILABLE
-from .access import client_address, require_organizer
+from .access import client_address, organizer_of
 from .models import (
     AreaRequest,
     AreaScored,
@@ -169,18 +169,18 @@ class GameController(Controller):
         operation_id="createGame",
         status_code=201,
         summary="Create a game (with an organizer key, where the referee has them)",
-        guards=[require_organizer],
         security=ORGANIZER,
         responses=problems(400, 401, 403, 413, 422, 429),
     )
     async def create_game(self, request: Request, state: State) -> GameCreated:
+        owner = organizer_of(request)  # 401 / 403 before the body is read
         data = await read_body(request, CreateGame, names_ruleset=True)
         game, tokens = await services_of(state).games.create(
             data.ruleset,
             data.options,
             [msgspec.to_builtins(s) for s in data.seats],
             data.deadline_s,
-            owner=request.state.owner,
+            owner=owner,
             invite_code=data.invite_code,
         )
         doc = game.doc

@@ -10,7 +10,7 @@ from litestar import Controller, Request, get, post
 from litestar.datastructures import State
 
 from ..games import commitment
-from .access import require_organizer
+from .access import organizer_of
 from .models import (
     CreateTournament,
     NextDecision,
@@ -64,14 +64,14 @@ class TournamentController(Controller):
         operation_id="createTournament",
         status_code=201,
         summary="Create a tournament; it starts when its entrants have registered",
-        guards=[require_organizer],
         security=ORGANIZER,
         responses=problems(400, 401, 403, 413, 422, 429),
     )
     async def create_tournament(self, request: Request, state: State) -> TournamentCreated:
+        owner = organizer_of(request)  # 401 / 403 before the body is read
         data = await read_body(request, CreateTournament, names_ruleset=True)
         tournaments = services_of(state).tournaments
-        doc = await tournaments.create(data.spec(), request.state.owner, data.invite_code)
+        doc = await tournaments.create(data.spec(), owner, data.invite_code)
         return TournamentCreated(doc.id, doc.status, commitment(doc.seed))
 
     @post(

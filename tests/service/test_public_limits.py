@@ -64,6 +64,9 @@ def test_with_organizer_keys_creating_needs_one_and_nothing_else_does(keyed, red
         assert wrong.status_code == 403 and wrong.json()["code"] == "organizer-key-refused"
         # the key is checked before the body: no key and a bad body is 401, not 400
         assert http.post("/v1/games", content=b"{").status_code == 401
+        assert http.post("/v1/games", content=b"{", headers=auth("x")).status_code == 403
+        assert http.post("/v1/tournaments", content=b"{").status_code == 401
+        assert http.post("/v1/tournaments", content=b"{", headers=auth("x")).status_code == 403
         spec = {"ruleset": "choice", "entrants": 2}
         assert http.post("/v1/tournaments", json=spec).status_code == 401
         assert http.post("/v1/tournaments", json=spec, headers=auth("x")).status_code == 403
