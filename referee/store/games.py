@@ -43,7 +43,7 @@ from redis.exceptions import ConnectionError, NoScriptError, RedisClusterExcepti
 from .cluster import ClusterConnection, ClusterSent
 from .connection import Sent, SharedConnection, subscribe
 from .limits import live_key
-from .listing import INDEX_MAX, Listed, listed
+from .listing import Listed, listed, listing_commands
 
 __all__ = [
     "COMMITS",
@@ -228,11 +228,8 @@ class GameStore:
         commands = self._commit_commands(keys, args, game_id, deadline)
         if finished_for:
             commands += (("ZREM", live_key(finished_for, "games"), game_id),)
-        if listed_at is not None:  # the index keeps its newest INDEX_MAX ids
-            commands += (
-                ("ZADD", GAMES, "NX", listed_at, game_id),
-                ("ZREMRANGEBYRANK", GAMES, 0, -INDEX_MAX - 1),
-            )
+        if listed_at is not None:
+            commands += listing_commands(GAMES, game_id, listed_at)
         return Commit(keys, commands, self.shared.send(*commands))
 
     async def committed(self, commit: Commit) -> list[str] | Stored:

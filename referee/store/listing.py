@@ -5,20 +5,31 @@ when a page meets it, and the set keeps at most its newest ``INDEX_MAX`` ids."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from redis.asyncio import Redis
 
-__all__ = ["INDEX_MAX", "Listed", "add_to_index", "listed"]
+__all__ = ["INDEX_MAX", "Listed", "add_to_index", "listed", "listing_commands"]
 
 #: ids an index keeps at most (the oldest go first): a listing's memory stays bounded
 INDEX_MAX = 10_000
 
 
+def listing_commands(index: str, member: str, created: float) -> tuple[tuple[Any, ...], ...]:
+    """The commands that list ``member`` in ``index`` at ``created`` (a member listed already
+    keeps its place) and drop the oldest beyond ``INDEX_MAX``: sent alone (``add_to_index``),
+    or in the write that creates what they list (a game's)."""
+    return (
+        ("ZADD", index, "NX", created, member),
+        ("ZREMRANGEBYRANK", index, 0, -INDEX_MAX - 1),
+    )
+
+
 async def add_to_index(redis: Redis, index: str, member: str, created: float) -> None:
-    """List ``member`` in ``index``, dropping the oldest beyond ``INDEX_MAX``."""
+    """List ``member`` in ``index`` (``listing_commands``)."""
     async with redis.pipeline(transaction=False) as pipe:
-        pipe.zadd(index, {member: created})
-        pipe.zremrangebyrank(index, 0, -INDEX_MAX - 1)
+        for command in listing_commands(index, member, created):
+            pipe.execute_command(*command)
         await pipe.execute()
 
 
