@@ -172,8 +172,7 @@ class LoadedGame(GameViews):
         """A deadline for each seat that must decide, kept while its seq stays the same."""
         doc, ruleset, state = self.doc, self.ruleset, self.state
         if doc.deadline_s <= 0:  # a game without deadlines: a None for each seat
-            if len(doc.deadlines) != len(doc.seats) or any(doc.deadlines):
-                doc.deadlines = [None] * len(doc.seats)
+            doc.deadlines = [None] * len(doc.seats)
             return
         deciding = set(ruleset.to_decide(state)) if state is not None else set()
         deadlines: list[Deadline | None] = []

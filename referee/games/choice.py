@@ -444,9 +444,7 @@ class ChoiceRuleset:
         return draft if draft is not None else state.sheets[seat]
 
     def _complete(self, state: ChoiceState, seat: int) -> bool:
-        draft = state.drafts[seat]  # ``_current``, inlined: asked for every seat of every view
-        sheet = draft if draft is not None else state.sheets[seat]
-        return sheet.done or state.progress[seat] >= len(state.rolls)
+        return self._current(state, seat).done or state.progress[seat] >= len(state.rolls)
 
     def to_decide(self, state: ChoiceState) -> list[int]:
         if state.finished:

@@ -223,8 +223,8 @@ class GameService:
                 game.now_stored = written
                 memory.remember(game_id, written, in_flight.epoch)
                 return False
-            sent = in_flight.stored  # a NamedTuple's _replace costs twice a new one
-            stored = Stored(sent.version, sent.blob, written[-1])
+            # made anew: a NamedTuple's _replace costs twice as much
+            stored = Stored(in_flight.stored.version, in_flight.stored.blob, written[-1])
             game.version, game.first_deadline = stored.version, in_flight.first_deadline
             game.last_event_id = stored.last_event_id
             memory.remember(game_id, stored, in_flight.epoch)

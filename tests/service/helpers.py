@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 
@@ -41,6 +42,11 @@ def ready(url: str) -> bool:
         return httpx.get(url + "/readyz", timeout=2).status_code == 200
     except httpx.HTTPError:
         return False
+
+
+def referee_leftovers(directory: Path) -> list[str]:
+    """What the referee and its tools left behind in a temporary directory (``TMPDIR``)."""
+    return [p.name for p in directory.iterdir() if p.name.startswith("referee-")]
 
 
 def auth(token: str) -> dict[str, str]:

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from helpers import referee_leftovers
+
 
 def _bench(scratch: Path, *flags: str) -> dict:
     """The figures of a short run, which leaves nothing behind in the temporary directory
@@ -23,7 +25,7 @@ def _bench(scratch: Path, *flags: str) -> dict:
         env={**os.environ, "TMPDIR": str(scratch)},
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    assert [p.name for p in scratch.iterdir() if p.name.startswith("referee-")] == []
+    assert referee_leftovers(scratch) == []
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 

@@ -10,6 +10,7 @@ import time
 
 import psutil
 import redis
+from helpers import referee_leftovers
 
 from referee.store.embedded import start_embedded
 
@@ -42,4 +43,4 @@ def test_a_socket_directory_made_for_the_server_is_removed_when_it_stops(tmp_pat
         assert redis.Redis.from_url(server.url).ping()
     finally:
         server.stop()
-    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("referee-")] == []
+    assert referee_leftovers(tmp_path) == []

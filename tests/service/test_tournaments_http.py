@@ -8,6 +8,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from helpers import referee_leftovers
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "clients" / "python"))
 from referee_client import Client, run_entrant
@@ -176,7 +177,7 @@ def test_referee_tournament_command_prints_standings_as_json(tmp_path):
         env={**os.environ, "TMPDIR": str(tmp_path)},
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("referee-")] == []
+    assert referee_leftovers(tmp_path) == []
     standings = json.loads(result.stdout.strip().splitlines()[-1])["standings"]
     assert sorted(s["name"] for s in standings) == ["0-random", "1-greedy", "2-strong"]
     assert sum(s["games"] for s in standings) == 4  # entrant 0 meets the two others
