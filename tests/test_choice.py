@@ -7,7 +7,7 @@ import pytest
 from choice_helpers import force_rolls
 
 from referee.games import InvalidOption, RuleViolation, score_marks
-from referee.games.choice import FreeThrow, Mark, round_moves
+from referee.games.choice import FreeThrow, Mark, Pass, round_moves
 
 KEY = b"choice-test-key"
 
@@ -349,7 +349,51 @@ def test_player_finishing_inside_a_batch_submits_no_more(choice):
     assert refused.value.code == "player-finished" and refused.value.field == "moves[1]"
     assert snapshot(state) == before
     choice.decide(state, 0, [move])
+    # the sheet completed inside the round: the round stays open, in public as for any step,
+    # until the seat passes the rest of it (docs/RULES.md "Postal rounds")
+    assert not state.finished and choice.to_decide(state) == [0]
+    assert choice.view(state)["seats"][0]["decided"] is False
+    assert choice.legal_moves(state, 0) == [Pass()]
+    with pytest.raises(RuleViolation) as refused:
+        choice.decide(state, 0, [move])
+    assert refused.value.code == "player-finished" and "pass" in refused.value.message
+    choice.decide(state, 0, [Pass()])
     assert state.finished
+
+
+def test_a_complete_sheet_passes_in_the_same_submission(choice):
+    state = new(choice, schedule=[3])
+    state.sheets[0].fifth_values, state.sheets[0].fifth_counts = [1], [7]
+    force_rolls(state, (1, 2, 2, 2, 2), (1, 2, 2, 2, 2), (1, 2, 2, 2, 2))
+    move = Mark(1, ((2, 2), (2, 2)))
+    with pytest.raises(RuleViolation) as refused:
+        choice.decide(state, 0, [move, Pass(), Pass()])
+    assert refused.value.code == "batch-complete" and refused.value.field == "moves[2]"
+    choice.decide(state, 0, [move, Pass()])
+    assert state.finished
+    assert state.sheets[0].fifth_counts == [8] and state.sheets[0].done
+
+
+def test_pass_is_refused_while_the_sheet_is_open(choice):
+    state = new(choice, schedule=[2])
+    force_rolls(state, (1, 2, 3, 4, 5), (2, 2, 3, 3, 6))
+    before = snapshot(state)
+    with pytest.raises(RuleViolation) as refused:
+        choice.decide(state, 0, [Pass()])
+    assert refused.value.code == "illegal-move" and "complete" in refused.value.message
+    assert snapshot(state) == before
+    assert Pass() not in choice.legal_moves(state, 0)
+
+
+def test_a_timeout_after_the_sheet_completed_passes(choice):
+    state = new(choice, seats=2, schedule=[3])
+    state.sheets[0].fifth_values, state.sheets[0].fifth_counts = [1], [7]
+    force_rolls(state, (1, 2, 2, 2, 2), (1, 2, 2, 2, 2), (1, 2, 2, 2, 2))
+    choice.decide(state, 0, [Mark(1, ((2, 2), (2, 2)))])
+    assert choice.default_moves(state, 0) == [Pass()]
+    assert choice.public_seq(state, 0) == 0
+    choice.timeout(state, 0)
+    assert choice.public_seq(state, 0) == 1 and choice.to_decide(state) == [1]
 
 
 # --- options and seats

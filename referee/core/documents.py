@@ -85,6 +85,10 @@ class GameDoc(msgspec.Struct, array_like=True):
     owner: str = ""
     # SHA-256 of the code an open seat's claimant must give ("" for none)
     invite: bytes = b""
+    # the chain as it was when every decision so far was disclosed: what a running game's
+    # record shows while some are hidden (showing whether the chain moved would tell that a
+    # hidden decision was made)
+    disclosed_chain: bytes = b""
 
 
 decode_doc = msgspec.msgpack.Decoder(GameDoc).decode

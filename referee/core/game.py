@@ -44,9 +44,15 @@ from .documents import (
 from .refusals import Refusal, from_rules
 from .views import GameViews
 
-__all__ = ["HOUSE_SEATS_MAX", "Change", "LoadedGame", "new_game"]
+__all__ = ["HIDDEN_STEP", "HOUSE_SEATS_MAX", "Change", "LoadedGame", "new_game"]
 
 _json = msgspec.json.Encoder()
+
+#: The event a hidden step of a seat's postal round writes: every change adds an event (a
+#: waiting seat's proof that it saw the game as it is rests on it), but this one is never told
+#: to anyone (the event stream skips it): its very existence would say how far through its
+#: round the seat is, or that it played a card.
+HIDDEN_STEP = {"type": "step"}
 
 #: house bots a game may seat; at least one seat of every game is someone else's, so a house
 #: bot decides only after a decision of theirs (or a deadline) and never plays on its own
@@ -181,7 +187,7 @@ class LoadedGame(GameViews):
             if seat not in deciding or doc.deadline_s <= 0:
                 deadlines.append(None)
                 continue
-            seq = ruleset.seq(state, seat)
+            seq = ruleset.public_seq(state, seat)  # a hidden step moves no deadline
             deadlines.append(old if old and old.seq == seq else Deadline(seq, now + doc.deadline_s))
         doc.deadlines = deadlines
 
@@ -205,6 +211,7 @@ class LoadedGame(GameViews):
         """Apply a decision (or a timeout when ``moves`` is None) and record it."""
         ruleset, state = self.ruleset, self.state
         seq = ruleset.seq(state, seat)
+        public_seq = ruleset.public_seq(state, seat)
         if moves is None:
             moves = ruleset.default_moves(state, seat)
             events = ruleset.timeout(state, seat)
@@ -214,14 +221,22 @@ class LoadedGame(GameViews):
             timed_out = False
         decision = record_decision(seat, seq, moves, timed_out, round(now, 3))
         self.change.decisions.append(decision)
-        decided: dict[str, Any] = {"type": "decision", "seat": seat, "seq": seq}
-        if timed_out:
-            decided["timeout"] = True
+        if ruleset.public_seq(state, seat) != public_seq:
+            decided: dict[str, Any] = {"type": "decision", "seat": seat, "seq": public_seq}
+            if timed_out:
+                decided["timeout"] = True
+        else:  # a hidden step: written, as every change is, but never told (``HIDDEN_STEP``)
+            decided = HIDDEN_STEP
         self.emit(decided)
         told = [_json.encode(event) for event in events if event.get("type") != "timeout"]
         self.change.events += told
         if self.doc.chain:
             self.doc.chain = chain_link(self.doc.chain, decision, told)
+            if events and all(
+                ruleset.disclosed(state, s) == ruleset.seq(state, s)
+                for s in range(len(self.doc.seats))
+            ):
+                self.doc.disclosed_chain = self.doc.chain
         if ruleset.finished(state):
             self.doc.status = "finished"
             self.doc.finished_at = now
@@ -356,6 +371,7 @@ def new_game(
         else:
             handed.append(None)
             seat_docs.append(SeatDoc(None))
+    start = chain_start(seed_commitment(seed))
     doc = GameDoc(
         game_id,
         ruleset.id,
@@ -366,7 +382,8 @@ def new_game(
         seed,
         "waiting",
         now,
-        chain=chain_start(seed_commitment(seed)),
+        chain=start,
+        disclosed_chain=start,
         group=list(group or []),
         owner=owner,
         invite=invite,

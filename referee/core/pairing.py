@@ -58,8 +58,12 @@ class TournamentPlan(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw
         Annotated[
             str,
             msgspec.Meta(
-                pattern="^([0-9a-f]{2}){1,64}$",
-                description="hex; fixes every round's dice (replays)",
+                pattern="^([0-9a-f]{2}){32,64}$",
+                description=(
+                    "hex, 32 to 64 bytes; fixes every round's dice (replays). Its SHA-256 is "
+                    "the public commitment, so a shorter seed could be found from it by search "
+                    "and every die foretold: full strength only"
+                ),
             ),
         ]
         | None

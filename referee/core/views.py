@@ -160,6 +160,8 @@ class GameViews:
             kept = [d for d in told if d["seq"] < shown[d["seat"]]]
             whole = len(kept) == len(told)
             told = kept
+        # while some decision is hidden, the chain as it was when all were disclosed
+        chain = doc.chain if whole else doc.disclosed_chain
         return {
             "ruleset": doc.ruleset,
             "options": doc.options,
@@ -172,7 +174,10 @@ class GameViews:
             "ranking": ruleset.ranking(state) if finished else [],
             "final": final_seats(ruleset, state) if finished else [],
             "finished": finished,
-            "chain": doc.chain.hex() if doc.chain and whole else None,
+            # while some decision is hidden, the chain as it was when all were disclosed
+            "chain": chain.hex()
+            if (chain := doc.chain if whole else doc.disclosed_chain)
+            else None,
             "seed": doc.seed.hex() if finished else None,
         }
 

@@ -30,6 +30,7 @@ __all__ = [
     "ChoiceState",
     "FreeThrow",
     "Mark",
+    "Pass",
     "Sheet",
     "SumScore",
     "score_marks",
@@ -59,7 +60,13 @@ class FreeThrow(msgspec.Struct, frozen=True, tag="free_throw", forbid_unknown_fi
     pairs: tuple[Pair, Pair]
 
 
-ChoiceMove = Mark | FreeThrow
+class Pass(msgspec.Struct, frozen=True, tag="pass", forbid_unknown_fields=True):
+    """Closes a postal round for a seat whose sheet completed before the round's last roll:
+    the rest of its round is void. The seat sends it because a round that closed by itself
+    would tell everyone, before the reveal, what its hidden decisions did (docs/RULES.md)."""
+
+
+ChoiceMove = Mark | FreeThrow | Pass
 _NORMAL_MOVES = frozenset((Mark, FreeThrow))
 
 M = TypeVar("M")
@@ -133,6 +140,10 @@ class ChoiceState(msgspec.Struct, Generic[M], array_like=True):
     # each seat's seq at the last reveal: its decisions before it are public, the rest hidden
     # (a game stored before this field reads as [], disclosing nothing until its next reveal)
     revealed: list[int] = []
+    # postal rounds each seat has closed (all its rolls decided, or passed, or timed out): the
+    # only count of its decisions that others see before a reveal (a game stored before this
+    # field reads as [], every count 0)
+    submitted: list[int] = []
 
 
 # Scores are plain values (ints, tuples of scores) that cannot form cycles, and thousands stay
@@ -444,7 +455,9 @@ class ChoiceRuleset:
         return draft if draft is not None else state.sheets[seat]
 
     def _complete(self, state: ChoiceState, seat: int) -> bool:
-        return self._current(state, seat).done or state.progress[seat] >= len(state.rolls)
+        """Whether the seat has closed the round, or was done before it: public facts only.
+        A draft sheet that completed inside the round does not close it (``Pass`` does)."""
+        return state.sheets[seat].done or state.progress[seat] >= len(state.rolls)
 
     def to_decide(self, state: ChoiceState) -> list[int]:
         if state.finished:
@@ -456,6 +469,11 @@ class ChoiceRuleset:
 
     def seq(self, state: ChoiceState, seat: int) -> int:
         return state.seqs[seat]
+
+    def public_seq(self, state: ChoiceState, seat: int) -> int:
+        """The postal rounds the seat has closed: a step inside a round changes nothing that
+        another party sees, so neither a deadline nor an event moves with it."""
+        return state.submitted[seat] if state.submitted else 0
 
     def finished(self, state: ChoiceState) -> bool:
         return state.finished
@@ -474,8 +492,10 @@ class ChoiceRuleset:
         self._check_seat(state, seat)
         sheet = self._current(state, seat)
         progress = state.progress[seat]
-        if state.finished or sheet.done or progress >= len(state.rolls):
+        if state.finished or state.sheets[seat].done or progress >= len(state.rolls):
             return []
+        if sheet.done:  # completed inside the round: only closing it is left
+            return [Pass()]
         dice = state.rolls[progress]
         moves: list[Any] = list(round_moves(dice, sheet.slots()))
         if sheet.cards:
@@ -495,7 +515,7 @@ class ChoiceRuleset:
         """Apply a seat's decisions (one, or several of a postal round) all or nothing."""
         self._check_seat(state, seat)
         sheet = self._check_turn(state, seat)
-        if len(moves) != 1 or type(moves[0]) not in _NORMAL_MOVES:
+        if len(moves) != 1 or type(moves[0]) not in _NORMAL_MOVES or sheet.done:
             return self._decide_many(state, seat, sheet, moves)
         # the common case, one normal move: validated before the sheet is copied
         progress = state.progress[seat]
@@ -529,7 +549,11 @@ class ChoiceRuleset:
         sheet = self._check_turn(state, seat).clone()
         progress = state.progress[seat]
         defaults: list[Any] = []
-        while not sheet.done and progress < len(state.rolls):
+        while progress < len(state.rolls):
+            if sheet.done:  # completed inside the round by a step before: closed
+                defaults.append(Pass())
+                progress = len(state.rolls)
+                break
             move = round_moves(state.rolls[progress], sheet.slots())[0]
             self._apply(sheet, move, state.rolls[progress])
             defaults.append(move)
@@ -540,11 +564,10 @@ class ChoiceRuleset:
         """The seat's current sheet, if the seat has a roll to decide."""
         if state.finished:
             raise RuleViolation("game-over", "the game is over")
-        sheet = self._current(state, seat)
-        if sheet.done:
+        if state.sheets[seat].done:
             raise RuleViolation("not-your-turn", f"seat {seat} has finished its game")
         if state.progress[seat] < len(state.rolls):
-            return sheet
+            return self._current(state, seat)
         raise RuleViolation(
             "not-your-turn",
             f"seat {seat} has decided every roll of this postal round; waiting for the other seats",
@@ -561,13 +584,23 @@ class ChoiceRuleset:
         applied: list[Any] = []
         for index, raw in enumerate(moves):
             try:
-                if sheet.done:
+                move = self.normalize(raw)
+                if isinstance(move, Pass):
+                    if not sheet.done:
+                        raise RuleViolation(
+                            "illegal-move",
+                            "pass closes a postal round only once the seat's sheet is complete",
+                        )
+                    if progress >= len(state.rolls):
+                        raise RuleViolation("batch-complete", "this postal round is closed already")
+                    progress = len(state.rolls)
+                elif sheet.done:
                     raise RuleViolation(
                         "player-finished",
-                        "the seat finished its game with the previous move; submit no more moves",
+                        "the seat finished its game with an earlier move; close this postal "
+                        'round with {"type": "pass"}, if it is not closed yet',
                     )
-                move = self.normalize(raw)
-                if self._is_extra_round(move):
+                elif self._is_extra_round(move):
                     self._validate_extra_round(sheet, move)
                     self._apply(sheet, move, ())
                 else:
@@ -607,6 +640,10 @@ class ChoiceRuleset:
         reveals: bool | None = None,
     ) -> list[dict]:
         """Keep the seat's decisions hidden; ``reveals``: whether they complete the batch."""
+        if progress >= len(state.rolls) > state.progress[seat]:  # the seat closes its round
+            if not state.submitted:
+                state.submitted = [0] * len(state.sheets)
+            state.submitted[seat] += 1
         state.drafts[seat] = sheet
         state.progress[seat] = progress
         state.pending[seat] += moves

@@ -19,6 +19,7 @@ from .choice import (
     FreeThrow,
     Mark,
     Pair,
+    Pass,
     Sheet,
     _fmt,
     _pairings,
@@ -95,7 +96,7 @@ class SuppenKasper(msgspec.Struct, frozen=True, tag="suppen_kasper", forbid_unkn
     round: Mark | FreeThrow | CardInRound
 
 
-ChoiceSpecialsMove = Mark | FreeThrow | Fdh | Null | Kur | Minus1 | Minus2 | SuppenKasper
+ChoiceSpecialsMove = Mark | FreeThrow | Pass | Fdh | Null | Kur | Minus1 | Minus2 | SuppenKasper
 
 _CARD_OF = {
     Fdh: "fdh",

@@ -270,6 +270,10 @@ class ChoptaRuleset:
     def seq(self, state: ChoptaState, seat: int) -> int:
         return state.seqs[seat]
 
+    def public_seq(self, state: ChoptaState, seat: int) -> int:
+        """Every decision places a die in view: all of them are counted in public."""
+        return state.seqs[seat]
+
     def finished(self, state: ChoptaState) -> bool:
         return state.finished
 

@@ -11,7 +11,7 @@ from ..core.documents import NAME_PATTERN
 from ..core.pairing import TournamentPlan, TournamentSpec
 from ..core.refusals import Refusal
 from ..games._common import Die
-from ..games.choice import ChoiceOptions, ChoiceScore, FreeThrow, Mark
+from ..games.choice import ChoiceOptions, ChoiceScore, FreeThrow, Mark, Pass
 from ..games.choice_specials import Fdh, Kur, Minus1, Minus2, Null, SuppenKasper
 from ..games.chopta import ChoptaOptions, Group, Place, Swap
 from .codes import PROBLEM_CODES
@@ -62,7 +62,7 @@ __all__ = [
 ]
 
 #: Every move of every ruleset, told apart by ``type``.
-AnyMove = Mark | FreeThrow | Fdh | Null | Kur | Minus1 | Minus2 | SuppenKasper | Place | Swap
+AnyMove = Mark | FreeThrow | Pass | Fdh | Null | Kur | Minus1 | Minus2 | SuppenKasper | Place | Swap
 
 Name = Annotated[
     str,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, ClassVar
 
@@ -19,6 +20,7 @@ from litestar.params import Parameter
 from litestar.response import ServerSentEvent
 from litestar.response.sse import ServerSentEventMessage
 
+from ..core.game import HIDDEN_STEP
 from ..core.refusals import Refusal
 from ..games import RULESETS, score_area, score_marks
 from ..service import STORE_UNAVAILABLE
@@ -69,6 +71,7 @@ _EVENT = msgspec.json.Decoder()
 #: seconds without an event before a stream sends a keep-alive comment
 KEEP_ALIVE_S = 15.0
 _STREAM_ID = re.compile(r"\d+(-\d+)?")
+_HIDDEN = HIDDEN_STEP["type"]
 
 
 class SystemController(Controller):
@@ -306,25 +309,31 @@ class GameController(Controller):
 
         async def told() -> AsyncIterator[ServerSentEventMessage]:
             cursor = last_id
+            # the keep-alive is due KEEP_ALIVE_S after the last message sent, whatever was
+            # read meanwhile: a hidden step, never told, must not move it either
+            quiet_until = time.monotonic() + KEEP_ALIVE_S
             while True:
                 # a finished game has nothing more to wait for: read what is left, if its
                 # stream has not expired yet (REFEREE_EVENTS_RETENTION_S), then end
-                entries = await games.events_after(
-                    game_id, cursor, None if finished else KEEP_ALIVE_S
-                )
+                wait_s = None if finished else max(0.0, quiet_until - time.monotonic())
+                entries = await games.events_after(game_id, cursor, wait_s)
                 if not entries and finished:
                     yield ServerSentEventMessage(data=game_over, event="game_over", id=cursor)
                     return
                 if not entries:  # a comment alone: EventSource delivers no message for it
                     yield ServerSentEventMessage(comment="keep-alive", data=None)
+                    quiet_until = time.monotonic() + KEEP_ALIVE_S
                     continue
                 for cursor, data in entries:
                     kind = _EVENT.decode(data).get("type", "event")
+                    if kind == _HIDDEN:  # never told: not even that it happened
+                        continue
                     if kind == "game_over":
                         told = game_over if game.doc.group else data
                         yield ServerSentEventMessage(data=told, event=kind, id=cursor)
                         return
                     yield ServerSentEventMessage(data=data, event=kind, id=cursor)
+                    quiet_until = time.monotonic() + KEEP_ALIVE_S
 
         return ServerSentEvent(stream())
 

@@ -16,7 +16,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from ..games._common import Die
-from ..games.choice import ChoiceOptions, ChoiceScore, FreeThrow, Mark
+from ..games.choice import ChoiceOptions, ChoiceScore, FreeThrow, Mark, Pass
 from ..games.choice_specials import Fdh, Kur, Minus1, Minus2, Null, SuppenKasper
 from ..games.chopta import ChoptaOptions, Group, Place, Swap
 
@@ -87,8 +87,8 @@ NextPage = Annotated[
     str | None, msgspec.Meta(description="the cursor of the next page; null: the last page")
 ]
 
-ChoiceMove = Mark | FreeThrow
-ChoiceSpecialsMove = Mark | FreeThrow | Fdh | Null | Kur | Minus1 | Minus2 | SuppenKasper
+ChoiceMove = Mark | FreeThrow | Pass
+ChoiceSpecialsMove = Mark | FreeThrow | Pass | Fdh | Null | Kur | Minus1 | Minus2 | SuppenKasper
 ChoptaMove = Place | Swap
 
 

@@ -49,11 +49,14 @@ def test_a_running_games_record_shows_no_decision_its_view_and_events_hide(http)
     url, (first, second) = f"/v1/games/{game['id']}", (s["token"] for s in game["seats"])
     turn = _turn(http, game["id"], first)
     move = turn["legal_moves"][-1]
+    untouched = http.get(f"{url}/record").json()
     reply = http.post(f"{url}/moves", headers=auth(first), json={"seq": 0, "move": move})
     assert reply.status_code == 200, reply.text
     record = http.get(f"{url}/record")
     assert record.status_code == 200
-    assert record.json()["decisions"] == [] and record.json()["chain"] is None
+    # the chain shown is the one from before the hidden decision: it did not move in public
+    assert record.json()["decisions"] == [] and record.json()["chain"] == untouched["chain"]
+    assert untouched["chain"] is not None
     public = http.get(url).json()
     assert public["seats"][0]["marks"] == public["seats"][1]["marks"]  # nothing marked yet
     assert msgspec.json.encode(move) not in record.content + http.get(url).content

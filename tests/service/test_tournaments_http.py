@@ -121,7 +121,7 @@ def test_ratings_order_random_greedy_strong_after_enough_choice_games(server):
         "table_size": 3,
         "games_per_pairing": 10,
         "deadline_s": 0,
-        "seed": "5eed" * 8,
+        "seed": "5eed" * 16,
     }
     bots = [
         ("random", get_bot("choice", "random", 1)),

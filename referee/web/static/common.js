@@ -85,6 +85,7 @@ export function describeMove(move, nameOf = (seat) => `seat ${seat}`) {
     case "swap": return `swapped a ${move.die} into ${nameOf(move.opponent)}'s area for a ${move.take}`;
     case "mark": return `fifth die ${move.fifth}, pairs ${pairs(move.pairs)}`;
     case "free_throw": return `free throw: set aside ${move.set_aside}, pairs ${pairs(move.pairs)}`;
+    case "pass": return "sheet complete: the rest of the postal round passed";
     case "fdh": {
       const last = move.fifth ? `fifth die ${move.fifth}` : move.set_aside ? `set aside ${move.set_aside}` : "no fifth die";
       return `card FdH: ${move.remove.join(" and ")} to the plate, pair ${move.pair.join("+")}, ${last}`;

@@ -52,6 +52,7 @@ export function clicksOf(move, from = "roll") {
   switch (move.type) {
     case "mark": return twoPairs([dice([move.fifth])], move.pairs);
     case "free_throw": return twoPairs([dice([move.set_aside])], move.pairs);
+    case "pass": return [[]]; // no dice to click: the move is offered as it is
     case "fdh": {
       const last = move.fifth ?? move.set_aside;
       return [[["card:fdh"], dice(move.remove), dice(move.pair), ...(last ? [dice([last])] : [])]];
