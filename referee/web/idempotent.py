@@ -36,6 +36,7 @@ REPLAYED = [
     ResponseHeader(
         name="Idempotent-Replayed",
         description="'true': the answer of an earlier request with the same Idempotency-Key",
+        value="true",  # the contract's schema: a string (documentation only, never sent)
         documentation_only=True,
         required=False,
     )
