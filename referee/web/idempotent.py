@@ -45,16 +45,20 @@ _encode = msgspec.json.Encoder().encode
 
 
 async def once(
-    request: Request, state: State, scope: str, status: int, make: Callable[[], Awaitable[Any]]
+    request: Request,
+    state: State,
+    key: str | None,
+    scope: str,
+    status: int,
+    make: Callable[[], Awaitable[Any]],
 ) -> Response:
     """``make``'s answer (a body's Struct) with ``status``: made once per Idempotency-Key
-    within ``scope`` (the operation, what it acts on, and who asks), or made now when the
-    request has no key."""
+    ``key`` within ``scope`` (the operation, what it acts on, and who asks), or made now when
+    the request has no key."""
 
     async def made() -> Answer:
         return Answer(status, "application/json", _encode(await make()))
 
-    key = request.headers.get("idempotency-key")
     if key is None:
         answer, replayed = await made(), False
     else:

@@ -207,7 +207,7 @@ class GameController(Controller):
                 [SeatToken(i, s.name, tokens[i]) for i, s in enumerate(doc.seats)],
             )
 
-        return await once(request, state, f"createGame {owner}", 201, make)
+        return await once(request, state, idempotency_key, f"createGame {owner}", 201, make)
 
     @get(
         "/",
@@ -265,7 +265,9 @@ class GameController(Controller):
 
         # a claim needs no credentials: its key counts for the client's address alone
         address = client_address(request.scope, request.app.hot.trusted)
-        return await once(request, state, f"claimSeat {game_id} a{address}", 201, make)
+        return await once(
+            request, state, idempotency_key, f"claimSeat {game_id} a{address}", 201, make
+        )
 
     @get(
         "/{game_id:str}/turn",

@@ -81,7 +81,7 @@ class TournamentController(Controller):
             doc = await tournaments.create(data.spec(), owner, data.invite_code)
             return TournamentCreated(doc.id, doc.status, commitment(doc.seed))
 
-        return await once(request, state, f"createTournament {owner}", 201, make)
+        return await once(request, state, idempotency_key, f"createTournament {owner}", 201, make)
 
     @post(
         "/{tournament_id:str}/entrants",
@@ -110,7 +110,7 @@ class TournamentController(Controller):
         # registering needs no credentials: its key counts for the client's address alone
         address = client_address(request.scope, request.app.hot.trusted)
         scope = f"registerEntrant {tournament_id} a{address}"
-        return await once(request, state, scope, 201, make)
+        return await once(request, state, idempotency_key, scope, 201, make)
 
     @get(
         "/{tournament_id:str}",

@@ -174,16 +174,17 @@ def test_an_entrant_registered_again_with_its_key_is_the_same_entrant(http):
 
 
 def _at_once(count: int, send) -> list[httpx.Response]:
-    """``count`` requests released together, each on a connection of its own."""
+    """``count`` requests released together, each on a connection of its own
+    (``send(client, index)``)."""
     barrier = threading.Barrier(count)
     replies: list[httpx.Response] = []
 
-    def one() -> None:
+    def one(index: int) -> None:
         with httpx.Client(timeout=30) as own:
             barrier.wait()
-            replies.append(send(own))
+            replies.append(send(own, index))
 
-    threads = [threading.Thread(target=one) for _ in range(count)]
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(count)]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -207,7 +208,9 @@ def _one_answer(replies: list[httpx.Response]) -> httpx.Response:
 def test_concurrent_duplicates_make_one_game(http, keyed):
     before = set(listed_games(http))
     headers = {**ONE, "Idempotency-Key": key()}
-    replies = _at_once(8, lambda own: own.post(f"{keyed.url}/v1/games", json=GAME, headers=headers))
+    replies = _at_once(
+        8, lambda own, _: own.post(f"{keyed.url}/v1/games", json=GAME, headers=headers)
+    )
     made = _one_answer(replies)
     assert set(listed_games(http)) - before == {made.json()["id"]}
 
@@ -216,10 +219,29 @@ def test_concurrent_duplicate_claims_take_one_seat(http, keyed):
     game = http.post("/v1/games", json=OPEN, headers=ONE).json()
     url = f"{keyed.url}/v1/games/{game['id']}/seats"
     headers = {**client("198.51.100.9"), "Idempotency-Key": key()}
-    replies = _at_once(8, lambda own: own.post(url, json={"name": "fay"}, headers=headers))
+    replies = _at_once(8, lambda own, _: own.post(url, json={"name": "fay"}, headers=headers))
     _one_answer(replies)
     seats = http.get(f"/v1/games/{game['id']}").json()["seats"]
     assert sum(s["claimed"] for s in seats) == 2
+
+
+def test_duplicates_sent_to_two_replicas_at_once_make_one_game(process_server):
+    """Two referee processes on one Redis (open mode: the client's address is the owner, and
+    the server secret is the one they share in Redis): the same key sent to both at once
+    makes one game, and either replica answers a retry with it."""
+    replicas = [process_server(), process_server()]
+    headers = {"Idempotency-Key": key()}
+
+    def send(own: httpx.Client, index: int) -> httpx.Response:
+        return own.post(f"{replicas[index % 2].url}/v1/games", json=GAME, headers=headers)
+
+    with httpx.Client(base_url=replicas[0].url, timeout=30) as http:
+        before = set(listed_games(http))
+        made = _one_answer(_at_once(8, send))
+        assert set(listed_games(http)) - before == {made.json()["id"]}
+        for replica in replicas:
+            again = http.post(f"{replica.url}/v1/games", json=GAME, headers=headers)
+            assert again.content == made.content and again.headers["idempotent-replayed"] == "true"
 
 
 @pytest.mark.parametrize("bad", ["", "x" * 256, "tab\tinside"], ids=repr)
