@@ -1,8 +1,9 @@
 """Idempotency keys' records in Redis: a creation's claim on its key, then its answer, sealed.
 
 - ``referee:idem:<hex>``    string: a claim while the first request runs (it expires after
-                            seconds, should its process die), then the answer, kept for a
-                            day; ``<hex>`` is derived from the key and its owner
+                            seconds, should its process die), then the answer, kept
+                            REFEREE_IDEMPOTENCY_TTL_S (a day); ``<hex>`` is derived from
+                            the key and its scope
                             (``service.idempotency``), never the key itself
 - ``referee:idem:secret``   string: the secret the names and seals derive from, made by the
                             first process that needs it, where no secret is configured
