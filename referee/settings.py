@@ -61,6 +61,10 @@ class Settings(msgspec.Struct, frozen=True):
     header_timeout_s: float = 10.0
     keep_alive_s: float = 5.0
     max_connections_per_address: int = 256
+    # idempotency keys: how long an answer is kept, and the secret its record derives from
+    # (none: the replicas share one made in Redis)
+    idempotency_ttl_s: int = 24 * 3600
+    idempotency_secret: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -92,4 +96,6 @@ class Settings(msgspec.Struct, frozen=True):
             header_timeout_s=float(env.get("REFEREE_HEADER_TIMEOUT_S", 10)),
             keep_alive_s=float(env.get("REFEREE_KEEP_ALIVE_S", 5)),
             max_connections_per_address=_int(env, "REFEREE_MAX_CONNECTIONS_PER_ADDRESS", 256),
+            idempotency_ttl_s=_int(env, "REFEREE_IDEMPOTENCY_TTL_S", 24 * 3600),
+            idempotency_secret=env.get("REFEREE_IDEMPOTENCY_SECRET") or None,
         )

@@ -17,11 +17,14 @@ import unicodedata
 from typing import Any
 
 import msgspec
+import precis_i18n
 
 from ..games import get_ruleset
 from .refusals import Refusal
 
 __all__ = [
+    "BLANK_CHARACTERS",
+    "NAME_MAX",
     "NAME_PATTERN",
     "Deadline",
     "GameDoc",
@@ -89,6 +92,9 @@ class GameDoc(msgspec.Struct, array_like=True):
     # record shows while some are hidden (showing whether the chain moved would tell that a
     # hidden decision was made)
     disclosed_chain: bytes = b""
+    # the tournament whose table this game is ("" for none; tables created before it was
+    # kept have none, and are told by ``group`` where they have one)
+    tournament: str = ""
 
 
 decode_doc = msgspec.msgpack.Decoder(GameDoc).decode
@@ -185,21 +191,33 @@ def holder_of(hashes: list[bytes | None], token: str) -> int:
 
 # -- names -------------------------------------------------------------------------------------
 
+#: RFC 8266's Nickname profile as enforced (case kept: the case mapping is for comparison only)
+_NICKNAME = precis_i18n.get_profile("NicknameCasePreserved")
 #: characters that reorder or hide text around them (bidi embeddings, overrides, isolates, marks)
 _BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 #: control characters (C0, DEL, C1), line and paragraph separators, lone surrogates
 _REFUSED_CATEGORIES = frozenset({"Cc", "Zl", "Zp", "Cs"})
-_REFUSED_IN_NAMES = r"\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-#: ``check_name`` as a pattern, for the contract (the same in Python's and ECMA's syntax): no
-#: refused character, and one that is not white space (lone surrogates, which it refuses too,
-#: cannot come in: the JSON decoder refuses them first)
+#: characters that draw nothing, yet Unicode does not class them as ignorable, so that PRECIS
+#: lets some of them through as symbols (U+2800, U+1D159); the Hangul fillers it refuses as old
+#: jamo, and they are named here so that a change of its tables cannot let them in
+BLANK_CHARACTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800\U0001d159")
+_REFUSED_IN_NAMES = (
+    r"\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+    r"\u00ad\u200b-\u200d\u2060\ufeff\u115f\u1160\u3164\uffa0\u2800"
+)
+#: what ``check_name`` refuses that a pattern can state simply, for the contract (the same in
+#: Python's and ECMA's syntax): none of those characters, and one that is not white space. A
+#: name must also pass RFC 8266's Nickname profile, which no pattern states whole.
 NAME_PATTERN = rf"^[^{_REFUSED_IN_NAMES}]*[^\s{_REFUSED_IN_NAMES}][^{_REFUSED_IN_NAMES}]*$"
+#: the longest name kept, after normalisation (as the contract's limit on what is sent)
+NAME_MAX = 64
 
 
-def check_name(name: str, field: str) -> None:
-    """A seat's or an entrant's name is shown to everyone, in logs, tables and pages: no
-    control characters (NUL, ESC, CR/LF, ...), no line breaks, no characters that reorder
-    the text around them, and not blank."""
+def check_name(name: str, field: str) -> str:
+    """A seat's, an entrant's name as it is stored and shown: shown to everyone, in logs,
+    tables and pages, so it passes RFC 8266's Nickname profile (no control, format or
+    invisible characters, no bidi overrides, white space collapsed, NFKC), draws something,
+    and is not blank. The normalised name is returned; a refusal names ``field``."""
     for index, char in enumerate(name):
         if char in _BIDI or unicodedata.category(char) in _REFUSED_CATEGORIES:
             raise Refusal(
@@ -208,5 +226,34 @@ def check_name(name: str, field: str) -> None:
                 f"(U+{ord(char):04X} at {index})",
                 field=field,
             )
-    if not name.strip():
-        raise Refusal("invalid-name", "a name may not be blank", field=field)
+        if char in BLANK_CHARACTERS:
+            raise Refusal(
+                "invalid-name",
+                f"a name may not hold invisible characters (U+{ord(char):04X} at {index})",
+                field=field,
+            )
+    try:
+        normalized = _NICKNAME.enforce(name)
+    except UnicodeEncodeError as exc:
+        if exc.reason.endswith("/empty"):
+            raise Refusal("invalid-name", "a name may not be blank", field=field) from None
+        char = exc.object[exc.start]  # of the name as far as the profile had mapped it
+        raise Refusal(
+            "invalid-name",
+            f"a name may not hold U+{ord(char):04X}: RFC 8266's Nickname profile refuses it "
+            f"({exc.reason.removeprefix('DISALLOWED/')})",
+            field=field,
+        ) from None
+    for index, char in enumerate(normalized):  # what normalisation made of the rest
+        if char in BLANK_CHARACTERS:
+            raise Refusal(
+                "invalid-name",
+                f"a name may not hold invisible characters (U+{ord(char):04X} once "
+                f"normalised, at {index})",
+                field=field,
+            )
+    if len(normalized) > NAME_MAX:
+        raise Refusal(
+            "invalid-name", f"a name is at most {NAME_MAX} characters once normalised", field=field
+        )
+    return normalized

@@ -130,7 +130,7 @@ class LoadedGame(GameViews):
         """Seat a player in the first open seat (with the game's invite code, if it has
         one); its token is returned, only its hash kept."""
         check_invite(self.doc.invite, invite_code)
-        check_name(name, "name")
+        name = check_name(name, "name")
         free = [i for i, s in enumerate(self.doc.seats) if s.name is None]
         if not free:
             raise Refusal("no-open-seat", "every seat of this game is taken")
@@ -338,11 +338,13 @@ def new_game(
     group: list[str] | None = None,
     owner: str = "",
     invite: bytes = b"",
+    tournament: str = "",
 ) -> tuple[LoadedGame, list[str | None]]:
     """A new game, started if every seat is named, and the token of each named seat (shown
     once; only hashes are kept). ``token_hashes``: the seats answer to tokens the caller
     holds (a tournament's entrants), and none is handed out. ``group``: the other games
-    dealt the same dice (see ``GameDoc.group``). ``owner`` and ``invite``: see ``GameDoc``."""
+    dealt the same dice (see ``GameDoc.group``). ``owner``, ``invite`` and ``tournament``:
+    see ``GameDoc``."""
     try:
         ruleset = get_ruleset(ruleset_id)
         engine_options = ruleset.options(options)
@@ -356,15 +358,14 @@ def new_game(
     for index, seat in enumerate(seats):
         name = seat.get("name")
         if seat.get("bot") is not None:
-            name = name or f"{seat['bot']} (house bot)"
-            check_name(name, f"seats[{index}].name")
+            name = check_name(name or f"{seat['bot']} (house bot)", f"seats[{index}].name")
             handed.append(None)
             seat_docs.append(SeatDoc(name, None, None, seat["bot"]))
         elif token_hashes is not None:  # a tournament's entrants, named when they registered
             handed.append(None)
             seat_docs.append(SeatDoc(name, token_hashes[index]))
         elif name is not None:
-            check_name(name, f"seats[{index}].name")
+            name = check_name(name, f"seats[{index}].name")
             token = new_token(game_id)
             handed.append(token)
             seat_docs.append(SeatDoc(name, token_hash(token), seat.get("client_seed")))
@@ -387,6 +388,7 @@ def new_game(
         group=list(group or []),
         owner=owner,
         invite=invite,
+        tournament=tournament,
     )
     game = LoadedGame("", doc)
     game.emit({"type": "game_created", "seats": len(seats)})

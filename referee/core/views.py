@@ -191,6 +191,7 @@ def game_summary(doc: GameDoc) -> dict[str, Any]:
         "status": doc.status,
         "seats": [s.name for s in doc.seats],
         "deadline_s": doc.deadline_s,
-        "tournament": bool(doc.group),
+        "tournament": bool(doc.tournament or doc.group),
+        "tournament_id": doc.tournament or None,
         "created": round(doc.created, 3),
     }

@@ -15,6 +15,7 @@ from ..games import warm_caches
 from ..settings import Settings
 from ..store import STORE_UNAVAILABLE, Store, open_store
 from .games import GameService
+from .idempotency import Idempotency
 from .limits import Limits
 from .seats import Seats
 from .tournaments import TournamentService
@@ -22,6 +23,7 @@ from .tournaments import TournamentService
 __all__ = [
     "STORE_UNAVAILABLE",
     "GameService",
+    "Idempotency",
     "Limits",
     "Seats",
     "Services",
@@ -47,6 +49,9 @@ class Services:
         self.seats = Seats(self.games)
         self.tournaments = TournamentService(
             self.games, store.tournaments, max_entrants=settings.max_entrants
+        )
+        self.idempotency = Idempotency(
+            store.idempotency, settings.idempotency_ttl_s, settings.idempotency_secret
         )
         self._embedded = embedded
         self._tasks: list[asyncio.Task] = []

@@ -81,11 +81,13 @@ class GameService:
         group: list[str] | None = None,
         owner: str = "",
         invite_code: str | None = None,
+        tournament: str = "",
     ) -> tuple[LoadedGame, list[str | None]]:
         """Create a game (``core.game.new_game``) and the tokens of its named seats; a caller
         that names ``game_id`` may call again after a crash: an existing game of that id is
         returned, never a second one. ``owner``: whose live games count it (refused past
-        the owner's quota); ``invite_code``: what claiming an open seat needs."""
+        the owner's quota); ``invite_code``: what claiming an open seat needs; ``tournament``:
+        the tournament whose table it is (listed among its games too)."""
         if self.max_seats > 0 and len(seats) > self.max_seats:
             raise Refusal(
                 "too-many-seats", f"at most {self.max_seats} seats per game here", field="seats"
@@ -102,6 +104,7 @@ class GameService:
             group=group,
             owner=owner,
             invite=invite_hash(invite_code),
+            tournament=tournament,
         )
         limits = self.limits if owner else None
         if limits is not None:
@@ -202,6 +205,10 @@ class GameService:
             deadline=hint,
             finished_for=doc.owner if doc.status == "finished" else "",
             listed_at=listed_at,
+            # a tournament's list of its games lives as long as the longest-kept of them
+            tournament=(doc.tournament, max(self.retention_s, self.idle_ttl_s))
+            if listed_at is not None and doc.tournament
+            else None,
         )
         memory = self.memory
         in_flight = InFlight(Stored(version, blob, game.last_event_id), commit, first, memory.epoch)
@@ -263,10 +270,12 @@ class GameService:
         await self.check_unsealed(game)
         return game, await self.store.decisions(game_id)
 
-    async def listed(self, before: float | None, limit: int) -> dict[str, Any]:
+    async def listed(
+        self, before: float | None, limit: int, tournament: str = ""
+    ) -> dict[str, Any]:
         """A page of games, newest first, and the cursor of the next page (None at the
         end): of each, what even its sealed view shows."""
-        found, following = await self.store.listed(before, limit)
+        found, following = await self.store.listed(before, limit, tournament)
         return {"games": [game_summary(decode_doc(blob)) for *_, blob in found], "next": following}
 
     async def sealed(self, game: LoadedGame) -> bool:

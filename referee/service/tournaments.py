@@ -91,7 +91,7 @@ class TournamentService:
         for _ in range(MAX_RETRIES):
             version, doc = await self.load(tournament_id)
             check_invite(doc.invite, invite_code)
-            check_name(name, "name")
+            name = check_name(name, "name")
             if doc.status != "registering":
                 raise Refusal("registration-closed", "the tournament has started")
             token = new_token(doc.id)
@@ -167,6 +167,7 @@ class TournamentService:
                     game_id=game.game_id,
                     token_hashes=game.token_hashes,
                     group=game.group,
+                    tournament=doc.id,
                 )
                 for game in needed
             )

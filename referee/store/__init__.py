@@ -24,6 +24,7 @@ from .games import (
     GameStore,
     Stored,
 )
+from .idempotency import IdempotencyStore
 from .limits import LimitStore
 from .tournaments import TournamentStore
 
@@ -36,6 +37,7 @@ __all__ = [
     "Commit",
     "GameKeys",
     "GameStore",
+    "IdempotencyStore",
     "LimitStore",
     "Store",
     "StoreError",
@@ -64,6 +66,7 @@ class Store:
         self.games = GameStore(redis, blocking, cluster_seed=cluster_seed)
         self.tournaments = TournamentStore(redis)
         self.limits = LimitStore(redis, self.games.shared)
+        self.idempotency = IdempotencyStore(redis)
 
     async def ping(self) -> None:
         await self.games.ping()

@@ -43,7 +43,7 @@ from redis.exceptions import ConnectionError, NoScriptError, RedisClusterExcepti
 from .cluster import ClusterConnection, ClusterSent
 from .connection import Sent, SharedConnection, subscribe
 from .limits import live_key
-from .listing import Listed, listed, listing_commands
+from .listing import Listed, listed, listing_commands, tournament_games
 
 __all__ = [
     "COMMITS",
@@ -202,6 +202,7 @@ class GameStore:
         deadline: float | bool | None = None,
         finished_for: str = "",
         listed_at: float | None = None,
+        tournament: tuple[str, int] | None = None,
     ) -> Commit:
         """The atomic write and the deadline hint (a time, None to drop it, False to leave it
         as it is), queued on the shared connection now, behind every command queued before it
@@ -214,7 +215,8 @@ class GameStore:
         game: the record keeps everything the stream told). ``finished_for``: the owner whose
         live games no longer count this one (in the same write). ``listed_at``: a new game,
         listed (``listed``) at that time of creation in the same write; a game of that id
-        listed already keeps its place.
+        listed already keeps its place. ``tournament``: (id, time to live) of the tournament
+        whose table a new game is, listed among its games too.
         """
         if not events:
             # readers take the newest event id as the version's name (see the module's doc)
@@ -230,6 +232,9 @@ class GameStore:
             commands += (("ZREM", live_key(finished_for, "games"), game_id),)
         if listed_at is not None:
             commands += listing_commands(GAMES, game_id, listed_at)
+            if tournament is not None:
+                index = tournament_games(tournament[0])
+                commands += listing_commands(index, game_id, listed_at, ttl=tournament[1])
         return Commit(keys, commands, self.shared.send(*commands))
 
     async def committed(self, commit: Commit) -> list[str] | Stored:
@@ -278,11 +283,14 @@ class GameStore:
     async def aclose(self) -> None:
         await self.shared.aclose()
 
-    async def listed(self, before: float | None, limit: int) -> tuple[list[Listed], str | None]:
+    async def listed(
+        self, before: float | None, limit: int, tournament: str = ""
+    ) -> tuple[list[Listed], str | None]:
         """A page of games created before ``before`` (all when None), newest first, and the
-        next page's cursor (``store.listing``)."""
+        next page's cursor (``store.listing``); ``tournament``: only that tournament's."""
+        index = tournament_games(tournament) if tournament else GAMES
         async with asyncio.timeout(self.timeout_s):
-            return await listed(self.redis, GAMES, lambda g: GameKeys(g).doc, before, limit)
+            return await listed(self.redis, index, lambda g: GameKeys(g).doc, before, limit)
 
     async def decisions(self, game_id: str) -> list[bytes]:
         return await self.redis.lrange(GameKeys(game_id).decisions, 0, -1)

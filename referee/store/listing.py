@@ -9,20 +9,36 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-__all__ = ["INDEX_MAX", "Listed", "add_to_index", "listed", "listing_commands"]
+__all__ = [
+    "INDEX_MAX",
+    "Listed",
+    "add_to_index",
+    "listed",
+    "listing_commands",
+    "tournament_games",
+]
 
 #: ids an index keeps at most (the oldest go first): a listing's memory stays bounded
 INDEX_MAX = 10_000
 
 
-def listing_commands(index: str, member: str, created: float) -> tuple[tuple[Any, ...], ...]:
+def tournament_games(tournament_id: str) -> str:
+    """The index of a tournament's games (its tables), in the tournament's slot."""
+    return f"{{tournament:{tournament_id}}}:games"
+
+
+def listing_commands(
+    index: str, member: str, created: float, ttl: int = 0
+) -> tuple[tuple[Any, ...], ...]:
     """The commands that list ``member`` in ``index`` at ``created`` (a member listed already
     keeps its place) and drop the oldest beyond ``INDEX_MAX``: sent alone (``add_to_index``),
-    or in the write that creates what they list (a game's)."""
-    return (
+    or in the write that creates what they list (a game's). ``ttl`` > 0: the index expires
+    that long after (a tournament's, which outlives none of its games)."""
+    commands: tuple[tuple[Any, ...], ...] = (
         ("ZADD", index, "NX", created, member),
         ("ZREMRANGEBYRANK", index, 0, -INDEX_MAX - 1),
     )
+    return (*commands, ("EXPIRE", index, ttl)) if ttl > 0 else commands
 
 
 async def add_to_index(redis: Redis, index: str, member: str, created: float) -> None:

@@ -4,6 +4,8 @@ lock that lets one request create a round's games.
 - ``{tournament:<id>}:doc``         hash: ``v`` (version, a counter) and ``blob`` (msgpack);
                                     each save sets its time to live
 - ``{tournament:<id>}:round:<n>``   string: the holder of round n's lock (30 s)
+- ``{tournament:<id>}:games``       sorted set: the tournament's games by the time each was
+                                    created, written with each game (``store.games``)
 - ``tournaments``                   sorted set: every tournament's id by the time it was
                                     created, for listing; an id whose document has expired
                                     is dropped when a listing meets it (``listing``)

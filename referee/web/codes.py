@@ -17,7 +17,12 @@ PROBLEM_CODES: dict[str, str] = {
     "conflict": "the request conflicts with the resource's state",
     "unprocessable": "the request is well formed but cannot be done",
     "move-or-moves": "a decision sends exactly one of 'move' and 'moves'",
-    "invalid-name": "a name is blank or holds control, line-break or bidi characters",
+    "invalid-name": "a name is blank, or holds what RFC 8266's Nickname profile refuses "
+    "(control, format, invisible or bidi characters), or blank characters",
+    "invalid-idempotency-key": "an Idempotency-Key is 1 to 255 printable ASCII characters",
+    "idempotency-key-reused": "the Idempotency-Key was used with another request body",
+    "idempotency-key-in-progress": "the first request with this Idempotency-Key is still "
+    "being answered: try again after Retry-After",
     "unknown-ruleset": "no ruleset of that id (GET /v1/rulesets lists them)",
     "invalid-seat-count": "too few or too many seats for the ruleset",
     "invalid-option": "an option of the ruleset is unknown or out of range (field names it)",

@@ -84,6 +84,13 @@ _TAGS = {
     "system": "Whether the process is up and its store answers",
 }
 
+#: the creations whose answers hold a token shown once take an Idempotency-Key (README)
+_IDEMPOTENT = (
+    " Safe to retry with an Idempotency-Key: the same key and body get this answer again "
+    "(Idempotent-Replayed: true) for 24 hours, and nothing is made twice. The referee keeps "
+    "the answer sealed (AES-GCM) under a key derived from the Idempotency-Key and a server "
+    "secret, named by an HMAC of them: Redis never holds a usable token."
+)
 #: what each operation does, for people reading the contract (the summary is its title)
 _DESCRIPTIONS = {
     "healthz": "200 while the process runs, whatever its store does.",
@@ -95,10 +102,11 @@ _DESCRIPTIONS = {
     "scoreChopta": "The best arrangement of a CHOPTA play area into sets and chains.",
     "createGame": "A game of one ruleset. A named seat's token is in the answer (shown once); an "
     "open seat is claimed later (claimSeat). The commitment is the SHA-256 of the seed that "
-    "makes every die: the seed is shown when the game is over.",
+    "makes every die: the seed is shown when the game is over." + _IDEMPOTENT,
     "getGame": "What anyone may see: who sits where, the board, each seat's public figures, who "
     "decides now. Hidden pools and undisclosed decisions never appear here.",
-    "claimSeat": "Take an open seat under a name; its token is in the answer (shown once).",
+    "claimSeat": "Take an open seat under a name; its token is in the answer (shown once)."
+    + _IDEMPOTENT,
     "getTurn": "The seat's status, its seq, its legal moves and its private view. With "
     "?wait=N the answer waits up to N seconds for the seat's turn.",
     "submitMove": "Send one of legal_moves verbatim with the turn's seq. Sending the same "
@@ -107,8 +115,9 @@ _DESCRIPTIONS = {
     "streamEvents": "Public events as Server-Sent Events; resume with Last-Event-ID. 409 "
     "game-sealed while other games dealt the same dice play on.",
     "listGames": "Every game the referee keeps, newest first: its ruleset, status, who sits "
-    "where and whether it is a tournament's table (no more than its sealed view shows). Ask "
-    "for the next page with ?before= the page's next.",
+    "where and whether it is a tournament's table, and which (no more than its sealed view "
+    "shows). ?tournament= lists one tournament's games alone. Ask for the next page with "
+    "?before= the page's next.",
     "getReplay": "A finished game's every step: each decision and the public view after it, "
     "replayed from the record with the revealed seed, and whether the replay matches what "
     "the referee published (verified). 409 game-not-over while it runs, game-sealed while "
@@ -116,8 +125,9 @@ _DESCRIPTIONS = {
     "getRecord": "While the game runs, the decisions anyone may see; at the end every decision, "
     "every die and the seed, so that `referee verify` can replay it.",
     "createTournament": "A tournament of one ruleset. It starts when its entrants have "
-    "registered; the referee schedules its games and rates the entrants.",
-    "registerEntrant": "An entrant under a name; its entrant token is in the answer (shown once).",
+    "registered; the referee schedules its games and rates the entrants." + _IDEMPOTENT,
+    "registerEntrant": "An entrant under a name; its entrant token is in the answer (shown once)."
+    + _IDEMPOTENT,
     "listTournaments": "Every tournament the referee keeps, newest first: its ruleset, "
     "status, format, entrants so far and whether registering needs an invite code. Ask for "
     "the next page with ?before= the page's next.",

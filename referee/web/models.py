@@ -69,9 +69,11 @@ Name = Annotated[
     msgspec.Meta(
         min_length=1,
         max_length=64,
-        description="shown to everyone: no control, line-break or bidi characters, not blank "
-        "(else 422 invalid-name)",
-        # the contract states what check_name refuses; the server refuses it with its own code
+        description="shown to everyone, so it passes RFC 8266's Nickname profile: no control, "
+        "line-break, format, invisible or bidi characters, nor blank ones (U+2800), not blank "
+        "(else 422 invalid-name); stored and shown normalised (spaces trimmed and collapsed, "
+        "NFKC), at most 64 characters then",
+        # the contract states what a pattern can of check_name; the server refuses with its code
         extra_json_schema={"pattern": NAME_PATTERN},
     ),
 ]

@@ -42,6 +42,7 @@ PROBLEM_BASE = "https://referee.invalid/problems/"
 #: spec) is 422.
 STATUS = {
     "invalid-request": 400,
+    "invalid-idempotency-key": 400,
     "unauthorized": 401,
     "organizer-key-required": 401,
     "forbidden": 403,
@@ -59,6 +60,7 @@ STATUS = {
     "registration-closed": 409,
     "seq-already-decided": 409,
     "seq-mismatch": 409,
+    "idempotency-key-in-progress": 409,
     "busy": 503,
     "redis-unavailable": 503,
     "redis-unreachable": 503,

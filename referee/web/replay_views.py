@@ -41,6 +41,13 @@ class GameSummary(msgspec.Struct):
     seats: Annotated[list[str | None], msgspec.Meta(description="names; null: an open seat")]
     deadline_s: Annotated[float, msgspec.Meta(ge=0, description="seconds per decision; 0: none")]
     tournament: Annotated[bool, msgspec.Meta(description="a table of a tournament")]
+    tournament_id: Annotated[
+        str | None,
+        msgspec.Meta(
+            description="the tournament whose table it is (null: none, or a table created "
+            "before the referee kept it)"
+        ),
+    ]
     created: EpochSeconds
 
 

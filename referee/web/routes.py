@@ -13,18 +13,20 @@ from collections.abc import AsyncIterator
 from typing import Annotated, Any, ClassVar
 
 import msgspec
-from litestar import Controller, Request, get, post
+from litestar import Controller, Request, Response, get, post
 from litestar.datastructures import State
 from litestar.handlers import HTTPRouteHandler
 from litestar.params import Parameter
 from litestar.response import ServerSentEvent
 from litestar.response.sse import ServerSentEventMessage
 
+from ..core.documents import check_name
 from ..core.game import HIDDEN_STEP
 from ..core.refusals import Refusal
 from ..games import RULESETS, score_area, score_marks
 from ..service import STORE_UNAVAILABLE
 from .access import client_address, organizer_of
+from .idempotent import REPLAYED, IdempotencyKey, once
 from .models import (
     AreaRequest,
     AreaScored,
@@ -68,6 +70,14 @@ __all__ = ["CONTROLLERS"]
 
 log = logging.getLogger("referee")
 _EVENT = msgspec.json.Decoder()
+#: the listing of one tournament's games
+OfTournament = Annotated[
+    str | None,
+    Parameter(
+        max_length=64,
+        description="only this tournament's games (its tables); 404 for an unknown tournament",
+    ),
+]
 #: seconds without an event before a stream sends a keep-alive comment
 KEEP_ALIVE_S = 15.0
 _STREAM_ID = re.compile(r"\d+(-\d+)?")
@@ -173,38 +183,53 @@ class GameController(Controller):
         status_code=201,
         summary="Create a game (with an organizer key, where the referee has them)",
         security=ORGANIZER,
-        responses=problems(400, 401, 403, 413, 422, 429),
+        responses=problems(400, 401, 403, 409, 413, 422, 429),
+        response_headers=REPLAYED,
     )
-    async def create_game(self, request: Request, state: State) -> GameCreated:
+    async def create_game(
+        self, request: Request, state: State, idempotency_key: IdempotencyKey = None
+    ) -> Response[GameCreated]:
         owner = organizer_of(request)  # 401 / 403 before the body is read
-        data = await read_body(request, CreateGame, names_ruleset=True)
-        game, tokens = await services_of(state).games.create(
-            data.ruleset,
-            data.options,
-            [msgspec.to_builtins(s) for s in data.seats],
-            data.deadline_s,
-            owner=owner,
-            invite_code=data.invite_code,
-        )
-        doc = game.doc
-        return GameCreated(
-            doc.id,
-            doc.ruleset,
-            doc.status,
-            doc.commitment,
-            [SeatToken(i, s.name, tokens[i]) for i, s in enumerate(doc.seats)],
-        )
+
+        async def make() -> GameCreated:
+            data = await read_body(request, CreateGame, names_ruleset=True)
+            game, tokens = await services_of(state).games.create(
+                data.ruleset,
+                data.options,
+                [msgspec.to_builtins(s) for s in data.seats],
+                data.deadline_s,
+                owner=owner,
+                invite_code=data.invite_code,
+            )
+            doc = game.doc
+            return GameCreated(
+                doc.id,
+                doc.ruleset,
+                doc.status,
+                doc.commitment,
+                [SeatToken(i, s.name, tokens[i]) for i, s in enumerate(doc.seats)],
+            )
+
+        return await once(request, state, idempotency_key, f"createGame {owner}", 201, make)
 
     @get(
         "/",
         operation_id="listGames",
-        summary="Games, newest first, a page at a time",
-        responses=problems(400),
+        summary="Games, newest first, a page at a time (a tournament's alone with ?tournament=)",
+        responses=problems(400, 404),
     )
     async def list_games(
-        self, state: State, limit: PageLimit = 20, before: Before = None
+        self,
+        state: State,
+        limit: PageLimit = 20,
+        before: Before = None,
+        tournament: OfTournament = None,
     ) -> GamePage:
-        page = await services_of(state).games.listed(cursor_of(before), limit)
+        services = services_of(state)
+        if tournament is not None:
+            check_id(tournament, "tournament")
+            await services.tournaments.load(tournament)  # 404 for an unknown tournament
+        page = await services.games.listed(cursor_of(before), limit, tournament or "")
         return GamePage(games=[GameSummary(**g) for g in page["games"]], next=page["next"])
 
     @get(
@@ -223,14 +248,29 @@ class GameController(Controller):
         status_code=201,
         summary="Claim an open seat (with the game's invite code, if it has one)",
         responses=problems(400, 403, 404, 409, 413, 422, 429),
+        response_headers=REPLAYED,
     )
-    async def claim_seat(self, request: Request, state: State, game_id: GameId) -> Claimed:
+    async def claim_seat(
+        self,
+        request: Request,
+        state: State,
+        game_id: GameId,
+        idempotency_key: IdempotencyKey = None,
+    ) -> Response[Claimed]:
         check_id(game_id)
-        data = await read_body(request, ClaimSeat)
-        seat, token = await services_of(state).games.claim(
-            game_id, data.name, data.client_seed, data.invite_code
+
+        async def make() -> Claimed:
+            data = await read_body(request, ClaimSeat)
+            seat, token = await services_of(state).games.claim(
+                game_id, data.name, data.client_seed, data.invite_code
+            )
+            return Claimed(game_id, seat, check_name(data.name, "name"), token)  # as stored
+
+        # a claim needs no credentials: its key counts for the client's address alone
+        address = client_address(request.scope, request.app.hot.trusted)
+        return await once(
+            request, state, idempotency_key, f"claimSeat {game_id} a{address}", 201, make
         )
-        return Claimed(game_id, seat, data.name, token)
 
     @get(
         "/{game_id:str}/turn",

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from litestar import Controller, Request, get, post
+from litestar import Controller, Request, Response, get, post
 from litestar.datastructures import State
 
+from ..core.documents import check_name
 from ..games import commitment
-from .access import organizer_of
+from .access import client_address, organizer_of
+from .idempotent import REPLAYED, IdempotencyKey, once
 from .models import (
     CreateTournament,
     NextDecision,
@@ -65,14 +67,21 @@ class TournamentController(Controller):
         status_code=201,
         summary="Create a tournament; it starts when its entrants have registered",
         security=ORGANIZER,
-        responses=problems(400, 401, 403, 413, 422, 429),
+        responses=problems(400, 401, 403, 409, 413, 422, 429),
+        response_headers=REPLAYED,
     )
-    async def create_tournament(self, request: Request, state: State) -> TournamentCreated:
+    async def create_tournament(
+        self, request: Request, state: State, idempotency_key: IdempotencyKey = None
+    ) -> Response[TournamentCreated]:
         owner = organizer_of(request)  # 401 / 403 before the body is read
-        data = await read_body(request, CreateTournament, names_ruleset=True)
-        tournaments = services_of(state).tournaments
-        doc = await tournaments.create(data.spec(), owner, data.invite_code)
-        return TournamentCreated(doc.id, doc.status, commitment(doc.seed))
+
+        async def make() -> TournamentCreated:
+            data = await read_body(request, CreateTournament, names_ruleset=True)
+            tournaments = services_of(state).tournaments
+            doc = await tournaments.create(data.spec(), owner, data.invite_code)
+            return TournamentCreated(doc.id, doc.status, commitment(doc.seed))
+
+        return await once(request, state, idempotency_key, f"createTournament {owner}", 201, make)
 
     @post(
         "/{tournament_id:str}/entrants",
@@ -81,15 +90,27 @@ class TournamentController(Controller):
         summary="Register an entrant (with the invite code, if it has one); its token is shown "
         "once",
         responses=problems(400, 403, 404, 409, 413, 422, 429),
+        response_headers=REPLAYED,
     )
     async def register(
-        self, request: Request, state: State, tournament_id: TournamentId
-    ) -> Registered:
+        self,
+        request: Request,
+        state: State,
+        tournament_id: TournamentId,
+        idempotency_key: IdempotencyKey = None,
+    ) -> Response[Registered]:
         check_id(tournament_id, "tournament")
-        data = await read_body(request, Register)
-        tournaments = services_of(state).tournaments
-        entrant, token = await tournaments.register(tournament_id, data.name, data.invite_code)
-        return Registered(tournament_id, entrant, data.name, token)
+
+        async def make() -> Registered:
+            data = await read_body(request, Register)
+            tournaments = services_of(state).tournaments
+            entrant, token = await tournaments.register(tournament_id, data.name, data.invite_code)
+            return Registered(tournament_id, entrant, check_name(data.name, "name"), token)
+
+        # registering needs no credentials: its key counts for the client's address alone
+        address = client_address(request.scope, request.app.hot.trusted)
+        scope = f"registerEntrant {tournament_id} a{address}"
+        return await once(request, state, idempotency_key, scope, 201, make)
 
     @get(
         "/{tournament_id:str}",

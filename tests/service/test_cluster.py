@@ -122,6 +122,20 @@ def test_a_tournament_runs_on_the_cluster(clients):
         replay = a.get(f"/v1/games/{game_id}/replay")
         assert replay.status_code == 200, replay.text
         assert replay.json()["verified"] is True
+    listed = a.get("/v1/games", params={"tournament": tournament_id, "limit": 100}).json()
+    assert sorted(g["id"] for g in listed["games"]) == sorted(games)
+
+
+def test_an_idempotent_creation_is_made_once_on_the_cluster(clients):
+    """The key's claim and answer, and the secret the replicas share, on a cluster: the
+    same key at the other replica gets the first answer."""
+    a, b = clients
+    body = {"ruleset": "choice", "seats": [{"name": "a"}, {}], "deadline_s": 0}
+    headers = {"Idempotency-Key": "cluster-" + str(time.time())}
+    first = a.post("/v1/games", json=body, headers=headers)
+    again = b.post("/v1/games", json=body, headers=headers)
+    assert first.status_code == again.status_code == 201, again.text
+    assert again.content == first.content and again.headers["idempotent-replayed"] == "true"
 
 
 def test_a_long_poll_on_one_replica_wakes_on_a_commit_at_the_other(clients):

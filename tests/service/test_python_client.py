@@ -151,3 +151,49 @@ def test_the_async_client_plays_a_tournament(referee_url):
     view = asyncio.run(scenario())
     assert view["status"] == "finished"
     assert sorted(row["games"] for row in view["standings"]) == [1, 1]
+
+
+class _LosesFirstAnswers(httpx.BaseTransport):
+    """Sends each request on, but loses the first answer to each POST (as a connection cut
+    after the referee answered would): the client cannot tell what was made."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.HTTPTransport()
+        self.seen: set[str] = set()
+        self.replayed: list[bool] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        reply = self.inner.handle_request(request)
+        if request.method == "POST":
+            reply.read()
+            self.replayed.append(reply.headers.get("idempotent-replayed") == "true")
+            key = request.headers["idempotency-key"]
+            if key not in self.seen:
+                self.seen.add(key)
+                raise httpx.ReadError("the answer was lost", request=request)
+        return reply
+
+
+def test_a_creation_whose_answer_was_lost_is_retried_and_made_once(referee_url):
+    """The client sends an Idempotency-Key with every creation, so its own retry after a lost
+    answer gets the first answer again: one game, one seat, one entrant, and tokens that
+    work."""
+    from referee_client._client import PatientTransport
+
+    transport = PatientTransport(patience=30)
+    transport.inner = flaky = _LosesFirstAnswers()
+    http = httpx.Client(base_url=referee_url, timeout=30, transport=transport)
+    with Client(referee_url, http=http) as client:
+        before = {g["id"] for g in http.get("/v1/games", params={"limit": 100}).json()["games"]}
+        game = client.create_game("choice", [{"name": "a"}, {}], deadline_s=0)
+        after = {g["id"] for g in http.get("/v1/games", params={"limit": 100}).json()["games"]}
+        assert after - before == {game.id}
+        seat = client.claim_seat(game.id, "b")
+        seats = client.game(game.id)["seats"]
+        assert [s["claimed"] for s in seats] == [True, True] and seat.seat == 1
+        assert client.turn(game.id, seat.token).seat == 1  # the replayed token is the seat's
+        tournament = client.create_tournament({"ruleset": "choice", "entrants": 2})
+        entrant = client.register(tournament["id"], "c")
+        assert client.tournament(tournament["id"])["entrants"] == ["c"] and entrant.entrant == 0
+    # each lost answer was followed by its replay
+    assert flaky.replayed == [False, True] * 4

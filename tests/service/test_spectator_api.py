@@ -34,6 +34,7 @@ def test_games_are_listed_newest_first_a_page_at_a_time(http):
         "seats": ["bot0", "bot1"],
         "deadline_s": 0,
         "tournament": False,
+        "tournament_id": None,
         "created": first["games"][0]["created"],
     }
     second = http.get("/v1/games", params={"limit": 2, "before": first["next"]}).json()

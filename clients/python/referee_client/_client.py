@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from typing import Any, TypeVar
 
 import httpx
@@ -38,13 +39,20 @@ PROXY_LOST = frozenset({502, 504})
 
 
 def _safe_again(request: httpx.Request) -> bool:
-    """Whether the request may be sent again though it may have arrived: reads, and
-    decisions (the referee answers a seq decided before with the same answer)."""
-    return request.method == "GET" or request.url.path.endswith("/moves")
+    """Whether the request may be sent again though it may have arrived: reads, decisions
+    (the referee answers a seq decided before with the same answer), and creations sent with
+    an Idempotency-Key (the referee answers the key's first request again)."""
+    return (
+        request.method == "GET"
+        or request.url.path.endswith("/moves")
+        or "idempotency-key" in request.headers
+    )
 
 
 def _again(request: httpx.Request, reply: httpx.Response) -> bool:
     status = reply.status_code
+    if status == 409 and "retry-after" in reply.headers and "idempotency-key" in request.headers:
+        return True  # idempotency-key-in-progress: the first request is still answered
     return status in AGAIN or (status in PROXY_LOST and _safe_again(request))
 
 
@@ -137,6 +145,12 @@ def _auth(token: str | None) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"} if token else {}
 
 
+def _keyed(headers: dict[str, str], idempotency_key: str | None) -> dict[str, str]:
+    """A creation's headers with its Idempotency-Key, a new random one unless given: every
+    retry of the request (``PatientTransport``) sends the same key, so none makes twice."""
+    return {**headers, "Idempotency-Key": idempotency_key or str(uuid.uuid4())}
+
+
 def _create_body(
     ruleset: str, seats: list[dict[str, Any]] | int, options: dict | None, deadline_s: float | None
 ) -> dict[str, Any]:
@@ -208,9 +222,11 @@ class Client:
         seats: list[dict[str, Any]] | int,
         options: dict | None = None,
         deadline_s: float | None = None,
+        idempotency_key: str | None = None,
     ) -> GameCreated:
         body = _create_body(ruleset, seats, options, deadline_s)
-        reply = self.http.post("/v1/games", json=body, headers=self.organizer)
+        headers = _keyed(self.organizer, idempotency_key)
+        reply = self.http.post("/v1/games", json=body, headers=headers)
         return _decode(reply, GameCreated)
 
     def claim_seat(
@@ -219,9 +235,12 @@ class Client:
         name: str,
         client_seed: str | None = None,
         invite_code: str | None = None,
+        idempotency_key: str | None = None,
     ) -> Claimed:
         body = _claim_body(name, client_seed, invite_code)
-        return _decode(self.http.post(f"/v1/games/{game_id}/seats", json=body), Claimed)
+        headers = _keyed({}, idempotency_key)
+        reply = self.http.post(f"/v1/games/{game_id}/seats", json=body, headers=headers)
+        return _decode(reply, Claimed)
 
     def game(self, game_id: str) -> dict[str, Any]:
         return _decode(self.http.get(f"/v1/games/{game_id}"), dict[str, Any])
@@ -248,13 +267,24 @@ class Client:
     def record(self, game_id: str) -> dict[str, Any]:
         return _decode(self.http.get(f"/v1/games/{game_id}/record"), dict[str, Any])
 
-    def create_tournament(self, spec: dict[str, Any]) -> dict[str, Any]:
-        reply = self.http.post("/v1/tournaments", json=spec, headers=self.organizer)
+    def create_tournament(
+        self, spec: dict[str, Any], idempotency_key: str | None = None
+    ) -> dict[str, Any]:
+        headers = _keyed(self.organizer, idempotency_key)
+        reply = self.http.post("/v1/tournaments", json=spec, headers=headers)
         return _decode(reply, dict[str, Any])
 
-    def register(self, tournament_id: str, name: str, invite_code: str | None = None) -> Registered:
+    def register(
+        self,
+        tournament_id: str,
+        name: str,
+        invite_code: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Registered:
         body = _claim_body(name, None, invite_code)
-        reply = self.http.post(f"/v1/tournaments/{tournament_id}/entrants", json=body)
+        headers = _keyed({}, idempotency_key)
+        path = f"/v1/tournaments/{tournament_id}/entrants"
+        reply = self.http.post(path, json=body, headers=headers)
         return _decode(reply, Registered)
 
     def tournament(self, tournament_id: str) -> dict[str, Any]:
@@ -304,9 +334,11 @@ class AsyncClient:
         seats: list[dict[str, Any]] | int,
         options: dict | None = None,
         deadline_s: float | None = None,
+        idempotency_key: str | None = None,
     ) -> GameCreated:
         body = _create_body(ruleset, seats, options, deadline_s)
-        reply = await self.http.post("/v1/games", json=body, headers=self.organizer)
+        headers = _keyed(self.organizer, idempotency_key)
+        reply = await self.http.post("/v1/games", json=body, headers=headers)
         return _decode(reply, GameCreated)
 
     async def claim_seat(
@@ -315,9 +347,12 @@ class AsyncClient:
         name: str,
         client_seed: str | None = None,
         invite_code: str | None = None,
+        idempotency_key: str | None = None,
     ) -> Claimed:
         body = _claim_body(name, client_seed, invite_code)
-        return _decode(await self.http.post(f"/v1/games/{game_id}/seats", json=body), Claimed)
+        headers = _keyed({}, idempotency_key)
+        reply = await self.http.post(f"/v1/games/{game_id}/seats", json=body, headers=headers)
+        return _decode(reply, Claimed)
 
     async def game(self, game_id: str) -> dict[str, Any]:
         return _decode(await self.http.get(f"/v1/games/{game_id}"), dict[str, Any])
@@ -342,15 +377,24 @@ class AsyncClient:
     async def record(self, game_id: str) -> dict[str, Any]:
         return _decode(await self.http.get(f"/v1/games/{game_id}/record"), dict[str, Any])
 
-    async def create_tournament(self, spec: dict[str, Any]) -> dict[str, Any]:
-        reply = await self.http.post("/v1/tournaments", json=spec, headers=self.organizer)
+    async def create_tournament(
+        self, spec: dict[str, Any], idempotency_key: str | None = None
+    ) -> dict[str, Any]:
+        headers = _keyed(self.organizer, idempotency_key)
+        reply = await self.http.post("/v1/tournaments", json=spec, headers=headers)
         return _decode(reply, dict[str, Any])
 
     async def register(
-        self, tournament_id: str, name: str, invite_code: str | None = None
+        self,
+        tournament_id: str,
+        name: str,
+        invite_code: str | None = None,
+        idempotency_key: str | None = None,
     ) -> Registered:
         body = _claim_body(name, None, invite_code)
-        reply = await self.http.post(f"/v1/tournaments/{tournament_id}/entrants", json=body)
+        headers = _keyed({}, idempotency_key)
+        path = f"/v1/tournaments/{tournament_id}/entrants"
+        reply = await self.http.post(path, json=body, headers=headers)
         return _decode(reply, Registered)
 
     async def tournament(self, tournament_id: str) -> dict[str, Any]:

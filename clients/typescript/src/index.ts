@@ -46,18 +46,22 @@ function pauseMs(reply: Response | null, attempt: number): number {
 
 /**
  * fetch that waits out a rate limit (429), a referee restarting (503, connection refused)
- * and, for requests safe to repeat (reads, and decisions, which the referee dedupes by seq),
- * a proxy's 502 or 504 or a connection lost mid-request: for up to `patienceMs`, then the last answer or error.
+ * and, for requests safe to repeat (reads, decisions, which the referee dedupes by seq, and
+ * creations with an Idempotency-Key, whose first answer it gives again), a proxy's 502 or 504
+ * or a connection lost mid-request: for up to `patienceMs`, then the last answer or error.
+ * A 409 idempotency-key-in-progress (the key's first request still running) is waited out too.
  */
 export function patientFetch(patienceMs = 120_000): (input: Request) => Promise<Response> {
   return async (input: Request) => {
     const stop = Date.now() + patienceMs;
-    const safe = input.method === "GET" || new URL(input.url).pathname.endsWith("/moves");
+    const keyed = input.headers.has("idempotency-key");
+    const safe = input.method === "GET" || new URL(input.url).pathname.endsWith("/moves") || keyed;
     for (let attempt = 0; ; attempt++) {
       let reply: Response | null = null;
       try {
         reply = await fetch(input.clone());
-        const again = AGAIN.has(reply.status) || (safe && PROXY_LOST.has(reply.status));
+        const inProgress = keyed && reply.status === 409 && reply.headers.has("retry-after");
+        const again = AGAIN.has(reply.status) || (safe && PROXY_LOST.has(reply.status)) || inProgress;
         if (!again || Date.now() > stop) return reply;
         await reply.body?.cancel();
       } catch (error) {
@@ -86,11 +90,37 @@ export function gameOf(token: string): string {
   return token.split(".", 1)[0];
 }
 
+/** An Idempotency-Key for a creation: the one given, else a new random one. Every retry of
+ * the request (`patientFetch`) sends it again, so none makes twice. */
+function keyed(idempotencyKey?: string): { "Idempotency-Key": string } {
+  return { "Idempotency-Key": idempotencyKey ?? crypto.randomUUID() };
+}
+
+/** A game; its named seats' tokens are in the answer (shown once). Safe to retry. */
 export async function createGame(
   client: Referee,
   body: CreateGame,
+  idempotencyKey?: string,
 ): Promise<components["schemas"]["GameCreated"]> {
-  return unwrap(await client.POST("/v1/games", { body }));
+  return unwrap(await client.POST("/v1/games", { body, headers: keyed(idempotencyKey) }));
+}
+
+/** Claim an open seat of a game; its token is in the answer (shown once). Safe to retry. */
+export async function claimSeat(
+  client: Referee,
+  gameId: string,
+  name: string,
+  inviteCode?: string,
+  idempotencyKey?: string,
+): Promise<components["schemas"]["Claimed"]> {
+  const body = inviteCode === undefined ? { name } : { name, invite_code: inviteCode };
+  return unwrap(
+    await client.POST("/v1/games/{game_id}/seats", {
+      params: { path: { game_id: gameId } },
+      body,
+      headers: keyed(idempotencyKey),
+    }),
+  );
 }
 
 /** The public view of a game, told apart by `ruleset`. */
@@ -163,22 +193,26 @@ export async function runBot(baseUrl: string, token: string, choose: Choose, wai
 export async function createTournament(
   client: Referee,
   body: CreateTournament,
+  idempotencyKey?: string,
 ): Promise<components["schemas"]["TournamentCreated"]> {
-  return unwrap(await client.POST("/v1/tournaments", { body }));
+  return unwrap(await client.POST("/v1/tournaments", { body, headers: keyed(idempotencyKey) }));
 }
 
-/** Register an entrant; its entrant token (shown once) is what `nextDecision` takes. */
+/** Register an entrant; its entrant token (shown once) is what `nextDecision` takes. Safe to
+ * retry. */
 export async function register(
   client: Referee,
   tournamentId: string,
   name: string,
   inviteCode?: string,
+  idempotencyKey?: string,
 ): Promise<components["schemas"]["Registered"]> {
   const body = inviteCode === undefined ? { name } : { name, invite_code: inviteCode };
   return unwrap(
     await client.POST("/v1/tournaments/{tournament_id}/entrants", {
       params: { path: { tournament_id: tournamentId } },
       body,
+      headers: keyed(idempotencyKey),
     }),
   );
 }

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
   RefereeError,
+  claimSeat,
   createGame,
   createTournament,
   getGame,
@@ -92,4 +93,25 @@ test("a lone seat's bot sends one request per decision", { skip: !url && "REFERE
   const record = (await (await realFetch(`${url}/v1/games/${game.id}/record`)).json()) as { decisions: unknown[] };
   assert.equal(sent.filter((method) => method === "GET").length, 1);
   assert.equal(sent.filter((method) => method === "POST").length, record.decisions.length);
+});
+
+test("a creation sent again with its idempotency key is made once", { skip: !url && "REFEREE_URL is not set" }, async () => {
+  const client = referee(url!);
+  const body = { ruleset: "choice" as const, seats: [{ name: "ts-a" }, {}], deadline_s: 0 };
+  const key = crypto.randomUUID();
+  const first = await createGame(client, body, key);
+  const again = await createGame(client, body, key);
+  assert.deepEqual(again, first);
+  const seatKey = crypto.randomUUID();
+  const seat = await claimSeat(client, first.id, "ts-b", undefined, seatKey);
+  assert.deepEqual(await claimSeat(client, first.id, "ts-b", undefined, seatKey), seat);
+  const view = await getGame(client, first.id);
+  assert.deepEqual(
+    view.seats.map((s) => s.claimed),
+    [true, true],
+  );
+  await assert.rejects(
+    createGame(client, { ...body, deadline_s: 5 }, key),
+    (error: unknown) => error instanceof RefereeError && error.code === "idempotency-key-reused",
+  );
 });

@@ -103,10 +103,19 @@ function gameRow(game) {
     "tr", {},
     el("td", {}, el("a", { href: `/games/${game.id}`, text: game.id })),
     el("td", { text: game.ruleset }),
-    el("td", {}, status(game.status), game.tournament ? " · tournament" : ""),
+    el("td", {}, status(game.status), tableOf(game)),
     el("td", { text: game.seats.map((s) => s ?? "(open)").join(", ") }),
     el("td", { text: when(game.created) }),
   );
+}
+
+/** A tournament's table names its tournament, linked (a table created before the referee kept
+ * it says only that it is one). */
+function tableOf(game) {
+  if (game.tournament_id) {
+    return [" · ", el("a", { href: `/tournaments/${game.tournament_id}`, text: "tournament" })];
+  }
+  return game.tournament ? " · tournament" : "";
 }
 
 function tournamentRow(t) {
