@@ -166,6 +166,9 @@ def _openapi(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .plugins import load_plugins
+
+    load_plugins()  # every command knows the installed rulesets (verify, tournament, bench)
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:  # `referee` alone: what it can do

@@ -21,7 +21,8 @@ MAY_IMPORT = {
     "core": {"core", "games", "bots"},
     "store": {"store"},
     "service": {"service", "core", "store", "games", "settings"},
-    "web": {"web", "service", "core", "games", "settings", "_gc", "__init__"},
+    "web": {"web", "service", "core", "games", "settings", "_gc", "__init__", "plugins"},
+    "plugins": {"games", "bots"},
     "settings": set(),
     "_gc": set(),
 }

@@ -30,8 +30,10 @@ def test_game_modules_import_no_io():
 def test_public_surface_is_pinned():
     assert sorted(referee.games.__all__) == sorted(
         [
+            "ORIGINS",
             "RULESETS",
             "Decision",
+            "DuplicateRuleset",
             "GameError",
             "InvalidOption",
             "Record",
@@ -43,6 +45,7 @@ def test_public_surface_is_pinned():
             "chain_start",
             "commitment",
             "dice_key",
+            "register",
             "final_seats",
             "get_ruleset",
             "new_seed",

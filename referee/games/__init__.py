@@ -27,8 +27,10 @@ from .record import (
 )
 
 __all__ = [
+    "ORIGINS",
     "RULESETS",
     "Decision",
+    "DuplicateRuleset",
     "GameError",
     "InvalidOption",
     "Record",
@@ -45,6 +47,7 @@ __all__ = [
     "new_seed",
     "places",
     "record_decision",
+    "register",
     "roll",
     "score_area",
     "score_marks",
@@ -52,9 +55,32 @@ __all__ = [
     "warm_caches",
 ]
 
+#: The registry: every ruleset by its id (the built-in ones, then each plug-in that
+#: ``referee.plugins`` found installed), and where each comes from: (distribution, version).
 RULESETS: dict[str, Any] = {
     r.id: r for r in (ChoiceRuleset(), ChoiceSpecialsRuleset(), ChoptaRuleset())
 }
+ORIGINS: dict[str, tuple[str, str]] = {}
+
+
+class DuplicateRuleset(ValueError):
+    """Two rulesets claim one id: neither could be told apart in a game's document."""
+
+
+def register(ruleset: Any, distribution: str, version: str) -> None:
+    """Add a ruleset to the registry (a plug-in's, or a built-in's origin; the same
+    distribution registering again replaces its own); an id taken by another distribution is
+    a :class:`DuplicateRuleset`."""
+    taken = ORIGINS.get(ruleset.id)
+    known = RULESETS.get(ruleset.id)
+    if known is not None and known is not ruleset and (taken is None or taken[0] != distribution):
+        where = f"{taken[0]} {taken[1]}" if taken else "the referee"
+        raise DuplicateRuleset(
+            f"two rulesets are named {ruleset.id!r}: one from {where}, "
+            f"one from {distribution} {version}"
+        )
+    RULESETS[ruleset.id] = ruleset
+    ORIGINS[ruleset.id] = (distribution, version)
 
 
 def warm_caches() -> None:

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from litestar import Litestar
 
 from .._gc import settle_collector
+from ..plugins import load_plugins
 from ..service import Services
 from ..settings import Settings
 from .access import Organizers
@@ -25,6 +26,7 @@ __all__ = ["create_app", "openapi_document"]
 def create_app(settings: Settings | None = None) -> Litestar:
     """The ASGI app. Without a Redis URL it starts an embedded Valkey for itself."""
     settings = settings or Settings.from_env()
+    load_plugins()  # before the routes: they list the registry
 
     @contextlib.asynccontextmanager
     async def lifespan(app: HotRoutesLitestar) -> AsyncIterator[None]:

@@ -292,7 +292,8 @@ class RulesetOption(msgspec.Struct):
 
 
 class RulesetInfo(msgspec.Struct):
-    """A ruleset: its seats, options and move types."""
+    """A ruleset: its seats, options and move types, and the distribution it comes from (the
+    referee's own, or a plug-in's: ``referee.plugins``)."""
 
     id: str
     title: str
@@ -300,6 +301,8 @@ class RulesetInfo(msgspec.Struct):
     max_seats: int
     options: list[RulesetOption]
     move_types: list[str]
+    distribution: Annotated[str, msgspec.Meta(description="the installed package it comes from")]
+    version: Annotated[str, msgspec.Meta(description="that package's version")]
 
 
 class ScoreOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

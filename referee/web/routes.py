@@ -20,10 +20,11 @@ from litestar.params import Parameter
 from litestar.response import ServerSentEvent
 from litestar.response.sse import ServerSentEventMessage
 
+from .. import __version__
 from ..core.documents import check_name
 from ..core.game import HIDDEN_STEP
 from ..core.refusals import Refusal
-from ..games import RULESETS, score_area, score_marks
+from ..games import ORIGINS, RULESETS, score_area, score_marks
 from ..service import STORE_UNAVAILABLE
 from .access import client_address, organizer_of
 from .idempotent import REPLAYED, IdempotencyKey, once
@@ -126,6 +127,7 @@ class RulesetController(Controller):
                         for name, prop in definition["properties"].items()
                     ],
                     [t.__struct_config__.tag for t in getattr(ruleset.Move, "__args__", ())],
+                    *ORIGINS.get(ruleset.id, ("referee", __version__)),
                 )
             )
         return out

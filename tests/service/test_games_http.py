@@ -12,6 +12,7 @@ import msgspec
 import pytest
 from helpers import auth, create, play_out
 
+import referee
 from referee.games import verify
 from referee.games.choice import round_moves
 
@@ -260,6 +261,9 @@ def test_rulesets_list_options_and_limits(http):
     options = {o["name"]: o for o in rulesets["chopta"]["options"]}
     assert options["target"]["default"] == 50 and options["dice_per_turn"]["schema"]["maximum"] == 2
     assert "suppen_kasper" in rulesets["choice-specials"]["move_types"]
+    assert "pass" in rulesets["choice"]["move_types"]
+    own = (rulesets["choice"]["distribution"], rulesets["choice"]["version"])
+    assert own == ("referee", referee.__version__)
 
 
 def test_health(http):

@@ -1,0 +1,93 @@
+"""Rulesets installed from outside: every distribution that declares an entry point in the
+group ``referee.rulesets`` adds its ruleset to the registry (``referee.games.RULESETS``) when
+a process starts, beside the built-in ones.
+
+An entry point names a ruleset object, or a class made without arguments, that has the
+engine's surface (``referee.games.Ruleset``); a ``bots`` attribute (name -> a function of a
+seed that makes a bot) adds its house bots. A plug-in that fails to load, or lacks part of
+that surface, is disabled with one log line naming it and why: the referee starts without it.
+Two rulesets with one id are an error that stops the start (``DuplicateRuleset``): a game's
+document names its ruleset by id alone.
+"""
+
+from __future__ import annotations
+
+import logging
+from importlib.metadata import entry_points, version
+from typing import Any
+
+from .bots import BOTS
+from .games import ORIGINS, RULESETS, register
+
+__all__ = ["GROUP", "load_plugins"]
+
+GROUP = "referee.rulesets"
+log = logging.getLogger("referee")
+
+#: What the service asks of a ruleset (``referee.games.Ruleset``): checked before it is taken.
+SURFACE = (
+    "id",
+    "title",
+    "min_seats",
+    "max_seats",
+    "Options",
+    "Move",
+    "State",
+    "options",
+    "create",
+    "to_decide",
+    "must_decide",
+    "seq",
+    "public_seq",
+    "legal_moves",
+    "normalize",
+    "decide",
+    "timeout",
+    "finished",
+    "disclosed",
+    "view",
+    "seat_view",
+    "scores",
+    "totals",
+    "ranking",
+    "dice_log",
+    "default_moves",
+)
+
+_loaded = False
+
+
+def _builtins() -> None:
+    own = version("referee")
+    for ruleset_id, ruleset in list(RULESETS.items()):
+        if ruleset_id not in ORIGINS:
+            register(ruleset, "referee", own)
+
+
+def load_plugins(*, again: bool = False) -> list[str]:
+    """Register every installed plug-in, once per process (``again``: look anew); the ids of
+    those registered now."""
+    global _loaded
+    if _loaded and not again:
+        return []
+    _loaded = True
+    _builtins()
+    added = []
+    for point in entry_points(group=GROUP):
+        distribution, release = (point.dist.name, point.dist.version) if point.dist else ("", "")
+        source = f"{point.name} ({distribution} {release})"
+        try:
+            found: Any = point.load()
+            ruleset = found() if isinstance(found, type) else found
+        except Exception as exc:  # a plug-in's own fault: disabled, not a failed start
+            log.error("ruleset plug-in %s is disabled: it failed to load: %r", source, exc)
+            continue
+        missing = [name for name in SURFACE if not hasattr(ruleset, name)]
+        if missing:
+            log.error("ruleset plug-in %s is disabled: it lacks %s", source, ", ".join(missing))
+            continue
+        register(ruleset, distribution, release)
+        BOTS[ruleset.id] = dict(getattr(ruleset, "bots", None) or {})
+        added.append(ruleset.id)
+        log.info("ruleset %s registered from %s", ruleset.id, source)
+    return added

@@ -1,0 +1,92 @@
+"""Rulesets installed from outside (``referee.plugins``): distributions made on disk for the
+test, with entry points in the group ``referee.rulesets``, found as any installed one is."""
+
+from __future__ import annotations
+
+import logging
+import sys
+import textwrap
+
+import pytest
+
+from referee.bots import BOTS
+from referee.games import ORIGINS, RULESETS, DuplicateRuleset
+from referee.plugins import load_plugins
+
+PLUGIN = """
+from referee.bots.choice import random_bot
+from referee.games.choice import ChoiceRuleset
+
+
+class TinyChoice(ChoiceRuleset):
+    id = "tiny-choice"
+    title = "CHOICE for a test"
+    bots = {"random": random_bot}
+
+
+class Lacking:
+    id = "lacking"
+"""
+
+
+def _distribution(root, name: str, version: str, points: dict[str, str], module: str) -> None:
+    """A distribution as pip leaves one: a module and its ``.dist-info`` with entry points."""
+    (root / f"{name}.py").write_text(textwrap.dedent(module))
+    info = root / f"{name}-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    lines = "".join(f"{point} = {target}\n" for point, target in points.items())
+    (info / "entry_points.txt").write_text(f"[referee.rulesets]\n{lines}")
+
+
+@pytest.fixture
+def installed(tmp_path, monkeypatch):
+    """Put distributions on the path; afterwards, the registry as it was."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    rulesets, origins, bots = dict(RULESETS), dict(ORIGINS), dict(BOTS)
+    yield lambda *args: _distribution(tmp_path, *args)
+    for registry, saved in ((RULESETS, rulesets), (ORIGINS, origins), (BOTS, bots)):
+        registry.clear()
+        registry.update(saved)
+    for name in [m for m in sys.modules if m.startswith("plugin_")]:
+        del sys.modules[name]
+
+
+def test_a_plugin_is_registered_with_its_distribution_and_bots(installed):
+    installed("plugin_tiny", "1.2.3", {"tiny": "plugin_tiny:TinyChoice"}, PLUGIN)
+    assert load_plugins(again=True) == ["tiny-choice"]
+    ruleset = RULESETS["tiny-choice"]
+    assert ORIGINS["tiny-choice"] == ("plugin_tiny", "1.2.3")
+    assert ORIGINS["choice"][0] == "referee"
+    assert set(BOTS["tiny-choice"]) == {"random"}
+    state = ruleset.create({}, 2, b"k" * 32)  # it plays as the registry hands it out
+    ruleset.decide(state, 0, [ruleset.legal_moves(state, 0)[0]])
+    assert ruleset.public_seq(state, 0) == 1
+
+
+def test_a_plugin_that_fails_is_disabled_with_a_line_and_the_others_load(installed, caplog):
+    installed(
+        "plugin_broken", "0.1", {"broken": "plugin_broken:Ruleset"}, "raise ImportError('no')"
+    )
+    installed("plugin_lacking", "0.2", {"lacking": "plugin_lacking:Lacking"}, PLUGIN)
+    installed("plugin_good", "0.3", {"tiny": "plugin_good:TinyChoice"}, PLUGIN)
+    with caplog.at_level(logging.ERROR, logger="referee"):
+        assert load_plugins(again=True) == ["tiny-choice"]
+    lines = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert any("broken (plugin_broken 0.1) is disabled: it failed to load" in x for x in lines)
+    assert any("lacking (plugin_lacking 0.2) is disabled: it lacks" in x for x in lines)
+    assert "lacking" not in RULESETS
+
+
+def test_two_rulesets_with_one_name_are_an_error(installed):
+    clash = PLUGIN + '\n\nclass Clash(TinyChoice):\n    id = "choice"\n'
+    installed("plugin_clash", "9.9", {"clash": "plugin_clash:Clash"}, clash)
+    with pytest.raises(DuplicateRuleset, match=r"'choice'.*referee.*plugin_clash 9\.9"):
+        load_plugins(again=True)
+
+
+def test_loading_twice_changes_nothing(installed):
+    installed("plugin_twice", "1.0", {"tiny": "plugin_twice:TinyChoice"}, PLUGIN)
+    assert load_plugins(again=True) == ["tiny-choice"]
+    assert load_plugins() == []
+    assert load_plugins(again=True) == ["tiny-choice"]  # the same distribution: replaced
