@@ -13,13 +13,14 @@ from typing import Any
 
 from ..games import warm_caches
 from ..settings import Settings
-from ..store import STORE_UNAVAILABLE, Store, open_store
+from ..store import AVAILABILITY, STORE_UNAVAILABLE, Store, open_store
 from .games import GameService
 from .limits import Limits
 from .seats import Seats
 from .tournaments import TournamentService
 
 __all__ = [
+    "AVAILABILITY",
     "STORE_UNAVAILABLE",
     "GameService",
     "Limits",
@@ -61,7 +62,8 @@ class Services:
 
             embedded = start_embedded(settings.data_dir, appendfsync=settings.appendfsync)
             url = embedded.url
-        services = cls(open_store(url, cluster=settings.redis_cluster), settings, embedded)
+        store = open_store(url, cluster=settings.redis_cluster, timeout_s=settings.redis_timeout_s)
+        services = cls(store, settings, embedded)
         warm_caches()
         services._tasks = [
             asyncio.create_task(services.games.sweep_forever(settings.sweep_interval_s)),

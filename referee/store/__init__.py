@@ -8,12 +8,14 @@ a process's reads and commits share, and the embedded server for when no Redis i
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from redis.asyncio import ConnectionPool, Redis, RedisCluster
 from redis.exceptions import ConnectionError as _ConnectionError
 from redis.exceptions import RedisError as StoreError
 from redis.exceptions import TimeoutError as _TimeoutError
 
+from .availability import AVAILABILITY, Availability
 from .games import (
     COMMITS,
     DEADLINES,
@@ -28,11 +30,13 @@ from .limits import LimitStore
 from .tournaments import TournamentStore
 
 __all__ = [
+    "AVAILABILITY",
     "COMMITS",
     "DEADLINES",
     "EVENTS_PER_READ",
     "SCRIPT_COMMANDS",
     "STORE_UNAVAILABLE",
+    "Availability",
     "Commit",
     "GameKeys",
     "GameStore",
@@ -52,20 +56,27 @@ STORE_UNAVAILABLE = (_ConnectionError, _TimeoutError, TimeoutError)
 
 
 class Store:
-    """The referee's Redis: its games and tournaments, on clients made once per process."""
+    """The referee's Redis: its games and tournaments, on clients made once per process;
+    ``timeout_s``: how long any of its operations waits for Redis (beyond a blocking read's
+    own wait) before it fails with one of ``STORE_UNAVAILABLE``."""
 
     def __init__(
         self,
         redis: Redis | RedisCluster,
         blocking: Redis | RedisCluster,
         cluster_seed: ConnectionPool | None = None,
+        *,
+        timeout_s: float = 10,
     ) -> None:
         self._clients = (redis, blocking)
-        self.games = GameStore(redis, blocking, cluster_seed=cluster_seed)
-        self.tournaments = TournamentStore(redis)
-        self.limits = LimitStore(redis, self.games.shared)
+        self.timeout_s = timeout_s
+        self.games = GameStore(redis, blocking, cluster_seed=cluster_seed, timeout_s=timeout_s)
+        patience = self.games.patience  # one for all the store's clients
+        self.tournaments = TournamentStore(redis, timeout_s=timeout_s, patience=patience)
+        self.limits = LimitStore(redis, self.games.shared, timeout_s=timeout_s, patience=patience)
 
     async def ping(self) -> None:
+        """Returns once Redis answers a PING; raises after ``timeout_s`` at most."""
         await self.games.ping()
 
     async def aclose(self) -> None:
@@ -80,21 +91,23 @@ def shown_url(url: str) -> str:
     return re.sub(r"([?&]password=)[^&]*", r"\1***", url)
 
 
-def open_store(url: str, *, cluster: bool = False) -> Store:
+def open_store(url: str, *, cluster: bool = False, timeout_s: float = 10) -> Store:
     """The clients for the Redis at ``url`` (connecting lazily); with ``cluster``, for the
-    Redis Cluster that ``url``'s node belongs to."""
+    Redis Cluster that ``url``'s node belongs to. ``timeout_s``: ``Store``'s."""
     # no per-socket-call timeouts (redis-py runs each write as a task of its own for them):
-    # the store puts one deadline on each of its operations instead
+    # the store puts one deadline on each of its operations instead (``timeout_s``, and a
+    # blocking read's wait beyond it); connecting is bounded here too
+    bounds: dict[str, Any] = {"socket_timeout": None, "socket_connect_timeout": timeout_s}
     if cluster:
         # redis-py's cluster clients follow MOVED and ASK themselves; a game's reads and
         # commits share one connection per primary (``store.cluster``)
-        redis = RedisCluster.from_url(url, max_connections=256, socket_timeout=None)
-        blocking = RedisCluster.from_url(url, max_connections=4096, socket_timeout=None)
-        store = Store(redis, blocking, ConnectionPool.from_url(url))
+        redis = RedisCluster.from_url(url, max_connections=256, **bounds)
+        blocking = RedisCluster.from_url(url, max_connections=4096, **bounds)
+        store = Store(redis, blocking, ConnectionPool.from_url(url), timeout_s=timeout_s)
     else:
-        redis = Redis.from_url(url, max_connections=256, socket_timeout=None)
+        redis = Redis.from_url(url, max_connections=256, **bounds)
         # long-polls and event streams wait in XREAD BLOCK on a pool of their own
-        blocking = Redis.from_url(url, max_connections=4096, socket_timeout=None)
-        store = Store(redis, blocking)
+        blocking = Redis.from_url(url, max_connections=4096, **bounds)
+        store = Store(redis, blocking, timeout_s=timeout_s)
     store.games.where = shown_url(url)
     return store

@@ -21,7 +21,7 @@ from litestar.response.sse import ServerSentEventMessage
 
 from ..core.refusals import Refusal
 from ..games import RULESETS, score_area, score_marks
-from ..service import STORE_UNAVAILABLE
+from ..service import AVAILABILITY, STORE_UNAVAILABLE
 from .access import client_address, organizer_of
 from .models import (
     AreaRequest,
@@ -299,8 +299,9 @@ class GameController(Controller):
                     yield message
             except STORE_UNAVAILABLE as exc:
                 # the answer has begun: no problem can be sent now, only an end, after which
-                # an EventSource reconnects with Last-Event-ID (one log line, no traceback)
-                log.warning("event stream of %s ended: Redis does not answer (%r)", game_id, exc)
+                # an EventSource reconnects with Last-Event-ID (no traceback; the log says
+                # so once per outage, as for the requests refused)
+                AVAILABILITY.refused(exc)
             finally:
                 limits.stop_waiting(address)
 

@@ -1,0 +1,147 @@
+"""A store that stalls rather than dies (Valkey stopped with SIGSTOP): every route that needs
+it answers 503 with Retry-After within a bound (REFEREE_REDIS_TIMEOUT_S and a margin) instead
+of hanging, an open event stream ends, /healthz still answers, and once Valkey goes on
+(SIGCONT) the same referee plays on without a restart. Through real HTTP on a real Valkey."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+import httpx
+import pytest
+from helpers import auth, create, ready, wait_until
+
+from referee.store.embedded import start_embedded
+from referee.tools.launch import LOAD_LIMITS, start_referee
+
+TIMEOUT_S = 1.0
+#: the bound asserted: the timeout, the watchdog's tick, a second operation that fails at
+#: once, and room for a loaded machine (a hang, the fault, lasts minutes)
+BOUND_S = 3 * TIMEOUT_S + 2.0
+
+
+@pytest.fixture
+def stalled_referee(tmp_path):
+    """A referee on a Valkey of its own (its pid known, so the test can stop it), its log."""
+    valkey = start_embedded(tmp_path / "valkey", keep_alive=False)
+    log = tmp_path / "referee.log"
+    env = {**LOAD_LIMITS, "REFEREE_REDIS_TIMEOUT_S": str(TIMEOUT_S)}
+    with log.open("w") as out:
+        referee, url = start_referee(valkey.url, env=env, stdout=out, stderr=out)
+    try:
+        yield valkey, url, log
+    finally:
+        os.kill(valkey.pid, signal.SIGCONT)
+        referee.terminate()
+        referee.wait(timeout=20)
+        valkey.stop()
+
+
+def _timed(call) -> tuple[httpx.Response, float]:
+    began = time.monotonic()
+    reply = call()
+    return reply, time.monotonic() - began
+
+
+def _refused(reply: httpx.Response, code: str = "redis-unavailable") -> None:
+    assert reply.status_code == 503, (reply.request.url, reply.status_code, reply.text)
+    assert reply.headers["content-type"].startswith("application/problem+json")
+    assert reply.json()["code"] == code, reply.text
+    assert int(reply.headers["retry-after"]) >= 1
+
+
+def test_a_stalled_store_is_answered_503_within_its_timeout_and_play_goes_on_after(
+    stalled_referee,
+):
+    valkey, url, log = stalled_referee
+    http = httpx.Client(base_url=url, timeout=30)
+    game = create(http, "choice", 2)
+    game_id, token = game["id"], game["seats"][0]["token"]
+    turn = http.get(f"/v1/games/{game_id}/turn", headers=auth(token)).json()
+    tournament = http.post(
+        "/v1/tournaments",
+        json={"ruleset": "chopta", "format": "round-robin", "entrants": 3, "deadline_s": 0},
+    )
+    assert tournament.status_code == 201, tournament.text
+    tournament_id = tournament.json()["id"]
+
+    stream_ended = threading.Event()
+    stream_lines: list[str] = []
+
+    def listen() -> None:
+        try:
+            with httpx.stream("GET", f"{url}/v1/games/{game_id}/events", timeout=60) as reply:
+                for line in reply.iter_lines():
+                    stream_lines.append(line)
+        except httpx.HTTPError:
+            pass
+        stream_ended.set()
+
+    listener = threading.Thread(target=listen)
+    listener.start()
+    assert wait_until(lambda: any(line.startswith("id:") for line in stream_lines), 10)
+
+    os.kill(valkey.pid, signal.SIGSTOP)
+    stopped = time.monotonic()
+
+    reply, took = _timed(lambda: http.get("/readyz"))
+    _refused(reply, "redis-unreachable")
+    assert took < BOUND_S, f"/readyz took {took:.1f} s"
+
+    seat = auth(token)
+    move = {"seq": turn["seq"], "move": turn["legal_moves"][0]}
+    calls = {
+        "GET /v1/games/{id}": lambda: http.get(f"/v1/games/{game_id}"),
+        "GET /v1/games/{id}/turn": lambda: http.get(f"/v1/games/{game_id}/turn", headers=seat),
+        "POST /v1/games/{id}/moves": lambda: http.post(
+            f"/v1/games/{game_id}/moves", headers=seat, json=move
+        ),
+        "POST /v1/games": lambda: http.post(
+            "/v1/games", json={"ruleset": "choice", "seats": [{"name": "a"}, {"name": "b"}]}
+        ),
+        "GET /v1/tournaments/{id}": lambda: http.get(f"/v1/tournaments/{tournament_id}"),
+        "POST /v1/tournaments/{id}/entrants": lambda: http.post(
+            f"/v1/tournaments/{tournament_id}/entrants", json={"name": "late"}
+        ),
+    }
+    for name, call in calls.items():
+        reply, took = _timed(call)
+        _refused(reply)
+        assert took < BOUND_S, f"{name} took {took:.1f} s"
+    healthz, took = _timed(lambda: http.get("/healthz"))
+    assert healthz.status_code == 200 and took < BOUND_S, "liveness needs no store"
+
+    # the stream open before the stall has ended (an EventSource would reconnect)
+    assert stream_ended.wait(max(0.0, stopped + BOUND_S - time.monotonic()) + 0.5), (
+        "the open event stream did not end"
+    )
+    listener.join(timeout=5)
+
+    os.kill(valkey.pid, signal.SIGCONT)
+    assert wait_until(lambda: ready(url), 15), "/readyz did not come back"
+    # the game plays on, on the same referee: the stalled move was never taken
+    moved = http.post(f"/v1/games/{game_id}/moves", headers=seat, json=move)
+    assert moved.status_code == 200, moved.text
+    after = http.get(f"/v1/games/{game_id}/turn", headers=seat).json()
+    assert after["seq"] > turn["seq"]
+    with httpx.stream("GET", f"{url}/v1/games/{game_id}/events", timeout=10) as reply:
+        assert reply.status_code == 200
+        assert any(line.startswith("id:") for line in _first_lines(reply, 3))
+    joined = http.post(f"/v1/tournaments/{tournament_id}/entrants", json={"name": "e0"})
+    assert joined.status_code == 201, joined.text
+    assert http.get(f"/v1/tournaments/{tournament_id}").status_code == 200
+
+    text = log.read_text()
+    assert "Traceback" not in text and "Exception in ASGI application" not in text, text
+
+
+def _first_lines(reply: httpx.Response, count: int) -> list[str]:
+    lines = []
+    for line in reply.iter_lines():
+        lines.append(line)
+        if len(lines) >= count:
+            break
+    return lines
