@@ -4,7 +4,8 @@ Under load a store that does not answer refuses thousands of requests a minute; 
 each buries everything else in the log. Every refusal for that reason is told here instead
 (``refused``), and the log says it once when the store stops answering, then every
 ``every_s`` how many requests were refused meanwhile, and once when it answers again
-(``answers``, told by the store's connections when one is made again).
+(``answers``, told by the store's connections when one is made again, and by each answer
+to the PING the connection that hears commits sends now and then).
 """
 
 from __future__ import annotations
@@ -21,10 +22,14 @@ class Availability:
     """One process's view of its store: up until a refusal, down until a connection is made
     again; one log line per change, and a count of the refusals every ``every_s`` between."""
 
-    def __init__(self, every_s: float = 60.0) -> None:
+    def __init__(self, every_s: float = 60.0, quiet_s: float = 1.0) -> None:
         self.every_s = every_s
+        # up again only after this long without a refusal: a store that answers a PING but
+        # not the requests does not make a line each way every second
+        self.quiet_s = quiet_s
         self.down = False
         self._since = 0.0  # when it was found down (monotonic)
+        self._last = 0.0  # the last refusal
         self._counted_at = 0.0  # when the last count was logged
         self._refused = 0  # since the last count
         self._refused_in_all = 0  # since it was found down
@@ -40,6 +45,7 @@ class Availability:
                 "until it answers again",
                 _reason(reason),
             )
+        self._last = now
         self._refused += 1
         self._refused_in_all += 1
         if now - self._counted_at >= self.every_s:
@@ -51,8 +57,8 @@ class Availability:
             self._counted_at, self._refused = now, 0
 
     def answers(self) -> None:
-        """The store answered again (a connection to it was made)."""
-        if self.down:
+        """The store answered (a connection to it was made, a PING answered)."""
+        if self.down and time.monotonic() - self._last >= self.quiet_s:
             self.down = False
             log.warning(
                 "Redis is available again after %.1f s; %d requests were refused meanwhile",

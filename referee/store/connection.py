@@ -408,6 +408,7 @@ class _Messages(TakenOver):
             self.told(reply[2])
         elif kind == b"pong":
             self.pinged = None
+            AVAILABILITY.answers()
 
     def broken(self, error: BaseException) -> None:  # the caller subscribes anew
         if not self.ended.done():

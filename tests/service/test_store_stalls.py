@@ -134,8 +134,12 @@ def test_a_stalled_store_is_answered_503_within_its_timeout_and_play_goes_on_aft
     assert joined.status_code == 201, joined.text
     assert http.get(f"/v1/tournaments/{tournament_id}").status_code == 200
 
+    assert wait_until(lambda: "Redis is available again" in log.read_text(), 10)
     text = log.read_text()
     assert "Traceback" not in text and "Exception in ASGI application" not in text, text
+    # the stall in the log: once down, once up (``test_store_down_logging.py``)
+    assert text.count("Redis is unavailable (") == 1, text
+    assert text.count("Redis is available again") == 1, text
 
 
 def _first_lines(reply: httpx.Response, count: int) -> list[str]:
