@@ -13,7 +13,7 @@ from typing import Any
 
 from ..games import warm_caches
 from ..settings import Settings
-from ..store import AVAILABILITY, STORE_UNAVAILABLE, Store, open_store
+from ..store import AVAILABILITY, STORE_BUSY, STORE_UNAVAILABLE, Store, open_store
 from .games import GameService
 from .limits import Limits
 from .seats import Seats
@@ -21,6 +21,7 @@ from .tournaments import TournamentService
 
 __all__ = [
     "AVAILABILITY",
+    "STORE_BUSY",
     "STORE_UNAVAILABLE",
     "GameService",
     "Limits",

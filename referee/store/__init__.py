@@ -15,7 +15,8 @@ from redis.exceptions import ConnectionError as _ConnectionError
 from redis.exceptions import RedisError as StoreError
 from redis.exceptions import TimeoutError as _TimeoutError
 
-from .availability import AVAILABILITY, Availability
+from .availability import AVAILABILITY, Availability, StoreBusy
+from .connection import WaitingPool
 from .games import (
     COMMITS,
     DEADLINES,
@@ -35,6 +36,7 @@ __all__ = [
     "DEADLINES",
     "EVENTS_PER_READ",
     "SCRIPT_COMMANDS",
+    "STORE_BUSY",
     "STORE_UNAVAILABLE",
     "Availability",
     "Commit",
@@ -50,9 +52,12 @@ __all__ = [
 ]
 
 
-#: what the store raises when Redis does not answer (in time): nothing was changed, or a
-#: commit's outcome is unknown and taking it again is safe (the version check)
-STORE_UNAVAILABLE = (_ConnectionError, _TimeoutError, TimeoutError)
+#: what the store raises when Redis does not answer (in time), or when no connection to it came
+#: free in time (``STORE_BUSY``): nothing was changed, or a commit's outcome is unknown and
+#: taking it again is safe (the version check)
+STORE_UNAVAILABLE = (_ConnectionError, _TimeoutError, TimeoutError, StoreBusy)
+#: of those, the one where every connection of a pool was in use (Redis may answer well)
+STORE_BUSY = StoreBusy
 
 
 class Store:
@@ -100,14 +105,18 @@ def open_store(url: str, *, cluster: bool = False, timeout_s: float = 10) -> Sto
     bounds: dict[str, Any] = {"socket_timeout": None, "socket_connect_timeout": timeout_s}
     if cluster:
         # redis-py's cluster clients follow MOVED and ASK themselves; a game's reads and
-        # commits share one connection per primary (``store.cluster``)
+        # commits share one connection per primary (``store.cluster``); a node's pool that
+        # has no connection free refuses at once (``StoreBusy``)
         redis = RedisCluster.from_url(url, max_connections=256, **bounds)
         blocking = RedisCluster.from_url(url, max_connections=4096, **bounds)
         store = Store(redis, blocking, ConnectionPool.from_url(url), timeout_s=timeout_s)
     else:
-        redis = Redis.from_url(url, max_connections=256, **bounds)
+        # with every connection in use, an operation waits up to half its time for one to
+        # come free, then fails with ``StoreBusy``
+        pools = {"timeout": timeout_s / 2, **bounds}
+        redis = Redis.from_pool(WaitingPool.from_url(url, max_connections=256, **pools))
         # long-polls and event streams wait in XREAD BLOCK on a pool of their own
-        blocking = Redis.from_url(url, max_connections=4096, **bounds)
+        blocking = Redis.from_pool(WaitingPool.from_url(url, max_connections=4096, **pools))
         store = Store(redis, blocking, timeout_s=timeout_s)
     store.games.where = shown_url(url)
     return store

@@ -13,9 +13,16 @@ from __future__ import annotations
 import logging
 import time
 
-__all__ = ["AVAILABILITY", "Availability"]
+from redis.exceptions import RedisError
+
+__all__ = ["AVAILABILITY", "Availability", "StoreBusy"]
 
 log = logging.getLogger("referee")
+
+
+class StoreBusy(RedisError):
+    """Every connection of a pool was in use and none came free in time: the referee's own
+    limit, not a Redis that does not answer (it may answer well)."""
 
 
 class Availability:
@@ -30,13 +37,27 @@ class Availability:
         self.down = False
         self._since = 0.0  # when it was found down (monotonic)
         self._last = 0.0  # the last refusal
+        self._busy = 0  # refusals for want of a free connection, since they were last counted
+        self._busy_counted_at = -every_s
         self._counted_at = 0.0  # when the last count was logged
         self._refused = 0  # since the last count
         self._refused_in_all = 0  # since it was found down
 
     def refused(self, reason: BaseException) -> None:
-        """A request refused (or an open stream ended) because the store did not answer."""
+        """A request refused (or an open stream ended) because the store did not answer, or
+        had no connection free (``StoreBusy``: counted apart, the store is not down)."""
         now = time.monotonic()
+        if isinstance(reason, StoreBusy):
+            self._busy += 1
+            if now - self._busy_counted_at >= self.every_s:
+                log.warning(
+                    "%d requests refused 503 store-busy in the last %.0f s: every connection "
+                    "of a pool to Redis was in use",
+                    self._busy,
+                    min(now - self._busy_counted_at, self.every_s),
+                )
+                self._busy_counted_at, self._busy = now, 0
+            return
         if not self.down:
             self.down, self._since, self._counted_at = True, now, now
             self._refused, self._refused_in_all = 0, 0

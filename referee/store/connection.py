@@ -33,18 +33,27 @@ from typing import Any, NamedTuple
 
 from hiredis import Reader, pack_command
 from redis._parsers.base import BaseParser
-from redis.asyncio.connection import AbstractConnection, ConnectionPool
+from redis.asyncio.connection import AbstractConnection, BlockingConnectionPool, ConnectionPool
 from redis.exceptions import (
     ConnectionError,
     InvalidResponse,
+    MaxConnectionsError,
     RedisError,
     ResponseError,
     TimeoutError,
 )
 
-from .availability import AVAILABILITY
+from .availability import AVAILABILITY, StoreBusy
 
-__all__ = ["Commands", "Patience", "Sent", "SharedConnection", "TakenOver", "subscribe"]
+__all__ = [
+    "Commands",
+    "Patience",
+    "Sent",
+    "SharedConnection",
+    "TakenOver",
+    "WaitingPool",
+    "subscribe",
+]
 
 
 #: what ``Reader.gets()`` gives while a reply is incomplete (RESP3 has a ``False`` of its own)
@@ -145,6 +154,22 @@ class Commands:
         raise NotImplementedError
 
 
+class WaitingPool(BlockingConnectionPool):
+    """redis-py's pool that waits, up to its ``timeout``, for one of its ``max_connections``
+    to come free, and then raises ``StoreBusy`` (redis-py's own pools raise a
+    ``ConnectionError``, as if Redis were down)."""
+
+    async def get_connection(self, *args: Any, **kwargs: Any) -> AbstractConnection:
+        try:
+            return await super().get_connection(*args, **kwargs)
+        except ConnectionError as error:
+            if not isinstance(error.__cause__, builtins.TimeoutError):
+                raise  # connecting failed: Redis does not answer
+            raise StoreBusy(
+                f"all {self.max_connections} connections of a pool in use for {self.timeout:g} s"
+            ) from None
+
+
 class Patience:
     """How long the store's operations wait for Redis (``timeout_s``; a blocking read, beyond
     its own wait), shared by every client of one store. Once Redis left an operation
@@ -186,6 +211,8 @@ class Patience:
             error = TimeoutError(f"Redis did not answer within {limit:g} s")
             self.failed(error)
             raise error from None
+        except MaxConnectionsError as error:  # a pool that does not wait (a cluster node's)
+            raise StoreBusy(f"all connections of a pool in use: {error}") from None
 
 
 class SharedConnection(Commands):
@@ -434,10 +461,13 @@ async def subscribe(
     """
     connection = pool.connection_class(**{**pool.connection_kwargs, "protocol": 2})
     try:
-        async with asyncio.timeout(timeout_s):
-            await connection.connect()
-            await connection.send_command("SUBSCRIBE", channel)
-            kind, *_ = await connection.read_response()
+        try:
+            async with asyncio.timeout(timeout_s):
+                await connection.connect()
+                await connection.send_command("SUBSCRIBE", channel)
+                kind, *_ = await connection.read_response()
+        except builtins.TimeoutError:  # asyncio.timeout's
+            raise TimeoutError(f"Redis did not answer SUBSCRIBE within {timeout_s} s") from None
         if kind != b"subscribe":
             raise ConnectionError(f"SUBSCRIBE answered {kind!r}")
         loop = asyncio.get_running_loop()
@@ -458,7 +488,5 @@ async def subscribe(
             elif loop.time() - messages.pinged >= timeout_s:
                 messages.broken(TimeoutError(f"Redis did not answer a PING within {timeout_s} s"))
         await ended
-    except builtins.TimeoutError:  # asyncio.timeout's
-        raise TimeoutError(f"Redis did not answer SUBSCRIBE within {timeout_s} s") from None
     finally:
         await connection.disconnect(nowait=True)

@@ -348,5 +348,6 @@ class GameStore:
             await self.redis.zrem(DEADLINES, game_id)
 
     async def ping(self) -> None:
-        async with self.patience.bounded():
-            await self.redis.ping()
+        """On the shared connection (its watchdog keeps the deadline): Redis answers or not,
+        whatever the pools' connections are doing."""
+        await self.shared.execute("PING")

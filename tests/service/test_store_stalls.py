@@ -11,6 +11,7 @@ import threading
 import time
 
 import httpx
+import msgspec
 import pytest
 from helpers import auth, create, ready, wait_until
 
@@ -86,6 +87,10 @@ def test_a_stalled_store_is_answered_503_within_its_timeout_and_play_goes_on_aft
 
     os.kill(valkey.pid, signal.SIGSTOP)
     stopped = time.monotonic()
+    # the connection that hears commits notices too (its PING goes unanswered): until then a
+    # seat's turn may be answered from what the process remembers (nothing can change it
+    # while the store stalls); from then on, everything is read from the store
+    assert wait_until(lambda: "not hearing commits" in log.read_text(), BOUND_S)
 
     reply, took = _timed(lambda: http.get("/readyz"))
     _refused(reply, "redis-unreachable")
@@ -149,3 +154,39 @@ def _first_lines(reply: httpx.Response, count: int) -> list[str]:
         if len(lines) >= count:
             break
     return lines
+
+
+def test_a_pool_with_every_connection_in_use_is_store_busy_not_redis_down(valkey):
+    """Every connection of the store's pool in use (long-polls, streams, a burst): an operation
+    waits up to half the store's timeout for one to come free, then fails with ``StoreBusy``,
+    which a request answers 503 ``store-busy``, not ``redis-unavailable``; /readyz's PING goes
+    on the shared connection and still answers; a connection given back serves at once."""
+    import asyncio
+
+    from referee.store import STORE_UNAVAILABLE, StoreBusy, open_store
+    from referee.web.problems import answer
+
+    async def scenario():
+        store = open_store(valkey, timeout_s=TIMEOUT_S)
+        pool = store.games.redis.connection_pool
+        held = [await pool.get_connection() for _ in range(pool.max_connections)]
+        try:
+            began = time.monotonic()
+            with pytest.raises(StoreBusy) as busy:
+                await store.tournaments.load("0" * 16)
+            waited = time.monotonic() - began
+            await store.ping()  # Redis answers: the pool is what is full
+            await pool.release(held.pop())
+            assert await store.tournaments.load("0" * 16) is None
+        finally:
+            for connection in held:
+                await pool.release(connection)
+            await store.aclose()
+        return busy.value, waited
+
+    error, waited = asyncio.run(scenario())
+    assert TIMEOUT_S / 2 - 0.05 <= waited < BOUND_S
+    assert isinstance(error, STORE_UNAVAILABLE)  # the service's handlers treat it alike
+    status, body, headers = answer(error, "/v1/tournaments/0000000000000000")
+    assert status == 503 and headers["Retry-After"] == "1"
+    assert msgspec.json.decode(body)["code"] == "store-busy"
