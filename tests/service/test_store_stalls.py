@@ -62,6 +62,12 @@ def test_a_stalled_store_is_answered_503_within_its_timeout_and_play_goes_on_aft
     game = create(http, "choice", 2)
     game_id, token = game["id"], game["seats"][0]["token"]
     turn = http.get(f"/v1/games/{game_id}/turn", headers=auth(token)).json()
+    # the other seat decides first, then long-polls for its next turn across the stall
+    other = auth(game["seats"][1]["token"])
+    its_turn = http.get(f"/v1/games/{game_id}/turn", headers=other).json()
+    its_move = {"seq": its_turn["seq"], "move": its_turn["legal_moves"][0]}
+    assert http.post(f"/v1/games/{game_id}/moves", headers=other, json=its_move).is_success
+    assert http.get(f"/v1/games/{game_id}/turn", headers=other).json()["status"] == "waiting"
     tournament = http.post(
         "/v1/tournaments",
         json={"ruleset": "chopta", "format": "round-robin", "entrants": 3, "deadline_s": 0},
@@ -81,8 +87,15 @@ def test_a_stalled_store_is_answered_503_within_its_timeout_and_play_goes_on_aft
             pass
         stream_ended.set()
 
-    listener = threading.Thread(target=listen)
+    polled: list[httpx.Response] = []
+
+    def poll() -> None:
+        reply = httpx.get(f"{url}/v1/games/{game_id}/turn?wait=30", headers=other, timeout=60)
+        polled.append(reply)
+
+    listener, poller = threading.Thread(target=listen), threading.Thread(target=poll)
     listener.start()
+    poller.start()
     assert wait_until(lambda: any(line.startswith("id:") for line in stream_lines), 10)
 
     os.kill(valkey.pid, signal.SIGSTOP)
@@ -124,6 +137,10 @@ def test_a_stalled_store_is_answered_503_within_its_timeout_and_play_goes_on_aft
         "the open event stream did not end"
     )
     listener.join(timeout=5)
+    # so has the long-poll waiting for its turn: 503, as a new request
+    poller.join(max(0.0, stopped + BOUND_S - time.monotonic()) + 0.5)
+    assert polled, "the long-poll did not end"
+    _refused(polled[0])
 
     os.kill(valkey.pid, signal.SIGCONT)
     assert wait_until(lambda: ready(url), 15), "/readyz did not come back"
