@@ -207,3 +207,47 @@ def test_a_pool_with_every_connection_in_use_is_store_busy_not_redis_down(valkey
     status, body, headers = answer(error, "/v1/tournaments/0000000000000000")
     assert status == 503 and headers["Retry-After"] == "1"
     assert msgspec.json.decode(body)["code"] == "store-busy"
+
+
+def test_commands_finding_no_connection_to_a_stalled_redis_share_one_attempt(tmp_path):
+    """Fifty commands that find no connection to a stopped Valkey wait for one attempt to
+    connect, given up after the timeout, all together (not one attempt after another); then,
+    for a while, commands fail at once; once Valkey goes on, the next command connects."""
+    import asyncio
+
+    from redis.asyncio import Redis
+
+    from referee.store import STORE_UNAVAILABLE
+    from referee.store.connection import SharedConnection
+
+    valkey = start_embedded(tmp_path / "valkey", keep_alive=False)
+
+    async def scenario():
+        redis = Redis.from_url(valkey.url)
+        shared = SharedConnection(redis.connection_pool, timeout_s=TIMEOUT_S)
+        os.kill(valkey.pid, signal.SIGSTOP)
+        began = time.monotonic()
+        failed = await asyncio.gather(
+            *(shared.execute("PING") for _ in range(50)), return_exceptions=True
+        )
+        waited = time.monotonic() - began
+        began = time.monotonic()
+        with pytest.raises(STORE_UNAVAILABLE):
+            await shared.execute("PING")
+        at_once = time.monotonic() - began
+        os.kill(valkey.pid, signal.SIGCONT)
+        await asyncio.sleep(TIMEOUT_S / 4 + 0.05)
+        answered = await shared.execute("PING")
+        await shared.aclose()
+        await redis.aclose()
+        return failed, waited, at_once, answered
+
+    try:
+        failed, waited, at_once, answered = asyncio.run(scenario())
+    finally:
+        os.kill(valkey.pid, signal.SIGCONT)
+        valkey.stop()
+    assert all(isinstance(error, STORE_UNAVAILABLE) for error in failed), failed
+    assert TIMEOUT_S - 0.05 <= waited < 2 * TIMEOUT_S + 1.0
+    assert at_once < TIMEOUT_S / 2  # no new attempt (it would wait the timeout)
+    assert answered == b"PONG"
