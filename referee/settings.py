@@ -36,6 +36,9 @@ class Settings(msgspec.Struct, frozen=True):
     redis_url: str | None = None
     # REDIS_URL names one node of a Redis/Valkey Cluster (the others are learnt from it)
     redis_cluster: bool = False
+    # seconds a store operation waits for Redis (a blocking read: beyond its own wait) before
+    # the request is answered 503 redis-unavailable
+    redis_timeout_s: float = 2.0
     data_dir: Path = Path("data")
     retention_s: int = 7 * 24 * 3600
     idle_ttl_s: int = 7 * 24 * 3600
@@ -73,6 +76,7 @@ class Settings(msgspec.Struct, frozen=True):
         return cls(
             redis_url=env.get("REDIS_URL") or None,
             redis_cluster=env.get("REFEREE_REDIS_CLUSTER", "0") not in ("", "0"),
+            redis_timeout_s=float(env.get("REFEREE_REDIS_TIMEOUT_S", 2)),
             data_dir=Path(env.get("REFEREE_DATA_DIR", "data")),
             retention_s=_int(env, "REFEREE_RETENTION_S", 7 * 24 * 3600),
             idle_ttl_s=_int(env, "REFEREE_IDLE_TTL_S", 7 * 24 * 3600),

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..games import warm_caches
 from ..settings import Settings
-from ..store import STORE_UNAVAILABLE, Store, open_store
+from ..store import AVAILABILITY, STORE_BUSY, STORE_UNAVAILABLE, Store, open_store
 from .games import GameService
 from .idempotency import Idempotency
 from .limits import Limits
@@ -21,6 +21,8 @@ from .seats import Seats
 from .tournaments import TournamentService
 
 __all__ = [
+    "AVAILABILITY",
+    "STORE_BUSY",
     "STORE_UNAVAILABLE",
     "GameService",
     "Idempotency",
@@ -66,7 +68,8 @@ class Services:
 
             embedded = start_embedded(settings.data_dir, appendfsync=settings.appendfsync)
             url = embedded.url
-        services = cls(open_store(url, cluster=settings.redis_cluster), settings, embedded)
+        store = open_store(url, cluster=settings.redis_cluster, timeout_s=settings.redis_timeout_s)
+        services = cls(store, settings, embedded)
         warm_caches()
         services._tasks = [
             asyncio.create_task(services.games.sweep_forever(settings.sweep_interval_s)),

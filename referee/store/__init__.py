@@ -8,12 +8,15 @@ a process's reads and commits share, and the embedded server for when no Redis i
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from redis.asyncio import ConnectionPool, Redis, RedisCluster
 from redis.exceptions import ConnectionError as _ConnectionError
 from redis.exceptions import RedisError as StoreError
 from redis.exceptions import TimeoutError as _TimeoutError
 
+from .availability import AVAILABILITY, Availability, StoreBusy
+from .connection import WaitingPool
 from .games import (
     COMMITS,
     DEADLINES,
@@ -29,11 +32,14 @@ from .limits import LimitStore
 from .tournaments import TournamentStore
 
 __all__ = [
+    "AVAILABILITY",
     "COMMITS",
     "DEADLINES",
     "EVENTS_PER_READ",
     "SCRIPT_COMMANDS",
+    "STORE_BUSY",
     "STORE_UNAVAILABLE",
+    "Availability",
     "Commit",
     "GameKeys",
     "GameStore",
@@ -48,27 +54,37 @@ __all__ = [
 ]
 
 
-#: what the store raises when Redis does not answer (in time): nothing was changed, or a
-#: commit's outcome is unknown and taking it again is safe (the version check)
-STORE_UNAVAILABLE = (_ConnectionError, _TimeoutError, TimeoutError)
+#: what the store raises when Redis does not answer (in time), or when no connection to it came
+#: free in time (``STORE_BUSY``): nothing was changed, or a commit's outcome is unknown and
+#: taking it again is safe (the version check)
+STORE_UNAVAILABLE = (_ConnectionError, _TimeoutError, TimeoutError, StoreBusy)
+#: of those, the one where every connection of a pool was in use (Redis may answer well)
+STORE_BUSY = StoreBusy
 
 
 class Store:
-    """The referee's Redis: its games and tournaments, on clients made once per process."""
+    """The referee's Redis: its games and tournaments, on clients made once per process;
+    ``timeout_s``: how long any of its operations waits for Redis (beyond a blocking read's
+    own wait) before it fails with one of ``STORE_UNAVAILABLE``."""
 
     def __init__(
         self,
         redis: Redis | RedisCluster,
         blocking: Redis | RedisCluster,
         cluster_seed: ConnectionPool | None = None,
+        *,
+        timeout_s: float = 10,
     ) -> None:
         self._clients = (redis, blocking)
-        self.games = GameStore(redis, blocking, cluster_seed=cluster_seed)
-        self.tournaments = TournamentStore(redis)
-        self.limits = LimitStore(redis, self.games.shared)
-        self.idempotency = IdempotencyStore(redis)
+        self.timeout_s = timeout_s
+        self.games = GameStore(redis, blocking, cluster_seed=cluster_seed, timeout_s=timeout_s)
+        patience = self.games.patience  # one for all the store's clients
+        self.tournaments = TournamentStore(redis, timeout_s=timeout_s, patience=patience)
+        self.limits = LimitStore(redis, self.games.shared, timeout_s=timeout_s, patience=patience)
+        self.idempotency = IdempotencyStore(redis, timeout_s=timeout_s)
 
     async def ping(self) -> None:
+        """Returns once Redis answers a PING; raises after ``timeout_s`` at most."""
         await self.games.ping()
 
     async def aclose(self) -> None:
@@ -83,21 +99,27 @@ def shown_url(url: str) -> str:
     return re.sub(r"([?&]password=)[^&]*", r"\1***", url)
 
 
-def open_store(url: str, *, cluster: bool = False) -> Store:
+def open_store(url: str, *, cluster: bool = False, timeout_s: float = 10) -> Store:
     """The clients for the Redis at ``url`` (connecting lazily); with ``cluster``, for the
-    Redis Cluster that ``url``'s node belongs to."""
+    Redis Cluster that ``url``'s node belongs to. ``timeout_s``: ``Store``'s."""
     # no per-socket-call timeouts (redis-py runs each write as a task of its own for them):
-    # the store puts one deadline on each of its operations instead
+    # the store puts one deadline on each of its operations instead (``timeout_s``, and a
+    # blocking read's wait beyond it); connecting is bounded here too
+    bounds: dict[str, Any] = {"socket_timeout": None, "socket_connect_timeout": timeout_s}
     if cluster:
         # redis-py's cluster clients follow MOVED and ASK themselves; a game's reads and
-        # commits share one connection per primary (``store.cluster``)
-        redis = RedisCluster.from_url(url, max_connections=256, socket_timeout=None)
-        blocking = RedisCluster.from_url(url, max_connections=4096, socket_timeout=None)
-        store = Store(redis, blocking, ConnectionPool.from_url(url))
+        # commits share one connection per primary (``store.cluster``); a node's pool that
+        # has no connection free refuses at once (``StoreBusy``)
+        redis = RedisCluster.from_url(url, max_connections=256, **bounds)
+        blocking = RedisCluster.from_url(url, max_connections=4096, **bounds)
+        store = Store(redis, blocking, ConnectionPool.from_url(url), timeout_s=timeout_s)
     else:
-        redis = Redis.from_url(url, max_connections=256, socket_timeout=None)
+        # with every connection in use, an operation waits up to half its time for one to
+        # come free, then fails with ``StoreBusy``
+        pools = {"timeout": timeout_s / 2, **bounds}
+        redis = Redis.from_pool(WaitingPool.from_url(url, max_connections=256, **pools))
         # long-polls and event streams wait in XREAD BLOCK on a pool of their own
-        blocking = Redis.from_url(url, max_connections=4096, socket_timeout=None)
-        store = Store(redis, blocking)
+        blocking = Redis.from_pool(WaitingPool.from_url(url, max_connections=4096, **pools))
+        store = Store(redis, blocking, timeout_s=timeout_s)
     store.games.where = shown_url(url)
     return store

@@ -39,7 +39,7 @@ from redis.exceptions import (
     TryAgainError,
 )
 
-from .connection import Commands, Sent, SharedConnection
+from .connection import Commands, Patience, Sent, SharedConnection
 
 __all__ = ["SLOTS", "ClusterConnection", "ClusterSent", "slot_of"]
 
@@ -83,13 +83,16 @@ class ClusterConnection(Commands):
     settings (password, TLS) at the addresses the cluster gives.
     """
 
-    def __init__(self, seed: ConnectionPool, timeout_s: float = 10) -> None:
+    def __init__(
+        self, seed: ConnectionPool, timeout_s: float = 10, patience: Patience | None = None
+    ) -> None:
         self._kwargs = {
             k: v for k, v in seed.connection_kwargs.items() if k not in ("host", "port")
         }
         self._connection_class = seed.connection_class
         self._seed = f"{seed.connection_kwargs['host']}:{seed.connection_kwargs['port']}"
         self._timeout_s = timeout_s
+        self._patience = patience or Patience(timeout_s)  # every primary's connection's
         self._slots: list[str] = []  # slot -> "host:port" of its primary; empty until read
         self._nodes: dict[str, SharedConnection] = {}
         self._reading: asyncio.Task | None = None
@@ -106,7 +109,7 @@ class ClusterConnection(Commands):
                 port=int(port),
                 **self._kwargs,
             )
-            node = self._nodes[address] = SharedConnection(pool, self._timeout_s)
+            node = self._nodes[address] = SharedConnection(pool, self._timeout_s, self._patience)
         return node
 
     async def refresh(self) -> None:

@@ -24,22 +24,36 @@ under uvloop), gives up on a Redis that does not answer.
 from __future__ import annotations
 
 import asyncio
+import builtins
+import contextlib
+import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any, NamedTuple
 
 from hiredis import Reader, pack_command
 from redis._parsers.base import BaseParser
-from redis.asyncio.connection import AbstractConnection, ConnectionPool
+from redis.asyncio.connection import AbstractConnection, BlockingConnectionPool, ConnectionPool
 from redis.exceptions import (
     ConnectionError,
     InvalidResponse,
+    MaxConnectionsError,
     RedisError,
     ResponseError,
     TimeoutError,
 )
 
-__all__ = ["Commands", "Sent", "SharedConnection", "TakenOver", "subscribe"]
+from .availability import AVAILABILITY, StoreBusy
+
+__all__ = [
+    "Commands",
+    "Patience",
+    "Sent",
+    "SharedConnection",
+    "TakenOver",
+    "WaitingPool",
+    "subscribe",
+]
 
 
 #: what ``Reader.gets()`` gives while a reply is incomplete (RESP3 has a ``False`` of its own)
@@ -140,6 +154,67 @@ class Commands:
         raise NotImplementedError
 
 
+class WaitingPool(BlockingConnectionPool):
+    """redis-py's pool that waits, up to its ``timeout``, for one of its ``max_connections``
+    to come free, and then raises ``StoreBusy`` (redis-py's own pools raise a
+    ``ConnectionError``, as if Redis were down)."""
+
+    async def get_connection(self, *args: Any, **kwargs: Any) -> AbstractConnection:
+        try:
+            return await super().get_connection(*args, **kwargs)
+        except ConnectionError as error:
+            if not isinstance(error.__cause__, builtins.TimeoutError):
+                raise  # connecting failed: Redis does not answer
+            raise StoreBusy(
+                f"all {self.max_connections} connections of a pool in use for {self.timeout:g} s"
+            ) from None
+
+
+class Patience:
+    """How long the store's operations wait for Redis (``timeout_s``; a blocking read, beyond
+    its own wait), shared by every client of one store. Once Redis left an operation
+    unanswered that long (a Redis that stalls: stopped, swapping), or the shared connection
+    could not be made, the others fail at once for ``timeout_s / 4`` (at most 1 s) before
+    anything waits on it again: a request's several operations then do not each wait
+    ``timeout_s`` in turn."""
+
+    __slots__ = ("_failed", "timeout_s")
+
+    def __init__(self, timeout_s: float) -> None:
+        self.timeout_s = timeout_s
+        self._failed: tuple[str, float] | None = None  # why, and until when
+
+    def check(self) -> None:
+        """Raise at once (``ConnectionError``) while Redis was just found not answering."""
+        failed = self._failed
+        if failed is not None and time.monotonic() < failed[1]:
+            raise ConnectionError(failed[0])
+
+    def failed(self, error: BaseException) -> None:
+        why = f"Redis did not answer just now ({error}); trying again shortly"
+        self._failed = (why, time.monotonic() + min(1.0, self.timeout_s / 4))
+
+    def answered(self) -> None:
+        self._failed = None
+
+    @contextlib.asynccontextmanager
+    async def bounded(self, wait_s: float = 0) -> AsyncIterator[None]:
+        """Around one operation of a redis-py client: it fails at once while Redis was just
+        found not answering, or with a ``TimeoutError`` after ``timeout_s`` (+ ``wait_s``, a
+        blocking read's own wait)."""
+        self.check()
+        limit = self.timeout_s + wait_s
+        try:
+            async with asyncio.timeout(limit):
+                yield
+        except builtins.TimeoutError:  # asyncio.timeout's
+            error = TimeoutError(f"Redis did not answer within {limit:g} s")
+            self.failed(error)
+            raise error from None
+        except MaxConnectionsError as error:  # a pool that does not wait (a cluster node's)
+            raise StoreBusy(f"all connections of a pool in use: {error}") from None
+
+
 class SharedConnection(Commands):
     """Commands of any number of tasks on one connection, replies in order.
 
@@ -147,16 +222,23 @@ class SharedConnection(Commands):
     Redis ran it is unknown, as with any lost reply); the next command connects again. A
     command unanswered for ``timeout_s`` ends the connection the same way, with a
     ``TimeoutError`` for every command still waiting.
+
+    Connecting is one attempt that every command finding no connection waits for, given up
+    after ``timeout_s``. After a timeout or a failed attempt, commands fail at once for a
+    while (``patience``, which the store's other clients share) before the next attempt.
     """
 
-    def __init__(self, pool: ConnectionPool, timeout_s: float = 10) -> None:
+    def __init__(
+        self, pool: ConnectionPool, timeout_s: float = 10, patience: Patience | None = None
+    ) -> None:
         self._pool = pool
         self._timeout_s = timeout_s
+        self._patience = patience or Patience(timeout_s)
         self._watchdog: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop = None  # type: ignore[assignment]  # on connecting
         self._connection: AbstractConnection | None = None
         self._replies: _Replies | None = None
-        self._connecting = asyncio.Lock()
+        self._connecting: asyncio.Future[AbstractConnection] | None = None  # the attempt
         self._waiting: deque[tuple[asyncio.Future, float]] = deque()  # with its deadline
         self._outbox: list[bytes] = []
         self._flushing = False  # a write of what is queued is on its way (``_queue``)
@@ -241,16 +323,43 @@ class SharedConnection(Commands):
             self._lost(connection, error)
 
     async def _connect(self) -> AbstractConnection:
-        async with self._connecting:  # the commands that find no connection wait for one
-            if self._connection is None:
-                connection = self._pool.make_connection()
-                await connection.connect()
-                self._loop = asyncio.get_running_loop()
-                self._replies = _Replies(self, connection)
-                self._replies.take_over(connection)
-                self._connection = connection
-                self._watch(connection)
+        """The connection, made by one attempt that every command finding none waits for."""
+        if self._connection is not None:
             return self._connection
+        self._patience.check()
+        attempt = self._connecting
+        if attempt is None:
+            attempt = self._connecting = asyncio.ensure_future(self._connect_once())
+            attempt.add_done_callback(self._attempted)
+        # shielded: a caller that gives up leaves the attempt to the others
+        return await asyncio.shield(attempt)
+
+    async def _connect_once(self) -> AbstractConnection:
+        connection = self._pool.make_connection()
+        try:
+            async with asyncio.timeout(self._timeout_s):
+                await connection.connect()
+        except BaseException as error:
+            await connection.disconnect(nowait=True)
+            if not isinstance(error, Exception):
+                raise
+            if isinstance(error, builtins.TimeoutError):  # asyncio.timeout's
+                error = TimeoutError(f"Redis did not answer within {self._timeout_s} s")
+            self._patience.failed(error)
+            raise error from None
+        self._patience.answered()
+        self._loop = asyncio.get_running_loop()
+        self._replies = _Replies(self, connection)
+        self._replies.take_over(connection)
+        self._connection = connection
+        self._watch(connection)
+        AVAILABILITY.answers()
+        return connection
+
+    def _attempted(self, attempt: asyncio.Future) -> None:
+        self._connecting = None
+        if not attempt.cancelled():
+            attempt.exception()  # told to every waiter; none is left unlooked at
 
     def _watch(self, connection: AbstractConnection) -> None:
         """Now and then: a command unanswered past its deadline ends the connection."""
@@ -259,6 +368,7 @@ class SharedConnection(Commands):
         loop = self._loop
         if self._waiting and self._waiting[0][1] < loop.time():
             late = TimeoutError(f"Redis did not answer within {self._timeout_s} s")
+            self._patience.failed(late)
             self._lost(connection, late)
             return
         self._watchdog = loop.call_later(min(1.0, self._timeout_s / 4), self._watch, connection)
@@ -311,16 +421,21 @@ class SharedConnection(Commands):
 
 class _Messages(TakenOver):
     """A subscribed connection's messages, told as they arrive; ``ended`` gets the error
-    that ends the connection."""
+    that ends the connection; ``pinged`` is when the PING still unanswered was sent."""
 
     def __init__(self, told: Callable[[bytes], None], ended: asyncio.Future) -> None:
         super().__init__()
         self.told = told
         self.ended = ended
+        self.pinged: float | None = None
 
     def reply(self, reply: Any) -> None:
-        if reply[0] == b"message":
+        kind = reply[0]
+        if kind == b"message":
             self.told(reply[2])
+        elif kind == b"pong":
+            self.pinged = None
+            AVAILABILITY.answers()
 
     def broken(self, error: BaseException) -> None:  # the caller subscribes anew
         if not self.ended.done():
@@ -335,7 +450,9 @@ async def subscribe(
     timeout_s: float,
 ) -> None:
     """Every message on ``channel``, told to ``told(payload)`` as it arrives, once
-    ``subscribed()`` was called; returns never, raises when the connection ends.
+    ``subscribed()`` was called; returns never, raises when the connection ends, or when
+    Redis leaves a PING unanswered for ``timeout_s`` (a PING every ``timeout_s / 2``: a
+    Redis that stalls sends no messages either, and those who wait to hear must know).
 
     A connection of its own, speaking RESP2 whatever the URL asks, so messages come as plain
     replies. Once subscribed, its bytes are parsed in the loop's own callback and told at
@@ -344,16 +461,32 @@ async def subscribe(
     """
     connection = pool.connection_class(**{**pool.connection_kwargs, "protocol": 2})
     try:
-        await connection.connect()
-        await connection.send_command("SUBSCRIBE", channel)
-        kind, *_ = await connection.read_response(timeout=timeout_s)
+        try:
+            async with asyncio.timeout(timeout_s):
+                await connection.connect()
+                await connection.send_command("SUBSCRIBE", channel)
+                kind, *_ = await connection.read_response()
+        except builtins.TimeoutError:  # asyncio.timeout's
+            raise TimeoutError(f"Redis did not answer SUBSCRIBE within {timeout_s} s") from None
         if kind != b"subscribe":
             raise ConnectionError(f"SUBSCRIBE answered {kind!r}")
-        ended = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        ended = loop.create_future()
         # a message read together with the confirmation is dropped: it came before
         # ``subscribed()``, which has the caller trust nothing it knew before
-        _Messages(told, ended).take_over(connection)
+        messages = _Messages(told, ended)
+        messages.take_over(connection)
+        AVAILABILITY.answers()
         subscribed()
+        while not ended.done():
+            await asyncio.wait((ended,), timeout=timeout_s / 2)
+            if ended.done():
+                break
+            if messages.pinged is None:
+                messages.pinged = loop.time()
+                connection._writer.write(pack_command(("PING",)))  # type: ignore[union-attr]
+            elif loop.time() - messages.pinged >= timeout_s:
+                messages.broken(TimeoutError(f"Redis did not answer a PING within {timeout_s} s"))
         await ended
     finally:
         await connection.disconnect(nowait=True)

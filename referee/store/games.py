@@ -41,7 +41,7 @@ from redis.asyncio import ConnectionPool, Redis, RedisCluster
 from redis.exceptions import ConnectionError, NoScriptError, RedisClusterException, ResponseError
 
 from .cluster import ClusterConnection, ClusterSent
-from .connection import Sent, SharedConnection, subscribe
+from .connection import Patience, Sent, SharedConnection, subscribe
 from .limits import live_key
 from .listing import Listed, listed, listing_commands, tournament_games
 
@@ -149,6 +149,9 @@ class GameStore:
         # a deadline per store operation (per command on the shared connection), rather than
         # redis-py's per-socket-call timeouts (a task per write), which the service switches off
         self.timeout_s = timeout_s
+        #: the deadline of each operation, and the short while after a timeout in which the
+        #: others fail at once, shared by every client of the store
+        self.patience = Patience(timeout_s)
         self.redis = redis
         # long-polls and event streams wait in XREAD BLOCK on a pool of their own, so
         # waiting clients never take the connections that decisions need
@@ -159,9 +162,9 @@ class GameStore:
         # ``store.cluster``)
         self.shared: SharedConnection | ClusterConnection
         if cluster_seed is not None:
-            self.shared = ClusterConnection(cluster_seed, timeout_s)
+            self.shared = ClusterConnection(cluster_seed, timeout_s, self.patience)
         else:
-            self.shared = SharedConnection(redis.connection_pool, timeout_s)
+            self.shared = SharedConnection(redis.connection_pool, timeout_s, self.patience)
         self._commit_sha = hashlib.sha1(_COMMIT.encode()).hexdigest()
         #: the server, as log lines name it (``store.shown_url``: no password)
         self.where = "Redis"
@@ -183,7 +186,7 @@ class GameStore:
         self, keys: GameKeys, version: bytes | None, blob: bytes | None, last: bytes | None
     ) -> Stored:
         if last is None and blob is not None:  # a game stored before ``e`` was kept
-            async with asyncio.timeout(self.timeout_s):
+            async with self.patience.bounded():
                 newest = await self.redis.xrevrange(keys.events, count=1)
             last = newest[0][0] if newest else None
         return Stored(version.decode() if version else "", blob, last.decode() if last else "0")
@@ -259,7 +262,7 @@ class GameStore:
                 if reloaded:
                     raise
                 reloaded = True
-                async with asyncio.timeout(self.timeout_s):
+                async with self.patience.bounded():
                     await self.redis.script_load(_COMMIT)
             except ConnectionError:
                 # the shared connection was lost with the commit on it; whether Redis ran it is
@@ -289,18 +292,19 @@ class GameStore:
         """A page of games created before ``before`` (all when None), newest first, and the
         next page's cursor (``store.listing``); ``tournament``: only that tournament's."""
         index = tournament_games(tournament) if tournament else GAMES
-        async with asyncio.timeout(self.timeout_s):
+        async with self.patience.bounded():
             return await listed(self.redis, index, lambda g: GameKeys(g).doc, before, limit)
 
     async def decisions(self, game_id: str) -> list[bytes]:
-        return await self.redis.lrange(GameKeys(game_id).decisions, 0, -1)
+        async with self.patience.bounded():
+            return await self.redis.lrange(GameKeys(game_id).decisions, 0, -1)
 
     async def events_after(
         self, game_id: str, last_id: str, block_ms: int | None
     ) -> list[tuple[str, str]]:
         """Events after ``last_id`` ("0" for all), as (event id, event JSON), at most
         ``EVENTS_PER_READ``; waiting up to ``block_ms`` if there are none."""
-        async with asyncio.timeout(self.timeout_s + (block_ms or 0) / 1000):
+        async with self.patience.bounded((block_ms or 0) / 1000):
             reply = await self.blocking.xread(
                 {GameKeys(game_id).events: last_id}, count=EVENTS_PER_READ, block=block_ms
             )
@@ -331,7 +335,7 @@ class GameStore:
         games live in different slots, a short sleep stands in for it."""
         streams = {GameKeys(game_id).events: last for game_id, last in positions.items()}
         try:
-            async with asyncio.timeout(self.timeout_s + block_ms / 1000):
+            async with self.patience.bounded(block_ms / 1000):
                 await self.blocking.xread(streams, count=1, block=block_ms)
         except (ResponseError, RedisClusterException) as exc:
             # a cluster client refuses keys of several slots itself, a single Redis server
@@ -342,12 +346,16 @@ class GameStore:
 
     async def due(self, now: float, limit: int = 100) -> list[str]:
         """Games whose earliest deadline hint has passed (a hint: the game itself decides)."""
-        ids = await self.redis.zrangebyscore(DEADLINES, "-inf", now, start=0, num=limit)
+        async with self.patience.bounded():
+            ids = await self.redis.zrangebyscore(DEADLINES, "-inf", now, start=0, num=limit)
         return [i.decode() for i in ids]
 
     async def forget_deadline(self, game_id: str) -> None:
         """Drop a game's deadline hint (it has none left, or is gone)."""
-        await self.redis.zrem(DEADLINES, game_id)
+        async with self.patience.bounded():
+            await self.redis.zrem(DEADLINES, game_id)
 
     async def ping(self) -> None:
-        await self.redis.ping()
+        """On the shared connection (its watchdog keeps the deadline): Redis answers or not,
+        whatever the pools' connections are doing."""
+        await self.shared.execute("PING")

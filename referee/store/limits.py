@@ -17,14 +17,13 @@ unit.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 from typing import Any
 
 from redis.asyncio import Redis
 from redis.exceptions import NoScriptError
 
-from .connection import SharedConnection
+from .connection import Patience, SharedConnection
 
 __all__ = ["LimitStore", "live_key"]
 
@@ -92,9 +91,17 @@ class LimitStore:
     """The shared counts behind quotas and rate limits. It decides nothing: the limits
     service says what to count and what the caps are."""
 
-    def __init__(self, redis: Redis, shared: SharedConnection, *, timeout_s: float = 10) -> None:
+    def __init__(
+        self,
+        redis: Redis,
+        shared: SharedConnection,
+        *,
+        timeout_s: float = 10,
+        patience: Patience | None = None,
+    ) -> None:
         self.redis = redis
         self.timeout_s = timeout_s
+        self.patience = patience or Patience(timeout_s)
         # on a request's path: the connection a process's reads and commits share (a
         # command packed by hiredis, no pool), which keeps each command's deadline itself
         self.shared = shared
@@ -105,7 +112,7 @@ class LimitStore:
         try:
             return await self.shared.execute(*command)
         except NoScriptError:  # a fresh or flushed server: load it, once
-            async with asyncio.timeout(self.timeout_s):
+            async with self.patience.bounded():
                 await self.redis.script_load(script)
             return await self.shared.execute(*command)
 

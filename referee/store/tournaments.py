@@ -13,10 +13,9 @@ lock that lets one request create a round's games.
 
 from __future__ import annotations
 
-import asyncio
-
 from redis.asyncio import Redis
 
+from .connection import Patience
 from .listing import Listed, add_to_index, listed
 
 __all__ = ["TournamentStore"]
@@ -42,21 +41,25 @@ class TournamentStore:
     """Where tournaments are kept: a document per tournament and its round locks. It decides
     nothing; the tournament service reads, decides and saves under the version it read."""
 
-    def __init__(self, redis: Redis, *, timeout_s: float = 10) -> None:
+    def __init__(
+        self, redis: Redis, *, timeout_s: float = 10, patience: Patience | None = None
+    ) -> None:
         self.redis = redis
         self.timeout_s = timeout_s
+        # each operation's deadline (and failing at once just after a timeout), the store's
+        self.patience = patience or Patience(timeout_s)
         self._save = redis.register_script(_SAVE)
 
     async def load(self, tournament_id: str) -> tuple[str, bytes] | None:
         """The version and document of a tournament, or None if there is none."""
-        async with asyncio.timeout(self.timeout_s):
+        async with self.patience.bounded():
             version, blob = await self.redis.hmget(_key(tournament_id), ["v", "blob"])
         return None if blob is None else (version.decode(), blob)
 
     async def save(self, tournament_id: str, version: str, blob: bytes, ttl: int) -> bool:
         """Write the document if its version is still ``version`` ("" to create it); it
         expires ``ttl`` seconds after this write unless written again."""
-        async with asyncio.timeout(self.timeout_s):
+        async with self.patience.bounded():
             saved = await self._save(
                 keys=[_key(tournament_id)], args=[version, str(int(version or 0) + 1), blob, ttl]
             )
@@ -65,18 +68,18 @@ class TournamentStore:
     async def lock_round(self, tournament_id: str, round_: int, holder: str) -> bool:
         """Take round ``round_``'s lock for ``holder``, or find it already the holder's."""
         key = f"{{tournament:{tournament_id}}}:round:{round_}"
-        async with asyncio.timeout(self.timeout_s):
+        async with self.patience.bounded():
             if await self.redis.set(key, holder, nx=True, ex=30):
                 return True
             return await self.redis.get(key) == holder.encode()
 
     async def index(self, tournament_id: str, created: float) -> None:
         """List a new tournament (``listed``)."""
-        async with asyncio.timeout(self.timeout_s):
+        async with self.patience.bounded():
             await add_to_index(self.redis, _INDEX, tournament_id, created)
 
     async def listed(self, before: float | None, limit: int) -> tuple[list[Listed], str | None]:
         """A page of tournaments created before ``before`` (all when None), newest first,
         and the next page's cursor (``store.listing``)."""
-        async with asyncio.timeout(self.timeout_s):
+        async with self.patience.bounded():
             return await listed(self.redis, _INDEX, _key, before, limit)

@@ -82,6 +82,7 @@ PROBLEM_CODES: dict[str, str] = {
     "busy": "the game changed too often while the request was tried: try again",
     "redis-unavailable": "the referee's store does not answer: try again",
     "redis-unreachable": "the referee's store does not answer (GET /readyz)",
+    "store-busy": "every connection of the referee to its store is in use: try again",
     "unavailable": "the referee cannot answer now: try again",
     "internal-error": "a bug of the referee: nothing was changed; please report it",
 }

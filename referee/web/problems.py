@@ -15,7 +15,7 @@ from litestar.openapi import ResponseSpec
 
 from ..core.refusals import Refusal
 from ..games import GameError
-from ..service import STORE_UNAVAILABLE
+from ..service import AVAILABILITY, STORE_BUSY, STORE_UNAVAILABLE
 from .models import Problem
 
 __all__ = [
@@ -64,6 +64,7 @@ STATUS = {
     "busy": 503,
     "redis-unavailable": 503,
     "redis-unreachable": 503,
+    "store-busy": 503,
     "rate-limited": 429,
     "too-many-waiting": 429,
     "quota-exceeded": 429,
@@ -245,7 +246,10 @@ def answer(exc: BaseException, path: str) -> tuple[int, bytes, dict[str, str]]:
         status = status_of(exc.code)
         return status, problem_body(status, exc.code, exc.message, exc.field, path), {}
     if isinstance(exc, STORE_UNAVAILABLE):
-        log.warning("redis unavailable on %s: %r", path, exc)
+        AVAILABILITY.refused(exc)  # logged once per outage, with a count, not per request
+        if isinstance(exc, STORE_BUSY):
+            detail = "every connection to the game store is in use; nothing changed"
+            return 503, problem_body(503, "store-busy", detail, None, path), {"Retry-After": "1"}
         detail = "the game store does not answer; nothing changed"
         body = problem_body(503, "redis-unavailable", detail, None, path)
         return 503, body, {"Retry-After": "1"}

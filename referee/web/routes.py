@@ -25,7 +25,7 @@ from ..core.documents import check_name
 from ..core.game import HIDDEN_STEP
 from ..core.refusals import Refusal
 from ..games import ORIGINS, RULESETS, score_area, score_marks
-from ..service import STORE_UNAVAILABLE
+from ..service import AVAILABILITY, STORE_UNAVAILABLE
 from .access import client_address, organizer_of
 from .idempotent import REPLAYED, IdempotencyKey, once
 from .models import (
@@ -344,8 +344,9 @@ class GameController(Controller):
                     yield message
             except STORE_UNAVAILABLE as exc:
                 # the answer has begun: no problem can be sent now, only an end, after which
-                # an EventSource reconnects with Last-Event-ID (one log line, no traceback)
-                log.warning("event stream of %s ended: Redis does not answer (%r)", game_id, exc)
+                # an EventSource reconnects with Last-Event-ID (no traceback; the log says
+                # so once per outage, as for the requests refused)
+                AVAILABILITY.refused(exc)
             finally:
                 limits.stop_waiting(address)
 

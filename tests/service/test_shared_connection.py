@@ -158,7 +158,9 @@ def test_a_commit_reloads_its_script_after_a_flush(valkey):
 
 def test_a_command_unanswered_past_the_deadline_ends_the_connection(valkey):
     """One watchdog per connection keeps the commands' deadlines: Redis holding a reply
-    (here a BLPOP on an empty list) past it fails what waits with a TimeoutError."""
+    (here a BLPOP on an empty list) past it fails what waits with a TimeoutError; for a
+    quarter of the deadline after, commands fail at once, then one connects again."""
+    from redis.exceptions import ConnectionError as RedisConnectionError
     from redis.exceptions import TimeoutError as RedisTimeoutError
 
     async def scenario():
@@ -169,6 +171,9 @@ def test_a_command_unanswered_past_the_deadline_ends_the_connection(valkey):
         with pytest.raises(RedisTimeoutError):
             await shared.execute("BLPOP", "test:shared:never", 5)
         waited = time.monotonic() - began
+        with pytest.raises(RedisConnectionError, match="did not answer just now"):
+            await shared.execute("CLIENT", "ID")
+        await asyncio.sleep(0.4 / 4 + 0.05)
         second_id = await shared.execute("CLIENT", "ID")
         await _drop(redis, shared)
         return first_id, second_id, waited
