@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 import msgspec
-from litestar import Litestar
+from litestar import Litestar, get
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import SwaggerRenderPlugin
 from litestar.openapi.spec import (
@@ -27,6 +27,7 @@ from litestar.openapi.spec import (
     SecurityScheme,
     Tag,
 )
+from litestar.response import Redirect
 
 from .. import __version__
 from .models import (
@@ -66,6 +67,7 @@ __all__ = [
     "docs_assets",
     "finish_contract",
     "openapi_config",
+    "openapi_json",
 ]
 
 #: where the docs UI's script and styles are served from (``docs_assets``)
@@ -83,6 +85,12 @@ def docs_assets() -> Any:
     return create_static_files_router(
         path=DOCS_ASSETS, directories=[static], include_in_schema=False, name="docs-assets"
     )
+
+
+@get("/openapi.json", include_in_schema=False, name="openapi-json")
+async def openapi_json() -> Redirect:
+    """Where a client looks for the contract first: it is served at /docs/openapi.json."""
+    return Redirect("/docs/openapi.json", status_code=308)
 
 
 _TAGS = {

@@ -29,6 +29,17 @@ def test_committed_contract_matches_the_app():
     )
 
 
+def test_the_referee_serves_its_contract_where_the_readme_says(http):
+    """/docs/openapi.json, and /openapi.json, where clients look first, redirects there."""
+    served = http.get("/docs/openapi.json")
+    assert served.status_code == 200 and served.json() == CONTRACT_DOC
+    moved = http.get("/openapi.json")
+    assert moved.status_code == 308 and moved.headers["location"] == "/docs/openapi.json"
+    assert http.get("/openapi.json", follow_redirects=True).json() == CONTRACT_DOC
+    readme = (ROOT / "README.md").read_text()
+    assert "`/docs/openapi.json`" in readme and "`/openapi.json`" in readme
+
+
 def test_contract_has_stable_operation_ids_and_problem_errors():
     contract = json.loads(CONTRACT.read_text())
     operations = {
