@@ -92,7 +92,7 @@ def schemathesis_run(server, tmp_path_factory):
             "--checks",
             "all",
             "--max-examples",
-            "30",
+            "100",
             "--exclude-operation-id",
             "streamEvents",
             "--seed",
