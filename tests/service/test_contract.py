@@ -1,10 +1,15 @@
-"""The committed contract: generated from the app, and Schemathesis finds nothing against it."""
+"""The committed contract: generated from the app, served, Schemathesis finds nothing against
+it, and every status, media type and header the referee sends is stated in it (an answer of
+an operation with a status, a media type or a header beyond HTTP's own that its contract does
+not state fails here: state it in referee/web/contract.py)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +20,7 @@ import pytest
 from conftest import LOADED, ThreadServer
 from helpers import auth, create
 
-from referee.tools.launch import free_port
+from referee.tools.launch import LOAD_LIMITS, free_port, start_referee
 from referee.web import openapi_document
 
 ROOT = Path(__file__).parents[2]
@@ -263,4 +268,41 @@ def test_every_operation_states_what_it_answers(server, valkey):
     wrong |= more
     unavailable = {operation for operation, status in met if status == 503}
     assert {"readyz", "getTurn", "submitMove", "getGame", "createGame"} <= unavailable, met
+    assert not wrong, sorted(wrong)
+
+
+def _head(data: bytes) -> tuple[int, dict[str, str]]:
+    """The status and headers of an answer read off a socket."""
+    lines = data.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
+    fields = (line.partition(":") for line in lines[1:])
+    return int(lines[0].split()[1]), {k.strip().lower(): v.strip() for k, _, v in fields}
+
+
+def test_the_edges_answers_are_in_the_contract(valkey):
+    """What the HTTP edge answers before any handler (headers too large, headers too slow),
+    if it answers at all rather than closing, is in the contract too."""
+    environment = {**LOAD_LIMITS, "REFEREE_HEADER_TIMEOUT_S": "0.5"}
+    process, url = start_referee(valkey, env=environment)
+    wrong: set[str] = set()
+    try:
+        try:
+            big = httpx.get(f"{url}/v1/games", headers={"x-padding": "a" * 200_000}, timeout=10)
+            wrong.update(
+                _undocumented("GET", f"{url}/v1/games", big.status_code, dict(big.headers))
+            )
+        except httpx.HTTPError:
+            pass  # closed without an answer: nothing sent to state
+        split = urlsplit(url)
+        with socket.create_connection((split.hostname, split.port), timeout=5) as sock:
+            sock.sendall(b"GET /v1/games HTTP/1.1\r\nHost: referee\r\n")  # and no more
+            data = b""
+            with contextlib.suppress(OSError):
+                while chunk := sock.recv(65536):
+                    data += chunk
+        if data:
+            status, headers = _head(data)
+            wrong.update(_undocumented("GET", f"{url}/v1/games", status, headers))
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
     assert not wrong, sorted(wrong)
