@@ -129,6 +129,57 @@ def test_schemathesis_finds_nothing(schemathesis_run):
     assert len(entries) > 500, result.stdout[-3000:]
 
 
+@pytest.mark.parametrize("ruleset", ["choice-specials", "chopta"])
+def test_schemathesis_finds_nothing_on_a_seats_own_routes(server, tmp_path, ruleset):
+    """GET /turn and POST /moves with a seat's own token and game (the run above has no
+    token to send): every check, any body, on the hot routes. ``wait`` is 0: a long-poll
+    would only hold Schemathesis up to a minute a request."""
+    with httpx.Client(base_url=server.url, timeout=30) as http:
+        game = create(http, ruleset, 2)
+    config = tmp_path / "schemathesis.toml"
+    config.write_text(
+        (ROOT / "schemathesis.toml").read_text()
+        + "".join(
+            f'\n[[operations]]\ninclude-operation-id = "{operation}"\n'
+            f'parameters = {{ game_id = "{game["id"]}", wait = 0 }}\n'
+            'checks.positive_data_acceptance.expected-statuses = ["2XX", "409", "422"]\n'
+            for operation in ("getTurn", "submitMove")
+        )
+    )
+    executable = shutil.which("schemathesis") or shutil.which("st")
+    command = [executable] if executable else [sys.executable, "-m", "schemathesis.cli"]
+    result = subprocess.run(
+        [
+            *command,
+            "--config-file",
+            str(config),
+            "run",
+            str(CONTRACT),
+            "--url",
+            server.url,
+            "--checks",
+            "all",
+            "--max-examples",
+            "50",
+            "--include-operation-id",
+            "getTurn",
+            "--include-operation-id",
+            "submitMove",
+            "--phases",
+            "coverage,fuzzing",
+            "--header",
+            f"Authorization: Bearer {game['seats'][0]['token']}",
+            "--seed",
+            "20261125",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
+
+
 # -- every status and header the referee sends is in the contract ------------------------
 
 #: what HTTP itself sends with any answer: never stated per operation
