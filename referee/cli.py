@@ -295,7 +295,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     tournament.add_argument("--rounds", type=int, help="swiss rounds (none given: entrants - 1)")
     tournament.add_argument("--deadline", type=float, default=10.0, help="seconds per decision")
-    tournament.add_argument("--options", help="ruleset options as JSON, e.g. '{\"target\": 30}'")
+    tournament.add_argument(
+        "--options",
+        help="ruleset options as JSON, e.g. '{\"schedule\": [3]}' (CHOICE: 3 rolls per postal "
+        "round) or, with --ruleset chopta, '{\"target\": 30}'",
+    )
     tournament.add_argument(
         "--seed", help="hex, 32 to 64 bytes: fixes every round's dice (none: a random one)"
     )

@@ -45,8 +45,11 @@ MOVE = {"type": "mark", "fifth": 1, "pairs": [[2, 3], [4, 5]]}
         ("/v1/games", {"ruleset": "choice", "seats": [{"name": " "}]}, False),
         ("/v1/games", {"ruleset": "choice", "seats": [{"name": "a\u202eb"}]}, False),
         ("/v1/games", {"ruleset": "chopta", "seats": [{}, {"bot": "strong"}]}, True),
-        ("/v1/games", {"ruleset": "chopta", "seats": [{"bot": "strong"}] * 2}, False),
-        ("/v1/games", {"ruleset": "choice", "seats": [{}] + [{"bot": "random"}] * 4}, False),
+        # house bots' limits are said in words, not in the schema: client generators fail
+        # on contains/maxContains (the server refuses them: 422 house-bot-limit, tested in
+        # tests/service/test_house_bots.py)
+        ("/v1/games", {"ruleset": "chopta", "seats": [{"bot": "strong"}] * 2}, True),
+        ("/v1/games", {"ruleset": "choice", "seats": [{}] + [{"bot": "random"}] * 4}, True),
         ("/v1/games", {"ruleset": "choice", "seats": [{}, {"bot": "wizard"}]}, False),
         ("/v1/tournaments", {"ruleset": "chopta", "options": {"schedule": [1]}}, False),
         ("/v1/tournaments", {"ruleset": "choice", "options": {"schedule": [1]}}, True),

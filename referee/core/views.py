@@ -116,6 +116,7 @@ class GameViews:
         doc, ruleset, state = self.doc, self.ruleset, self.state
         if state is None:
             return {
+                "ruleset": doc.ruleset,
                 "status": "waiting",
                 "game_status": doc.status,
                 "seat": seat,
@@ -128,6 +129,7 @@ class GameViews:
         deciding = status == "your_turn"
         deadline = doc.deadlines[seat] if deciding and doc.deadlines else None
         return {
+            "ruleset": doc.ruleset,
             "status": status,
             "game_status": doc.status,
             "seat": seat,

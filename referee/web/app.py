@@ -14,7 +14,7 @@ from ..plugins import load_plugins
 from ..service import Services
 from ..settings import Settings
 from .access import Organizers
-from .contract import docs_assets, finish_contract, openapi_config
+from .contract import docs_assets, finish_contract, openapi_config, openapi_json
 from .hot import HotRoutesLitestar
 from .pages import PAGES, static_files
 from .problems import exception_handlers
@@ -44,7 +44,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             await services.stop()
 
     app = HotRoutesLitestar(
-        route_handlers=[*CONTROLLERS, docs_assets(), *PAGES, static_files()],
+        route_handlers=[*CONTROLLERS, docs_assets(), openapi_json, *PAGES, static_files()],
         lifespan=[lifespan],
         exception_handlers=exception_handlers(),
         request_max_body_size=settings.max_body_bytes,

@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 import msgspec
-from litestar import Litestar
+from litestar import Litestar, get
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import SwaggerRenderPlugin
 from litestar.openapi.spec import (
@@ -17,7 +17,9 @@ from litestar.openapi.spec import (
     Discriminator,
     License,
     Link,
+    OpenAPIHeader,
     OpenAPIMediaType,
+    OpenAPIResponse,
     OpenAPIType,
     Reference,
     RequestBody,
@@ -25,6 +27,7 @@ from litestar.openapi.spec import (
     SecurityScheme,
     Tag,
 )
+from litestar.response import Redirect
 
 from .. import __version__
 from .models import (
@@ -52,11 +55,20 @@ from .models import (
     TournamentCreated,
     Turn,
 )
+from .problems import PROBLEM
 from .replay_views import REPLAYS, GamePage
 from .tournament_views import TOURNAMENT_VIEWS
 from .views import GAME_VIEWS, RECORDS
 
-__all__ = ["DOCS_ASSETS", "docs_assets", "finish_contract", "openapi_config"]
+__all__ = [
+    "DOCS_ASSETS",
+    "EDGE_STATUSES",
+    "RESPONSE_HEADERS",
+    "docs_assets",
+    "finish_contract",
+    "openapi_config",
+    "openapi_json",
+]
 
 #: where the docs UI's script and styles are served from (``docs_assets``)
 DOCS_ASSETS = "/docs/assets"
@@ -73,6 +85,12 @@ def docs_assets() -> Any:
     return create_static_files_router(
         path=DOCS_ASSETS, directories=[static], include_in_schema=False, name="docs-assets"
     )
+
+
+@get("/openapi.json", include_in_schema=False, name="openapi-json")
+async def openapi_json() -> Redirect:
+    """Where a client looks for the contract first: it is served at /docs/openapi.json."""
+    return Redirect("/docs/openapi.json", status_code=308)
 
 
 _TAGS = {
@@ -108,10 +126,12 @@ _DESCRIPTIONS = {
     "claimSeat": "Take an open seat under a name; its token is in the answer (shown once)."
     + _IDEMPOTENT,
     "getTurn": "The seat's status, its seq, its legal moves and its private view. With "
-    "?wait=N the answer waits up to N seconds for the seat's turn.",
+    "?wait=N the answer waits up to N seconds for the seat's turn; without it (or wait=0) it "
+    "answers at once. ?wait means the same on every route: seconds the answer may wait.",
     "submitMove": "Send one of legal_moves verbatim with the turn's seq. Sending the same "
     "decision again is answered alike (safe to retry). With ?wait=N the answer also holds the "
-    "seat's next turn, long-polled like getTurn: one request per decision.",
+    "seat's next turn, long-polled like getTurn (wait=0: the turn as it is, at once): one "
+    "request per decision. Without ?wait the answer holds no turn and does not wait.",
     "streamEvents": "Public events as Server-Sent Events; resume with Last-Event-ID. 409 "
     "game-sealed while other games dealt the same dice play on.",
     "listGames": "Every game the referee keeps, newest first: its ruleset, status, who sits "
@@ -293,6 +313,8 @@ def finish_contract(app: Litestar) -> None:
         components[name] = _spec(definition)  # type: ignore[index]
     _open_free_form_objects(schema)
     _limits_and_security(schema)
+    _edge_statuses(schema)
+    _response_headers(schema)
     _exact_bodies(schema)
     _typed_answers(schema)
     _described(schema)
@@ -395,18 +417,91 @@ def _optional_wait(schema: Any) -> None:
 
 
 def _limits_and_security(schema: Any) -> None:
-    """Every operation but the health checks may meet the shared rate limit (429), and one
-    with no security of its own is public (``security: []``)."""
-    too_many = schema.paths["/v1/games/{game_id}/moves"].post.responses["429"]
-    for path, item in schema.paths.items():
+    """An operation with no security of its own is public (``security: []``). An organizer
+    key is optional (needed only where the referee has keys): stated once, at the top
+    (``security: [{}, {organizer: []}]``), and inherited by the creations, which state none;
+    a client generator then lets them be called with or without a token."""
+    schema.security = [{}, {"organizer": []}]
+    for item in schema.paths.values():
         for method in ("get", "post"):
             operation = getattr(item, method, None)
             if operation is None:
                 continue
             if operation.security is None:
                 operation.security = []
-            if path not in ("/healthz", "/readyz") and "429" not in operation.responses:
-                operation.responses["429"] = too_many
+            elif {"organizer": []} in operation.security:
+                operation.security = None
+
+
+#: what any operation may be answered, whatever it does, by the HTTP edge (web/serving.py),
+#: the shared limits (web/hot.py) or the store: stated here, once, for every operation
+EDGE_STATUSES = {
+    408: "Request Timeout: the request's headers or body came too slowly",
+    413: "Body too large: past REFEREE_MAX_BODY_BYTES",
+    429: "Too many requests (rate-limited, too-many-waiting, quota-exceeded): wait "
+    "Retry-After seconds",
+    431: "Request header fields too large",
+    503: "Unavailable: the store does not answer (redis-unavailable) or the game changed too "
+    "often while the request was tried (busy); nothing changed: retry after Retry-After "
+    "seconds",
+}
+#: the edge statuses an operation never meets: the health checks pass the limits free, and
+#: /healthz does not ask the store
+_EDGE_EXEMPT = {"healthz": {429, 503}, "readyz": {429}}
+
+
+def _edge_statuses(schema: Any) -> None:
+    """Every operation's answers include the edge's (``EDGE_STATUSES``), each a problem."""
+    for item in schema.paths.values():
+        for method in ("get", "post"):
+            operation = getattr(item, method, None)
+            if operation is None:
+                continue
+            exempt = _EDGE_EXEMPT.get(operation.operation_id, set())
+            for status, description in EDGE_STATUSES.items():
+                if status in exempt:
+                    continue
+                operation.responses[str(status)] = OpenAPIResponse(
+                    description=description,
+                    content={PROBLEM: OpenAPIMediaType(schema=_ref(Problem))},
+                )
+
+
+#: the headers the referee sends beyond HTTP's own (Content-Type, Content-Length, Date, ...),
+#: each stated on every answer that carries it (tests/service/test_contract.py checks that
+#: nothing else is sent)
+RESPONSE_HEADERS = {
+    "Retry-After": OpenAPIHeader(
+        schema=Schema(type=OpenAPIType.INTEGER, minimum=0),
+        description="seconds to wait before trying again",
+        required=True,
+    ),
+    "Location": OpenAPIHeader(
+        schema=Schema(type=OpenAPIType.STRING),
+        description="where what was created is read: a game's or a tournament's view, a "
+        "seat's turn (with the seat's token), an entrant's next decision (with the entrant "
+        "token)",
+        required=True,
+    ),
+}
+#: which answers carry which header, by status
+_HEADERS_OF = {"201": ("Location",), "429": ("Retry-After",), "503": ("Retry-After",)}
+
+
+def _response_headers(schema: Any) -> None:
+    """Each header the referee sends, stated on the answers that carry it."""
+    schema.components.headers = dict(RESPONSE_HEADERS)
+    for item in schema.paths.values():
+        for method in ("get", "post"):
+            operation = getattr(item, method, None)
+            if operation is None:
+                continue
+            for status, response in operation.responses.items():
+                names = _HEADERS_OF.get(status, ())
+                if names:
+                    response.headers = {
+                        name: Reference(ref=f"#/components/headers/{name}") for name in names
+                    }
 
 
 def _open_free_form_objects(node: Any, seen: set[int] | None = None) -> None:

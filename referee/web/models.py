@@ -107,20 +107,16 @@ class SeatSpec(msgspec.Struct, forbid_unknown_fields=True):
     bot: HouseBot | None = None
 
 
-#: what the contract says of a game's seats beyond their count: at most 3 house bots, and
-#: at least one seat that is not one (the server refuses the rest: 422 house-bot-limit)
-_HOUSE_LIMITS = {
-    "allOf": [
-        {
-            "contains": {"required": ["bot"], "properties": {"bot": {"type": "string"}}},
-            "minContains": 0,
-            "maxContains": 3,
-        },
-        {"contains": {"not": {"required": ["bot"], "properties": {"bot": {"type": "string"}}}}},
-    ]
-}
+#: what the contract says of a game's seats beyond their count, in words: JSON Schema's
+#: ``contains``/``maxContains`` would say it exactly, but mainstream client generators fail
+#: on them; the server checks it (422 house-bot-limit)
+_HOUSE_LIMITS = (
+    "At most 3 seats are house bots (`bot`), and at least one seat is not (else 422 "
+    "house-bot-limit)."
+)
 Seats = Annotated[
-    list[SeatSpec], msgspec.Meta(min_length=1, max_length=64, extra_json_schema=_HOUSE_LIMITS)
+    list[SeatSpec],
+    msgspec.Meta(min_length=1, max_length=64, description="the seats, 1 to 64. " + _HOUSE_LIMITS),
 ]
 
 
@@ -166,7 +162,7 @@ class CreateChoptaGame(_NewGame, tag="chopta"):
 
     seats: Annotated[
         list[SeatSpec],
-        msgspec.Meta(min_length=2, max_length=8, extra_json_schema=_HOUSE_LIMITS),
+        msgspec.Meta(min_length=2, max_length=8, description="the seats, 2 to 8. " + _HOUSE_LIMITS),
     ]
     options: ChoptaOptions = ChoptaOptions()
 
@@ -192,6 +188,11 @@ class GameCreated(msgspec.Struct):
     commitment: Commitment
     seats: list[SeatToken]
 
+    @property
+    def location(self) -> str:
+        """Where the game is read (the 201's Location)."""
+        return f"/v1/games/{self.id}"
+
 
 class ClaimSeat(msgspec.Struct, forbid_unknown_fields=True):
     """A player taking an open seat, with a seed of its own to mix into the dice."""
@@ -208,6 +209,11 @@ class Claimed(msgspec.Struct):
     seat: int
     name: str
     token: str
+
+    @property
+    def location(self) -> str:
+        """Where the seat plays, with its token (the 201's Location)."""
+        return f"/v1/games/{self.game_id}/turn"
 
 
 Seq = Annotated[int, msgspec.Meta(ge=0, description="the seat's seq this decides")]
@@ -266,6 +272,10 @@ SeatView = ChoiceSeatView | ChoiceSpecialsSeatView | ChoptaSeatView
 class Turn(msgspec.Struct):
     """What a seat must decide now, and its private view of the game."""
 
+    ruleset: Annotated[
+        RulesetId,
+        msgspec.Meta(description="the game's ruleset: which moves and view to expect"),
+    ]
     status: TurnStatus
     game_status: GameStatus
     seat: int
@@ -364,6 +374,11 @@ class TournamentCreated(msgspec.Struct):
     status: TournamentStatus
     commitment: Commitment
 
+    @property
+    def location(self) -> str:
+        """Where the tournament is read (the 201's Location)."""
+        return f"/v1/tournaments/{self.id}"
+
 
 class Register(msgspec.Struct, forbid_unknown_fields=True):
     """An entrant registering under a name."""
@@ -424,6 +439,11 @@ class Registered(msgspec.Struct):
     entrant: int
     name: str
     token: str
+
+    @property
+    def location(self) -> str:
+        """Where the entrant plays, with its token (the 201's Location)."""
+        return "/v1/me/next"
 
 
 class NextDecision(msgspec.Struct):

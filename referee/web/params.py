@@ -7,7 +7,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Annotated
 
-from litestar import Request
+from litestar import Request, Response
 from litestar.datastructures import State
 from litestar.params import Parameter
 
@@ -25,6 +25,7 @@ __all__ = [
     "Wait",
     "WaitNext",
     "cursor_of",
+    "located",
     "services_of",
     "waiting",
 ]
@@ -44,16 +45,33 @@ Before = Annotated[
         description="the page after this cursor (a page's next)",
     ),
 ]
-Wait = Annotated[float, Parameter(ge=0, le=60, description="long-poll seconds")]
+#: ``?wait`` means one thing on every route: how many seconds the answer may wait for what
+#: it holds; absent, it does not wait (0). On POST /moves it also asks for the next turn
+Wait = Annotated[
+    float,
+    Parameter(
+        ge=0, le=60, description="seconds the answer may wait (long-poll); absent: 0, no waiting"
+    ),
+]
 WaitNext = Annotated[
     float | None,
     Parameter(
         ge=0,
         le=60,
-        description="with it, the answer also holds the seat's next turn (``turn``), "
-        "long-polled up to this many seconds: one request per decision",
+        description="seconds the answer may wait for the seat's next turn, which it then "
+        "holds (``turn``): one request per decision. wait=0 holds the turn as it is, without "
+        "waiting; absent: no waiting and no turn",
     ),
 ]
+
+
+async def located(response: Response) -> Response:
+    """A creation's hook: its 201 says where what it created is read (``Location``, the
+    answer's ``location``)."""
+    where = getattr(response.content, "location", None)
+    if response.status_code == 201 and where is not None:
+        response.headers["Location"] = where
+    return response
 
 
 def cursor_of(before: str | None) -> float | None:

@@ -11,7 +11,7 @@ import msgspec
 
 from ..games.choice import ChoiceOptions
 from ..games.chopta import ChoptaOptions
-from .views import Commitment, EpochSeconds, NextPage, Placing, RulesetId, Seed
+from .views import RANKING, Commitment, EpochSeconds, NextPage, Placing, RulesetId, Seed
 
 __all__ = [
     "TOURNAMENT_VIEWS",
@@ -37,8 +37,8 @@ class TableResult(msgspec.Struct):
 
     round: Annotated[int, msgspec.Meta(ge=0)]
     entrants: list[int]
-    totals: list[int]
-    places: list[Placing]
+    totals: Annotated[list[int], msgspec.Meta(description="each seat's total, in seat order")]
+    places: Annotated[list[Placing], msgspec.Meta(description=RANKING)]
 
 
 class Table(msgspec.Struct):
@@ -58,12 +58,32 @@ class Standing(msgspec.Struct):
 
     entrant: int
     name: str
-    games: int
-    wins: int
-    points: int
-    mu: float
-    sigma: float
-    rating: float
+    games: Annotated[int, msgspec.Meta(description="finished games whose result is shown")]
+    wins: Annotated[
+        int, msgspec.Meta(description="games at first place, a shared first place included")
+    ]
+    points: Annotated[
+        int,
+        msgspec.Meta(
+            description="the sum of the entrant's game totals: the second sort key, after "
+            "rating (swiss pairs by wins, two points each, not by these)"
+        ),
+    ]
+    mu: Annotated[
+        float,
+        msgspec.Meta(
+            description="Plackett-Luce skill estimate (openskill, from 25), rated on each "
+            "game's places: seats sharing a place count as a tie"
+        ),
+    ]
+    sigma: Annotated[float, msgspec.Meta(description="the estimate's uncertainty (from 25/3)")]
+    rating: Annotated[
+        float,
+        msgspec.Meta(
+            description="mu - 3 sigma: the first sort key, highest first (then points, then "
+            "entrant number)"
+        ),
+    ]
 
 
 class _Plan(msgspec.Struct, kw_only=True):

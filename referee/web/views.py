@@ -55,7 +55,21 @@ TurnStatus = Annotated[
     ),
 ]
 Seat = Annotated[int, msgspec.Meta(ge=0, le=63, description="a seat number, from 0")]
-Placing = Annotated[int, msgspec.Meta(ge=1, description="a place: 1 is first, ties share")]
+Placing = Annotated[
+    int,
+    msgspec.Meta(
+        ge=1,
+        description="a place: 1 is first; equal totals share a place and the next place is "
+        "skipped (1, 1, 3)",
+    ),
+]
+#: how a finished game ranks its seats (docs/RULES.md, Ranking)
+RANKING = (
+    "each seat's place, in seat order (ranking[s] is seat s's place): highest total first; "
+    "equal totals share a place and the next place is skipped (totals 30, 30, 10 rank 1, 1, "
+    "3). No tie-break: seats that tie share the place"
+)
+Ranking = Annotated[list[Placing], msgspec.Meta(description=RANKING + "; once the game is over")]
 Commitment = Annotated[
     str,
     msgspec.Meta(
@@ -154,7 +168,7 @@ class _ChoiceBoard(msgspec.Struct, kw_only=True):
     first_roll: FirstRoll
     rolls: Rolls
     end_marks: EndMarks
-    ranking: list[Placing] | UnsetType = UNSET
+    ranking: Ranking | UnsetType = UNSET
 
 
 class ChoiceYou(msgspec.Struct):
@@ -226,7 +240,7 @@ class _ChoptaBoard(msgspec.Struct, kw_only=True):
     first_seat: Seat
     turn: ToPlay
     played_this_turn: PlayedThisTurn
-    ranking: list[Placing] | UnsetType = UNSET
+    ranking: Ranking | UnsetType = UNSET
 
 
 class ChoptaYou(msgspec.Struct):
@@ -317,7 +331,7 @@ class _ChoiceGame(_Game, kw_only=True):
     first_roll: FirstRoll | UnsetType = UNSET
     rolls: Rolls | UnsetType = UNSET
     end_marks: EndMarks | UnsetType = UNSET
-    ranking: list[Placing] | UnsetType = UNSET
+    ranking: Ranking | UnsetType = UNSET
 
 
 class ChoiceGameView(_ChoiceGame, tag_field="ruleset", tag="choice", kw_only=True):
@@ -341,7 +355,7 @@ class ChoptaGameView(_Game, tag_field="ruleset", tag="chopta", kw_only=True):
     first_seat: Seat | UnsetType = UNSET
     turn: ToPlay | UnsetType = UNSET
     played_this_turn: PlayedThisTurn | UnsetType = UNSET
-    ranking: list[Placing] | UnsetType = UNSET
+    ranking: Ranking | UnsetType = UNSET
 
 
 GAME_VIEWS = (ChoiceGameView, ChoiceSpecialsGameView, ChoptaGameView)
@@ -396,7 +410,9 @@ class _Record(msgspec.Struct, kw_only=True):
         list[str], msgspec.Meta(description="the seeds the seats mixed into the dice")
     ]
     totals: Annotated[list[int], msgspec.Meta(description="empty until the game is over")]
-    ranking: Annotated[list[Placing], msgspec.Meta(description="empty until the game is over")]
+    ranking: Annotated[
+        list[Placing], msgspec.Meta(description=RANKING + "; empty until the game is over")
+    ]
     finished: bool
     chain: Annotated[
         Chain | None,

@@ -116,3 +116,26 @@ def test_a_generated_client_plays_every_ruleset_through_typed_fields(generated, 
     assert isinstance(record, record_type), record
     assert record.finished and record.seed == view.seed
     assert len(record.decisions) == decisions and record.dice and len(record.final) == 2
+
+
+@pytest.mark.skipif(GENERATOR is None, reason="openapi-python-client is not installed")
+def test_the_organizer_key_is_optional_in_the_generated_client(generated, server):
+    """Where the referee has no organizer keys anyone creates: the contract's security for
+    the creations is optional (``[{}, {organizer: []}]``), so the generated functions take a
+    plain ``Client`` as well as an ``AuthenticatedClient`` (whose empty token would send a
+    bare ``Bearer`` that HTTP libraries refuse to send)."""
+    import inspect
+    import typing
+
+    from generated_referee import models
+    from generated_referee.api.games import create_game
+    from generated_referee.api.tournaments import create_tournament
+
+    for module in (create_game, create_tournament):
+        annotation = inspect.signature(module.sync).parameters["client"].annotation
+        assert generated.Client in typing.get_args(annotation), (module.__name__, annotation)
+    client = generated.Client(base_url=server.url)
+    tournament = create_tournament.sync(
+        client=client, body=models.CreateChoiceTournament(ruleset="choice", entrants=2)
+    )
+    assert isinstance(tournament, models.TournamentCreated), tournament

@@ -9,16 +9,9 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
-
-OPENAPI = Path(__file__).parents[2] / "openapi"
-BIN = OPENAPI / "node_modules" / ".bin"
-pytestmark = pytest.mark.skipif(
-    shutil.which("node") is None or not (BIN / "openapi-ts").exists(),
-    reason="run `npm ci` in openapi/ (the generators are its devDependencies)",
-)
+from openapi_tools import BIN, OPENAPI, openapi_tool
 
 
 def _run(*command: str) -> str:
@@ -32,7 +25,9 @@ def _run(*command: str) -> str:
 
 @pytest.fixture(scope="module")
 def generated():
-    """Both clients, generated from openapi.json into openapi/generated/, type-checked."""
+    """Both clients, generated from openapi.json into openapi/generated/, type-checked (the
+    generators installed first by ``npm ci`` if they are not yet)."""
+    openapi_tool("openapi-ts")
     shutil.rmtree(OPENAPI / "generated", ignore_errors=True)
     _run("npm", "run", "-s", "generate")
     _run(str(BIN / "tsc"), "-p", "tsconfig.json")

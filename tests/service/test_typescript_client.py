@@ -25,14 +25,20 @@ def _npm(*args: str, env: dict | None = None, timeout: int = 600) -> subprocess.
     )
 
 
-@pytest.mark.skipif(NODE is None or NPM is None, reason="node and npm are not installed here")
-def test_typescript_client_plays_full_games(server):
-    if not (CLIENT / "node_modules").is_dir() or not (CLIENT / "src" / "schema.d.ts").is_file():
+def _installed() -> None:
+    """The client's dependencies (``npm ci`` only where there are none: node_modules may be
+    a link to another checkout's, which ``npm ci`` would empty), and its types generated
+    from the committed contract, whatever was generated before."""
+    if not (CLIENT / "node_modules").is_dir():
         installed = _npm("ci", "--no-audit", "--no-fund")
         assert installed.returncode == 0, installed.stdout[-3000:] + installed.stderr[-3000:]
-    else:  # types follow the committed contract, whatever was generated before
-        generated = _npm("run", "prepare")
-        assert generated.returncode == 0, generated.stderr[-3000:]
+    generated = _npm("run", "prepare")
+    assert generated.returncode == 0, generated.stderr[-3000:]
+
+
+@pytest.mark.skipif(NODE is None or NPM is None, reason="node and npm are not installed here")
+def test_typescript_client_plays_full_games(server):
+    _installed()
     typecheck = _npm("run", "typecheck")
     assert typecheck.returncode == 0, typecheck.stdout[-3000:] + typecheck.stderr[-3000:]
     result = _npm("test", env={"REFEREE_URL": server.url}, timeout=300)
@@ -46,9 +52,7 @@ def test_typescript_client_waits_out_a_rate_limit(valkey):
     bots go as fast as they can, are answered 429 with Retry-After, wait, and finish."""
     from conftest import ThreadServer
 
-    if not (CLIENT / "node_modules").is_dir() or not (CLIENT / "src" / "schema.d.ts").is_file():
-        installed = _npm("ci", "--no-audit", "--no-fund")
-        assert installed.returncode == 0, installed.stdout[-3000:] + installed.stderr[-3000:]
+    _installed()
     with ThreadServer(valkey, rate_per_token=10) as limited:
         result = _npm("test", env={"REFEREE_URL": limited.url}, timeout=300)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
