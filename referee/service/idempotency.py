@@ -57,11 +57,13 @@ _NONCE = 12
 
 
 class Answer(NamedTuple):
-    """An answer as it is kept and given again: status, media type and body, byte for byte."""
+    """An answer as it is kept and given again: status, media type, body byte for byte, and
+    where what it made is read (its ``Location``; "" for none)."""
 
     status: int
     media_type: str
     body: bytes
+    location: str = ""
 
 
 _encode = msgspec.msgpack.Encoder().encode

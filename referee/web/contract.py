@@ -498,9 +498,10 @@ def _response_headers(schema: Any) -> None:
                 continue
             for status, response in operation.responses.items():
                 names = _HEADERS_OF.get(status, ())
-                if names:
+                if names:  # beside those an operation states itself (Idempotent-Replayed)
                     response.headers = {
-                        name: Reference(ref=f"#/components/headers/{name}") for name in names
+                        **(response.headers or {}),
+                        **{name: Reference(ref=f"#/components/headers/{name}") for name in names},
                     }
 
 

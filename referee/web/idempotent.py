@@ -57,16 +57,17 @@ async def once(
     the request has no key."""
 
     async def made() -> Answer:
-        return Answer(status, "application/json", _encode(await make()))
+        body = await make()
+        return Answer(status, "application/json", _encode(body), getattr(body, "location", ""))
 
     if key is None:
         answer, replayed = await made(), False
     else:
         idempotency = services_of(state).idempotency
         answer, replayed = await idempotency.once(scope, key, await request.body(), made)
+    headers = {"Location": answer.location} if answer.location else {}
+    if replayed:
+        headers["Idempotent-Replayed"] = "true"
     return Response(
-        answer.body,
-        status_code=answer.status,
-        media_type=answer.media_type,
-        headers={"Idempotent-Replayed": "true"} if replayed else None,
+        answer.body, status_code=answer.status, media_type=answer.media_type, headers=headers
     )

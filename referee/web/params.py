@@ -7,7 +7,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Annotated
 
-from litestar import Request, Response
+from litestar import Request
 from litestar.datastructures import State
 from litestar.params import Parameter
 
@@ -25,7 +25,6 @@ __all__ = [
     "Wait",
     "WaitNext",
     "cursor_of",
-    "located",
     "services_of",
     "waiting",
 ]
@@ -63,15 +62,6 @@ WaitNext = Annotated[
         "waiting; absent: no waiting and no turn",
     ),
 ]
-
-
-async def located(response: Response) -> Response:
-    """A creation's hook: its 201 says where what it created is read (``Location``, the
-    answer's ``location``)."""
-    where = getattr(response.content, "location", None)
-    if response.status_code == 201 and where is not None:
-        response.headers["Location"] = where
-    return response
 
 
 def cursor_of(before: str | None) -> float | None:

@@ -54,7 +54,6 @@ from .params import (
     Wait,
     WaitNext,
     cursor_of,
-    located,
     services_of,
     waiting,
 )
@@ -184,7 +183,6 @@ class GameController(Controller):
         "/",
         operation_id="createGame",
         status_code=201,
-        after_request=located,
         summary="Create a game (with an organizer key, where the referee has them)",
         security=ORGANIZER,
         responses=problems(400, 401, 403, 409, 413, 422, 429),
@@ -250,7 +248,6 @@ class GameController(Controller):
         "/{game_id:str}/seats",
         operation_id="claimSeat",
         status_code=201,
-        after_request=located,
         summary="Claim an open seat (with the game's invite code, if it has one)",
         responses=problems(400, 403, 404, 409, 413, 422, 429),
         response_headers=REPLAYED,

@@ -29,7 +29,6 @@ from .params import (
     TournamentId,
     Wait,
     cursor_of,
-    located,
     services_of,
     waiting,
 )
@@ -66,7 +65,6 @@ class TournamentController(Controller):
         "/",
         operation_id="createTournament",
         status_code=201,
-        after_request=located,
         summary="Create a tournament; it starts when its entrants have registered",
         security=ORGANIZER,
         responses=problems(400, 401, 403, 409, 413, 422, 429),
@@ -89,7 +87,6 @@ class TournamentController(Controller):
         "/{tournament_id:str}/entrants",
         operation_id="registerEntrant",
         status_code=201,
-        after_request=located,
         summary="Register an entrant (with the invite code, if it has one); its token is shown "
         "once",
         responses=problems(400, 403, 404, 409, 413, 422, 429),
