@@ -74,6 +74,9 @@ def test_a_game_created_again_with_its_key_is_the_same_game_and_tokens(http):
     assert "idempotent-replayed" not in first.headers
     assert again.headers["idempotent-replayed"] == "true"
     assert again.headers["content-type"] == first.headers["content-type"]
+    assert (
+        again.headers["location"] == first.headers["location"] == f"/v1/games/{first.json()['id']}"
+    )
     assert set(listed_games(http)) - before == {first.json()["id"]}
     # the replayed token plays the game
     token = again.json()["seats"][0]["token"]
