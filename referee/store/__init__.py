@@ -88,6 +88,8 @@ def open_store(url: str, *, cluster: bool = False) -> Store:
     Redis Cluster that ``url``'s node belongs to."""
     # no per-socket-call timeouts (redis-py runs each write as a task of its own for them):
     # the store puts one deadline on each of its operations instead
+    redis: Redis | RedisCluster
+    blocking: Redis | RedisCluster
     if cluster:
         # redis-py's cluster clients follow MOVED and ASK themselves; a game's reads and
         # commits share one connection per primary (``store.cluster``)

@@ -21,10 +21,10 @@ import asyncio
 import hashlib
 from typing import Any
 
-from redis.asyncio import Redis
+from redis.asyncio import Redis, RedisCluster
 from redis.exceptions import NoScriptError
 
-from .connection import SharedConnection
+from .connection import Commands
 
 __all__ = ["LimitStore", "live_key"]
 
@@ -92,7 +92,9 @@ class LimitStore:
     """The shared counts behind quotas and rate limits. It decides nothing: the limits
     service says what to count and what the caps are."""
 
-    def __init__(self, redis: Redis, shared: SharedConnection, *, timeout_s: float = 10) -> None:
+    def __init__(
+        self, redis: Redis | RedisCluster, shared: Commands, *, timeout_s: float = 10
+    ) -> None:
         self.redis = redis
         self.timeout_s = timeout_s
         # on a request's path: the connection a process's reads and commits share (a

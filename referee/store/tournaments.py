@@ -14,8 +14,9 @@ lock that lets one request create a round's games.
 from __future__ import annotations
 
 import asyncio
+from typing import cast
 
-from redis.asyncio import Redis
+from redis.asyncio import Redis, RedisCluster
 
 from .listing import Listed, add_to_index, listed
 
@@ -42,7 +43,7 @@ class TournamentStore:
     """Where tournaments are kept: a document per tournament and its round locks. It decides
     nothing; the tournament service reads, decides and saves under the version it read."""
 
-    def __init__(self, redis: Redis, *, timeout_s: float = 10) -> None:
+    def __init__(self, redis: Redis | RedisCluster, *, timeout_s: float = 10) -> None:
         self.redis = redis
         self.timeout_s = timeout_s
         self._save = redis.register_script(_SAVE)
@@ -50,8 +51,14 @@ class TournamentStore:
     async def load(self, tournament_id: str) -> tuple[str, bytes] | None:
         """The version and document of a tournament, or None if there is none."""
         async with asyncio.timeout(self.timeout_s):
-            version, blob = await self.redis.hmget(_key(tournament_id), ["v", "blob"])
-        return None if blob is None else (version.decode(), blob)
+            # redis-py's types allow decoded replies too: this client's are bytes
+            version, blob = cast(
+                "list[bytes | None]", await self.redis.hmget(_key(tournament_id), ["v", "blob"])
+            )
+        if blob is None:
+            return None
+        assert version is not None  # saved together with the document (_SAVE)
+        return version.decode(), blob
 
     async def save(self, tournament_id: str, version: str, blob: bytes, ttl: int) -> bool:
         """Write the document if its version is still ``version`` ("" to create it); it
