@@ -6,9 +6,18 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 __all__ = ["UVICORN_OPTIONS", "build_parser", "main"]
+
+
+class UvicornOptions(TypedDict):
+    """``UVICORN_OPTIONS``: keyword arguments of ``uvicorn.run`` and ``uvicorn.Config``."""
+
+    proxy_headers: bool
+    server_header: bool
+    http: str
+
 
 #: How uvicorn serves the referee, wherever it runs it (``serve``, the bench, the tests). No
 #: proxy headers: the referee reads a client's address itself, from trusted proxies only
@@ -16,7 +25,7 @@ __all__ = ["UVICORN_OPTIONS", "build_parser", "main"]
 #: a scan of its headers. No ``server`` header: it told only what the referee runs on, in
 #: every answer. Its HTTP protocol has a deadline for headers and a cap on connections per
 #: address (``web.serving``).
-UVICORN_OPTIONS = {
+UVICORN_OPTIONS: UvicornOptions = {
     "proxy_headers": False,
     "server_header": False,
     "http": "referee.web.serving:PublicHttp",
@@ -126,7 +135,8 @@ def _serve(args: argparse.Namespace) -> int:
             loop="auto",
             log_level=args.log_level,
             log_config=log_config,
-            timeout_keep_alive=settings.keep_alive_s,
+            # uvicorn says int, but only hands it to loop.call_later: a float is kept whole
+            timeout_keep_alive=settings.keep_alive_s,  # type: ignore[arg-type]
             access_log=args.access_log,
             **UVICORN_OPTIONS,
         )

@@ -4,6 +4,7 @@ now, ``strong`` by a value that also prices the marks still to come and the fift
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any
 
 from ..games.choice import POINTS
@@ -50,7 +51,7 @@ def _own_sheet(turn: dict[str, Any]) -> dict[str, Any]:
     return view["you"]["sheet"]
 
 
-def random_bot(seed: int | None = None):
+def random_bot(seed: int | None = None) -> Callable[[dict[str, Any]], Any]:
     rnd = random.Random(seed)
 
     def choose(turn: dict[str, Any]) -> Any:
@@ -59,7 +60,7 @@ def random_bot(seed: int | None = None):
     return choose
 
 
-def greedy_bot(seed: int | None = None):
+def greedy_bot(seed: int | None = None) -> Callable[[dict[str, Any]], Any]:
     """One step: the move whose sheet scores best right now (ties: the first listed)."""
 
     def choose(turn: dict[str, Any]) -> Any:
@@ -79,7 +80,7 @@ def _rolls_left(fifth: dict[int, int], end: int, imbalance: float = 1.0) -> floa
     counts = list(fifth.values())
     if any(c >= end for c in counts):
         return 0
-    left = 3 * (end - 1) + 1 - sum(counts)
+    left: float = 3 * (end - 1) + 1 - sum(counts)
     if len(counts) == 3:
         left -= imbalance * (max(counts) - min(counts))
     return max(0.0, left)
@@ -121,7 +122,7 @@ def _value(
     return score + discount * gain + slot_bonus * slots
 
 
-def strong_bot(seed: int | None = None):
+def strong_bot(seed: int | None = None) -> Callable[[dict[str, Any]], Any]:
     """The move whose sheet has the best value; cards only when they beat every normal move."""
 
     def choose(turn: dict[str, Any]) -> Any:

@@ -4,6 +4,7 @@ also counts what a swap takes from the opponent and keeps sets and chains within
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any
 
 from ..games import score_area
@@ -11,7 +12,7 @@ from ..games import score_area
 __all__ = ["greedy_bot", "random_bot", "strong_bot"]
 
 
-def random_bot(seed: int | None = None):
+def random_bot(seed: int | None = None) -> Callable[[dict[str, Any]], Any]:
     rnd = random.Random(seed)
 
     def choose(turn: dict[str, Any]) -> Any:
@@ -40,7 +41,7 @@ def _after(areas: list[list[int]], seat: int, move: dict[str, Any]) -> list[list
     return areas
 
 
-def greedy_bot(seed: int | None = None):
+def greedy_bot(seed: int | None = None) -> Callable[[dict[str, Any]], Any]:
     def choose(turn: dict[str, Any]) -> Any:
         seat, areas, bonus, face = _table(turn)
 
@@ -62,7 +63,7 @@ def _potential(area: list[int]) -> float:
     return 0.4 * pairs + 0.3 * runs
 
 
-def strong_bot(seed: int | None = None):
+def strong_bot(seed: int | None = None) -> Callable[[dict[str, Any]], Any]:
     def choose(turn: dict[str, Any]) -> Any:
         seat, areas, bonus, face = _table(turn)
 

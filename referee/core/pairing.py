@@ -139,7 +139,7 @@ def _round_robin_cycle(n: int, k: int) -> tuple[tuple[tuple[int, ...], ...], ...
     """
     if k == 2:
         ring: list[int | None] = list(range(n)) + ([None] if n % 2 else [])
-        rounds = []
+        rounds: list[tuple[tuple[int, ...], ...]] = []
         for _ in range(len(ring) - 1):
             half = len(ring) // 2
             pairs = [(ring[i], ring[-1 - i]) for i in range(half)]
@@ -156,7 +156,8 @@ def _round_robin_cycle(n: int, k: int) -> tuple[tuple[tuple[int, ...], ...], ...
     rounds = []
     while remaining:
         seated: set[int] = set()
-        taken, rest = [], []
+        taken: list[tuple[int, ...]] = []
+        rest: list[tuple[int, ...]] = []
         for table in remaining:
             if len(taken) < MAX_TABLES_PER_ROUND and seated.isdisjoint(table):
                 taken.append(table)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import cache, lru_cache
 from itertools import combinations, combinations_with_replacement
-from typing import Annotated, Any, ClassVar, Generic, TypeVar
+from typing import Annotated, Any, ClassVar, Generic, NoReturn, TypeVar
 
 import msgspec
 
@@ -276,7 +276,9 @@ def _partitions(dice: tuple[int, ...]) -> tuple[tuple[int, tuple[Pair, Pair]], .
 
 
 @cache
-def round_moves(dice: tuple[int, ...], slots: tuple[int, ...] | None) -> tuple[ChoiceMove, ...]:
+def round_moves(
+    dice: tuple[int, ...], slots: tuple[int, ...] | None
+) -> tuple[Mark | FreeThrow, ...]:
     """The legal normal moves of a round, canonical order; ``slots`` as :meth:`Sheet.slots`."""
     parts = _partitions(dice)
     if slots is None:
@@ -301,6 +303,7 @@ def warm_rounds() -> None:
 
 def _sorted_pairs(pairs: Sequence[Sequence[int]]) -> tuple[Pair, Pair]:
     p, q = (tuple(sorted(pair)) for pair in pairs)
+    # each of two dice, sorted: still a Pair (tuple() makes a tuple[int, ...])
     return (p, q) if p <= q else (q, p)  # type: ignore[return-value]
 
 
@@ -374,7 +377,7 @@ def mark_fifth(sheet: Sheet, value: int) -> None:
         sheet.fifth_counts.append(1)
 
 
-def apply_round(sheet: Sheet, move: ChoiceMove) -> None:
+def apply_round(sheet: Sheet, move: Mark | FreeThrow) -> None:
     """Write a legal normal move on the sheet."""
     mark_sum(sheet, move.pairs[0])
     mark_sum(sheet, move.pairs[1])
@@ -420,7 +423,7 @@ class ChoiceRuleset:
         options = self.options(options)
         check_seats(seats, self.min_seats, self.max_seats, self.id)
         sheets = [Sheet([0] * 11, [], [], cards=list(self.cards)) for _ in range(seats)]
-        state = ChoiceState(
+        state: ChoiceState[Any] = ChoiceState(
             self.id,
             options,
             key,
@@ -718,7 +721,7 @@ class ChoiceRuleset:
             raise RuleViolation("illegal-move", "the move is not legal on this roll")
         self._validate_card(sheet, move, dice)
 
-    def _validate_card(self, sheet: Sheet, move: Any, dice: tuple[int, ...]) -> None:
+    def _validate_card(self, sheet: Sheet, move: Any, dice: tuple[int, ...]) -> NoReturn:
         raise RuleViolation(
             "unknown-move", f"{type(move).__name__} is not a move of {self.id}", field="type"
         )

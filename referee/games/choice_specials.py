@@ -98,7 +98,7 @@ class SuppenKasper(msgspec.Struct, frozen=True, tag="suppen_kasper", forbid_unkn
 
 ChoiceSpecialsMove = Mark | FreeThrow | Pass | Fdh | Null | Kur | Minus1 | Minus2 | SuppenKasper
 
-_CARD_OF = {
+_CARD_OF: dict[type, str] = {
     Fdh: "fdh",
     Null: "null",
     Kur: "kur",
@@ -120,6 +120,7 @@ def _normalize(move: Any) -> Any:
     if isinstance(move, Null):
         return msgspec.structs.replace(move, pairs=_sorted_pairs(move.pairs))
     if isinstance(move, SuppenKasper):
+        # five dice sorted are five dice; a round's move normalizes to one of its own kind
         return SuppenKasper(tuple(sorted(move.eat)), _normalize(move.round))  # type: ignore[arg-type]
     return normalize(move)
 
@@ -149,7 +150,7 @@ def _fdh_moves(sheet: Sheet, dice: tuple[int, ...]) -> list[Fdh]:
     return sorted(out, key=lambda m: (m.remove, m.pair, m.fifth or 0, m.set_aside or 0))
 
 
-def _plate_combos(plate: list[int]) -> list[tuple[int, ...]]:
+def _plate_combos(plate: list[int]) -> list[tuple[int, int, int, int, int]]:
     return sorted(set(combinations(sorted(plate), 5)))
 
 
@@ -259,6 +260,7 @@ class ChoiceSpecialsRuleset(ChoiceRuleset):
                     "fifth-or-set-aside", "FdH names exactly one of fifth and set_aside"
                 )
             single = move.fifth if move.fifth is not None else move.set_aside
+            assert single is not None  # exactly one of the two is set: checked just above
             three = [*move.pair, single]
             check_uses_dice([*move.remove, *three], dice)
             allowed, free = _fifth_options(sheet, tuple(three))

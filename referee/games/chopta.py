@@ -390,7 +390,7 @@ class ChoptaRuleset:
         seats = len(state.totals)
         while True:
             pool = state.pools[state.turn]
-            if state.played < state.options.dice_per_turn and sum(pool):
+            if state.played < state.options.dice_per_turn and sum(pool) != 0:
                 if not state.retired[state.turn]:
                     return events
                 events += self._play_retired(state)

@@ -227,7 +227,8 @@ def verify(
                     break
                 events = ruleset.timeout(state, decision.seat)
             else:
-                moves = msgspec.convert(decision.moves, list[ruleset.Move])
+                # list[...] of the ruleset's Move, built at run time: not a static type
+                moves = msgspec.convert(decision.moves, list[ruleset.Move])  # type: ignore[name-defined]
                 if plain([ruleset.normalize(m) for m in moves]) != decision.moves:
                     problems.append(f"{where}: the moves are not in canonical form")
                     break

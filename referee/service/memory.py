@@ -126,17 +126,17 @@ class Memory:
     """What this process remembers of games (see the module's doc)."""
 
     def __init__(self, recent_games: int = 4096) -> None:
-        self.recent: LRU | None = LRU(recent_games) if recent_games > 0 else None
+        self.recent: LRU[str, Stored] | None = LRU(recent_games) if recent_games > 0 else None
         self.in_flight: dict[str, InFlight] = {}
         self.turns: dict[str, TurnTaking] = {}
         self.listening = False
         self.loop: asyncio.AbstractEventLoop | None = None  # the one listening
         self.epoch = 0  # bumped whenever listening starts or stops
         # it needs to outlast only a read or a commit in flight
-        self.heard = LRU(max(16384, recent_games))
+        self.heard: LRU[str, str] = LRU(max(16384, recent_games))
         self.waiting: dict[str, list[asyncio.Future[str | None]]] = {}
-        self.shared_reads = LRU(SHARED_READS)
-        self.released = LRU(4096)
+        self.shared_reads: LRU[str, tuple[Stored, Any]] = LRU(SHARED_READS)
+        self.released: LRU[str, bool] = LRU(4096)
 
     # -- remembered forms ----------------------------------------------------------------------
 
@@ -196,6 +196,7 @@ class Memory:
             self.heard[game_id] = event_id
         known = self.remembered(game_id)
         if known is not None and event_order(known.last_event_id) < order:
+            # remembered: ``recent`` is not None
             del self.recent[game_id]  # type: ignore[union-attr]
         for future in self.waiting.pop(game_id, ()):
             _settle(future, event_id)

@@ -157,7 +157,7 @@ class Seats:
             if sent is not None:
                 if await games.written(game, sent):
                     self._share_decided(game)
-                    return answer  # type: ignore[return-value]
+                    return answer  # type: ignore[return-value]  # sent: _decide answered
             elif answer is not None:
                 return answer
             stored, guess = game.now_stored, False

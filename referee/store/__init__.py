@@ -106,6 +106,8 @@ def open_store(url: str, *, cluster: bool = False, timeout_s: float = 10) -> Sto
     # the store puts one deadline on each of its operations instead (``timeout_s``, and a
     # blocking read's wait beyond it); connecting is bounded here too
     bounds: dict[str, Any] = {"socket_timeout": None, "socket_connect_timeout": timeout_s}
+    redis: Redis | RedisCluster
+    blocking: Redis | RedisCluster
     if cluster:
         # redis-py's cluster clients follow MOVED and ASK themselves; a game's reads and
         # commits share one connection per primary (``store.cluster``); a node's pool that

@@ -82,7 +82,7 @@ class TakenOver(asyncio.Protocol):
         )
 
     def take_over(self, connection: AbstractConnection) -> None:
-        transport = connection._writer.transport  # type: ignore[union-attr]
+        transport = connection._writer.transport  # type: ignore[union-attr]  # connected
         self._stream = transport.get_protocol()
         transport.set_protocol(self)
 
@@ -318,7 +318,7 @@ class SharedConnection(Commands):
             return  # lost meanwhile (its commands failed already), or resume_writing flushes
         outbox, self._outbox = self._outbox, []
         try:
-            connection._writer.writelines(outbox)  # type: ignore[union-attr]
+            connection._writer.writelines(outbox)  # type: ignore[union-attr]  # connected
         except Exception as error:  # the socket failed: so did the connection
             self._lost(connection, error)
 

@@ -157,7 +157,7 @@ class Embedded:
 
 
 def start_embedded(
-    data_dir: Path | None = None,
+    data_dir: str | Path | None = None,
     *,
     persist: bool = True,
     tcp: bool = False,

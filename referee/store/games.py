@@ -34,11 +34,12 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import Callable
-from typing import Any, NamedTuple
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple, cast
 
 from redis.asyncio import ConnectionPool, Redis, RedisCluster
 from redis.exceptions import ConnectionError, NoScriptError, RedisClusterException, ResponseError
+from redis.typing import KeyT, StreamIdT
 
 from .cluster import ClusterConnection, ClusterSent
 from .connection import Patience, Sent, SharedConnection, subscribe
@@ -164,6 +165,7 @@ class GameStore:
         if cluster_seed is not None:
             self.shared = ClusterConnection(cluster_seed, timeout_s, self.patience)
         else:
+            assert isinstance(redis, Redis)  # a cluster client comes with its cluster_seed
             self.shared = SharedConnection(redis.connection_pool, timeout_s, self.patience)
         self._commit_sha = hashlib.sha1(_COMMIT.encode()).hexdigest()
         #: the server, as log lines name it (``store.shown_url``: no password)
@@ -187,7 +189,11 @@ class GameStore:
     ) -> Stored:
         if last is None and blob is not None:  # a game stored before ``e`` was kept
             async with self.patience.bounded():
-                newest = await self.redis.xrevrange(keys.events, count=1)
+                # redis-py's types allow decoded replies too: this client's are bytes
+                newest = cast(
+                    "list[tuple[bytes, dict[bytes, bytes]]]",
+                    await self.redis.xrevrange(keys.events, count=1),
+                )
             last = newest[0][0] if newest else None
         return Stored(version.decode() if version else "", blob, last.decode() if last else "0")
 
@@ -198,8 +204,8 @@ class GameStore:
         version: str,
         blob: bytes,
         *,
-        decisions: list[bytes] = (),  # type: ignore[assignment]
-        events: list[bytes] = (),  # type: ignore[assignment]
+        decisions: Sequence[bytes] = (),
+        events: Sequence[bytes] = (),
         ttl: int = 0,
         events_ttl: int = 0,
         deadline: float | bool | None = None,
@@ -248,7 +254,8 @@ class GameStore:
             try:
                 if sent is not None:  # the first time: as sent; after a failure, anew
                     first, sent = sent, None
-                    replies = await self.shared.replies(first)
+                    # sent on this same shared connection (send_commit): of its kind
+                    replies = await self.shared.replies(first)  # type: ignore[arg-type]
                 else:
                     replies = await self.shared.execute_many(*commit.commands)
                 for each in replies:
@@ -297,7 +304,8 @@ class GameStore:
 
     async def decisions(self, game_id: str) -> list[bytes]:
         async with self.patience.bounded():
-            return await self.redis.lrange(GameKeys(game_id).decisions, 0, -1)
+            # redis-py's types allow decoded replies too: this client's are bytes
+            return cast("list[bytes]", await self.redis.lrange(GameKeys(game_id).decisions, 0, -1))
 
     async def events_after(
         self, game_id: str, last_id: str, block_ms: int | None
@@ -305,8 +313,13 @@ class GameStore:
         """Events after ``last_id`` ("0" for all), as (event id, event JSON), at most
         ``EVENTS_PER_READ``; waiting up to ``block_ms`` if there are none."""
         async with self.patience.bounded((block_ms or 0) / 1000):
-            reply = await self.blocking.xread(
-                {GameKeys(game_id).events: last_id}, count=EVENTS_PER_READ, block=block_ms
+            # redis-py's types allow RESP3's dict too: this client speaks RESP2
+            # ([[stream, [(id, fields)]]])
+            reply = cast(
+                "list[list[Any]]",
+                await self.blocking.xread(
+                    {GameKeys(game_id).events: last_id}, count=EVENTS_PER_READ, block=block_ms
+                ),
             )
         return [(i.decode(), fields[b"e"].decode()) for i, fields in reply[0][1]] if reply else []
 
@@ -326,6 +339,7 @@ class GameStore:
             # time the caller subscribes anew)
             pool = self.shared.subscription_pool()
         else:
+            assert isinstance(self.blocking, Redis)  # no cluster: no cluster client
             pool = self.blocking.connection_pool
         await subscribe(pool, COMMITS, message, subscribed, self.timeout_s)
 
@@ -333,7 +347,9 @@ class GameStore:
         """Wait until any of several games has an event after its position (game id -> event
         id), at most ``block_ms``. One XREAD over their streams; on a Redis Cluster, whose
         games live in different slots, a short sleep stands in for it."""
-        streams = {GameKeys(game_id).events: last for game_id, last in positions.items()}
+        streams: dict[KeyT, StreamIdT] = {
+            GameKeys(game_id).events: last for game_id, last in positions.items()
+        }
         try:
             async with self.patience.bounded(block_ms / 1000):
                 await self.blocking.xread(streams, count=1, block=block_ms)
@@ -347,7 +363,11 @@ class GameStore:
     async def due(self, now: float, limit: int = 100) -> list[str]:
         """Games whose earliest deadline hint has passed (a hint: the game itself decides)."""
         async with self.patience.bounded():
-            ids = await self.redis.zrangebyscore(DEADLINES, "-inf", now, start=0, num=limit)
+            # redis-py's types allow decoded replies too: this client's are bytes
+            ids = cast(
+                "list[bytes]",
+                await self.redis.zrangebyscore(DEADLINES, "-inf", now, start=0, num=limit),
+            )
         return [i.decode() for i in ids]
 
     async def forget_deadline(self, game_id: str) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+from typing import cast
 
 from redis.asyncio import Redis, RedisCluster
 
@@ -58,7 +59,8 @@ class IdempotencyStore:
         async with asyncio.timeout(self.timeout_s):
             await self.redis.set(SECRET_KEY, secrets.token_bytes(32), nx=True, ex=ttl_s)
             await self.redis.expire(SECRET_KEY, ttl_s, gt=True)
-            found = await self.redis.get(SECRET_KEY)
+            # redis-py's types allow decoded replies too: this client's are bytes
+            found = cast("bytes | None", await self.redis.get(SECRET_KEY))
         if found is None:  # expired between the two: make it again
             return await self.shared_secret(ttl_s)
         return found

@@ -20,10 +20,10 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from redis.asyncio import Redis
+from redis.asyncio import Redis, RedisCluster
 from redis.exceptions import NoScriptError
 
-from .connection import Patience, SharedConnection
+from .connection import Commands, Patience
 
 __all__ = ["LimitStore", "live_key"]
 
@@ -93,8 +93,8 @@ class LimitStore:
 
     def __init__(
         self,
-        redis: Redis,
-        shared: SharedConnection,
+        redis: Redis | RedisCluster,
+        shared: Commands,
         *,
         timeout_s: float = 10,
         patience: Patience | None = None,

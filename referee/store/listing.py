@@ -5,9 +5,9 @@ when a page meets it, and the set keeps at most its newest ``INDEX_MAX`` ids."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
-from redis.asyncio import Redis
+from redis.asyncio import Redis, RedisCluster
 
 __all__ = [
     "INDEX_MAX",
@@ -41,7 +41,9 @@ def listing_commands(
     return (*commands, ("EXPIRE", index, ttl)) if ttl > 0 else commands
 
 
-async def add_to_index(redis: Redis, index: str, member: str, created: float) -> None:
+async def add_to_index(
+    redis: Redis | RedisCluster, index: str, member: str, created: float
+) -> None:
     """List ``member`` in ``index`` (``listing_commands``)."""
     async with redis.pipeline(transaction=False) as pipe:
         for command in listing_commands(index, member, created):
@@ -54,7 +56,11 @@ Listed = tuple[str, float, str, bytes]
 
 
 async def listed(
-    redis: Redis, index: str, doc_key: Callable[[str], str], before: float | None, limit: int
+    redis: Redis | RedisCluster,
+    index: str,
+    doc_key: Callable[[str], str],
+    before: float | None,
+    limit: int,
 ) -> tuple[list[Listed], str | None]:
     """A page: up to ``limit`` ids of ``index`` created before ``before`` (all when None),
     newest first, each with its creation time, and the version (``v``) and document
@@ -66,13 +72,22 @@ async def listed(
 
 
 async def _found(
-    redis: Redis, index: str, doc_key: Callable[[str], str], before: float | None, limit: int
+    redis: Redis | RedisCluster,
+    index: str,
+    doc_key: Callable[[str], str],
+    before: float | None,
+    limit: int,
 ) -> list[Listed]:
     found: list[Listed] = []
     high: str = f"({before!r}" if before is not None else "+inf"
     while len(found) < limit:
-        ids = await redis.zrevrangebyscore(
-            index, high, "-inf", start=0, num=limit - len(found), withscores=True
+        # redis-py's types allow decoded replies too: this client's are bytes
+        # (RESP2: member and score)
+        ids = cast(
+            "list[tuple[bytes, float]]",
+            await redis.zrevrangebyscore(
+                index, high, "-inf", start=0, num=limit - len(found), withscores=True
+            ),
         )
         if not ids:
             break

@@ -13,7 +13,9 @@ lock that lets one request create a round's games.
 
 from __future__ import annotations
 
-from redis.asyncio import Redis
+from typing import cast
+
+from redis.asyncio import Redis, RedisCluster
 
 from .connection import Patience
 from .listing import Listed, add_to_index, listed
@@ -42,7 +44,11 @@ class TournamentStore:
     nothing; the tournament service reads, decides and saves under the version it read."""
 
     def __init__(
-        self, redis: Redis, *, timeout_s: float = 10, patience: Patience | None = None
+        self,
+        redis: Redis | RedisCluster,
+        *,
+        timeout_s: float = 10,
+        patience: Patience | None = None,
     ) -> None:
         self.redis = redis
         self.timeout_s = timeout_s
@@ -53,8 +59,14 @@ class TournamentStore:
     async def load(self, tournament_id: str) -> tuple[str, bytes] | None:
         """The version and document of a tournament, or None if there is none."""
         async with self.patience.bounded():
-            version, blob = await self.redis.hmget(_key(tournament_id), ["v", "blob"])
-        return None if blob is None else (version.decode(), blob)
+            # redis-py's types allow decoded replies too: this client's are bytes
+            version, blob = cast(
+                "list[bytes | None]", await self.redis.hmget(_key(tournament_id), ["v", "blob"])
+            )
+        if blob is None:
+            return None
+        assert version is not None  # saved together with the document (_SAVE)
+        return version.decode(), blob
 
     async def save(self, tournament_id: str, version: str, blob: bytes, ttl: int) -> bool:
         """Write the document if its version is still ``version`` ("" to create it); it

@@ -66,7 +66,8 @@ class Http(asyncio.Protocol):
     async def open(cls, url: str) -> Http:
         address = urllib.parse.urlsplit(url)
         loop = asyncio.get_running_loop()
-        _, connection = await loop.create_connection(cls, address.hostname, address.port)
+        # a URL without host or port: asyncio refuses it itself (typeshed wants both, or a sock)
+        _, connection = await loop.create_connection(cls, address.hostname, address.port)  # type: ignore[arg-type]
         return connection
 
     @property
@@ -77,6 +78,7 @@ class Http(asyncio.Protocol):
         """Status and body of the response to a request (``head`` built by ``head``)."""
         if self.closed:
             raise ConnectionError("the referee closed the connection")
+        assert self.transport is not None  # not closed
         loop = asyncio.get_running_loop()
         self.reply = reply = loop.create_future()
         self.body = []
@@ -89,6 +91,7 @@ class Http(asyncio.Protocol):
         return await reply
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        # a TCP connection's transport is an asyncio.Transport (asyncio.Protocol says Base...)
         self.transport = transport  # type: ignore[assignment]
 
     def data_received(self, data: bytes) -> None:

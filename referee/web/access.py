@@ -7,6 +7,7 @@ import functools
 import hashlib
 import hmac
 import ipaddress
+from collections.abc import Mapping
 from typing import Any
 
 from ..core.refusals import Refusal
@@ -15,7 +16,7 @@ from .problems import bearer
 __all__ = ["Organizers", "address_of", "client_address", "organizer_of"]
 
 
-def client_address(scope: dict, trusted: tuple[str, ...]) -> str:
+def client_address(scope: Mapping[str, Any], trusted: tuple[str, ...]) -> str:
     """The client's address of an ASGI request (``address_of``)."""
     client = scope.get("client")
     return address_of(client[0] if client else "unknown", scope["headers"], trusted)

@@ -201,7 +201,8 @@ class HotRoutesLitestar(Litestar):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.hot = HotRoutes(self.request_max_body_size)
+        # an int: create_app gives one (REFEREE_MAX_BODY_BYTES), not Litestar's None or EMPTY
+        self.hot = HotRoutes(self.request_max_body_size)  # type: ignore[arg-type]
         # Litestar answers OPTIONS on a path with handlers of two registrations (GET and
         # POST /v1/tournaments) with the first one's methods: every fixed path's methods
         self.allow = {

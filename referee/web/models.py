@@ -3,7 +3,7 @@ body refuses fields it does not know."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import msgspec
 
@@ -140,6 +140,7 @@ class _NewGame(msgspec.Struct, forbid_unknown_fields=True, tag_field="ruleset", 
 
     @property
     def ruleset(self) -> str:
+        # every request body of this kind is tagged with its ruleset's id: a str
         return self.__struct_config__.tag  # type: ignore[return-value]
 
 
@@ -348,10 +349,13 @@ class AreaScored(msgspec.Struct):
     unused: list[int]
 
 
-ProblemCode = Annotated[
-    Literal[tuple(PROBLEM_CODES)],  # type: ignore[valid-type]
-    msgspec.Meta(description="a stable code: the README lists each with its meaning"),
-]
+if TYPE_CHECKING:  # a Literal built from PROBLEM_CODES at run time: statically, a str
+    ProblemCode = str
+else:
+    ProblemCode = Annotated[
+        Literal[tuple(PROBLEM_CODES)],
+        msgspec.Meta(description="a stable code: the README lists each with its meaning"),
+    ]
 
 
 class Problem(msgspec.Struct, omit_defaults=True):
@@ -407,7 +411,9 @@ class _NewTournament(TournamentPlan, frozen=True, tag_field="ruleset", kw_only=T
         fields = msgspec.structs.asdict(self)
         del fields["invite_code"]
         fields["options"] = msgspec.to_builtins(fields["options"])
-        return TournamentSpec(ruleset=self.__struct_config__.tag, **fields)
+        ruleset = self.__struct_config__.tag
+        assert isinstance(ruleset, str)  # every subclass is tagged with its ruleset's id
+        return TournamentSpec(ruleset=ruleset, **fields)
 
 
 class CreateChoiceTournament(_NewTournament, frozen=True, tag="choice"):

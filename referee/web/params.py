@@ -13,6 +13,7 @@ from litestar.params import Parameter
 
 from ..service import Services
 from .access import client_address
+from .hot import HotRoutesLitestar
 
 __all__ = [
     "ENTRANT",
@@ -26,13 +27,14 @@ __all__ = [
     "WaitNext",
     "cursor_of",
     "services_of",
+    "trusted_of",
     "waiting",
 ]
 
-SECURITY = [{"bearer": []}]
-ENTRANT = [{"entrant": []}]
+SECURITY: list[dict[str, list[str]]] = [{"bearer": []}]
+ENTRANT: list[dict[str, list[str]]] = [{"entrant": []}]
 #: an organizer key where the referee has them (REFEREE_ORGANIZER_KEYS); none in open mode
-ORGANIZER = [{"organizer": []}, {}]
+ORGANIZER: list[dict[str, list[str]]] = [{"organizer": []}, {}]
 GameId = Annotated[str, Parameter(description="the game's id", max_length=64)]
 TournamentId = Annotated[str, Parameter(description="the tournament's id", max_length=64)]
 PageLimit = Annotated[int, Parameter(ge=1, le=100, description="entries per page")]
@@ -73,6 +75,13 @@ def services_of(state: State) -> Services:
     return state.services
 
 
+def trusted_of(request: Request) -> tuple[str, ...]:
+    """The proxies trusted to name a client's address (the app's ``hot.trusted``)."""
+    app = request.app
+    assert isinstance(app, HotRoutesLitestar)  # the app ``create_app`` makes
+    return app.hot.trusted
+
+
 @contextlib.asynccontextmanager
 async def waiting(request: Request, services: Services, wait: float) -> AsyncIterator[None]:
     """A long-poll holds one of its address's open streams and long-polls (429 past the
@@ -80,7 +89,7 @@ async def waiting(request: Request, services: Services, wait: float) -> AsyncIte
     if not wait:
         yield
         return
-    address = client_address(request.scope, request.app.hot.trusted)
+    address = client_address(request.scope, trusted_of(request))
     await services.limits.start_waiting(address)
     try:
         yield

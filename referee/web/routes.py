@@ -9,8 +9,8 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import AsyncIterator
-from typing import Annotated, Any, ClassVar
+from collections.abc import AsyncIterator, Sequence
+from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, Request, Response, get, post
@@ -55,6 +55,7 @@ from .params import (
     WaitNext,
     cursor_of,
     services_of,
+    trusted_of,
     waiting,
 )
 from .problems import (
@@ -88,7 +89,7 @@ _HIDDEN = HIDDEN_STEP["type"]
 class SystemController(Controller):
     """Whether the process is up, and whether its Redis answers."""
 
-    tags: ClassVar[list[str]] = ["system"]
+    tags: Sequence[str] | None = ["system"]
 
     @get("/healthz", operation_id="healthz", summary="The process is up")
     async def healthz(self) -> dict[str, str]:
@@ -107,7 +108,7 @@ class RulesetController(Controller):
     """The rulesets, and a score calculator for each."""
 
     path = "/v1/rulesets"
-    tags: ClassVar[list[str]] = ["rulesets"]
+    tags: Sequence[str] | None = ["rulesets"]
 
     @get("/", operation_id="listRulesets", summary="Rulesets, their options and limits")
     async def list_rulesets(self) -> list[RulesetInfo]:
@@ -177,7 +178,7 @@ class GameController(Controller):
     """Games: create, watch, claim a seat, and play it (turn, moves)."""
 
     path = "/v1/games"
-    tags: ClassVar[list[str]] = ["games"]
+    tags: Sequence[str] | None = ["games"]
 
     @post(
         "/",
@@ -206,8 +207,9 @@ class GameController(Controller):
             doc = game.doc
             return GameCreated(
                 doc.id,
-                doc.ruleset,
-                doc.status,
+                # the document keeps a str of each: one of RulesetId, of GameStatus
+                doc.ruleset,  # type: ignore[arg-type]
+                doc.status,  # type: ignore[arg-type]
                 doc.commitment,
                 [SeatToken(i, s.name, tokens[i]) for i, s in enumerate(doc.seats)],
             )
@@ -269,7 +271,7 @@ class GameController(Controller):
             return Claimed(game_id, seat, check_name(data.name, "name"), token)  # as stored
 
         # a claim needs no credentials: its key counts for the client's address alone
-        address = client_address(request.scope, request.app.hot.trusted)
+        address = client_address(request.scope, trusted_of(request))
         return await once(
             request, state, idempotency_key, f"claimSeat {game_id} a{address}", 201, make
         )
@@ -335,7 +337,7 @@ class GameController(Controller):
         if not _STREAM_ID.fullmatch(last_id):
             last_id = "0"
         limits = services_of(state).limits
-        address = client_address(request.scope, request.app.hot.trusted)
+        address = client_address(request.scope, trusted_of(request))
         await limits.start_waiting(address)  # 429 past the address's cap
 
         async def stream() -> AsyncIterator[ServerSentEventMessage]:

@@ -84,7 +84,11 @@ class PublicHttp(HttpToolsProtocol):
     #: proxies (REFEREE_TRUSTED_PROXIES) carry many clients' connections: no cap for them
     trusted = frozenset(_SETTINGS.trusted_proxies)
     _open: dict[str, int] = {}  # noqa: RUF012  (this process's connections per address)
+    #: uvicorn's cycle, or a hot request's in its place (uvicorn reads no more of it than
+    #: _HotCycle has)
+    cycle: RequestResponseCycle | _HotCycle  # type: ignore[assignment]
 
+    # a TCP connection's transport is an asyncio.Transport, as uvicorn's own protocol says
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._address = self.client[0] if self.client else ""
@@ -153,7 +157,8 @@ class PublicHttp(HttpToolsProtocol):
         scope["raw_path"] = raw_path
         scope["query_string"] = query
         keep_alive = version != "1.0" and self.parser.should_keep_alive()
-        self.cycle = _HotCycle(route, token, keep_alive, scope)  # type: ignore[assignment]
+        # a route was taken only with a token (``hot.taken``)
+        self.cycle = _HotCycle(route, token, keep_alive, scope)  # type: ignore[arg-type]
 
     def on_body(self, body: bytes) -> None:
         cycle = self.cycle
@@ -161,7 +166,8 @@ class PublicHttp(HttpToolsProtocol):
             super().on_body(body)
             return
         cycle.body += body
-        if len(cycle.body) > self._routes.limit:  # the app refuses it, limits first
+        # the app refuses it, limits first (a hot cycle: the app has hot routes)
+        if len(cycle.body) > self._routes.limit:  # type: ignore[union-attr]
             self._hand_over(cycle, self.app, more_body=True)
 
     def on_message_complete(self) -> None:
@@ -174,8 +180,11 @@ class PublicHttp(HttpToolsProtocol):
     async def _answer(self, cycle: _HotCycle) -> None:
         """What the app would answer, past the shared limits, in one write; or the request
         handed to Litestar's handlers, which own whatever is not plainly well-formed."""
-        routes, scope = self._routes, cycle.scope
+        # a hot cycle is made only where the app has hot routes (``on_headers_complete``)
+        routes: hot.HotRoutes
+        routes, scope = self._routes, cycle.scope  # type: ignore[assignment]
         path = scope["path"]
+        answer: hot.Answer | None
         try:
             address = address_of(self._address, scope["headers"], routes.trusted)
             if not await hot.admitted(routes, address, cycle.token):

@@ -4,7 +4,8 @@ checks its input, calls one use case and shapes its answer."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from collections.abc import Sequence
+from typing import Any
 
 from litestar import Controller, Request, Response, get, post
 from litestar.datastructures import State
@@ -30,6 +31,7 @@ from .params import (
     Wait,
     cursor_of,
     services_of,
+    trusted_of,
     waiting,
 )
 from .problems import check_id, problems, read_body, request_bearer, require_entrant_token
@@ -42,7 +44,7 @@ class TournamentController(Controller):
     """Tournaments: create, register, watch."""
 
     path = "/v1/tournaments"
-    tags: ClassVar[list[str]] = ["tournaments"]
+    tags: Sequence[str] | None = ["tournaments"]
 
     @get(
         "/",
@@ -79,7 +81,8 @@ class TournamentController(Controller):
             data = await read_body(request, CreateTournament, names_ruleset=True)
             tournaments = services_of(state).tournaments
             doc = await tournaments.create(data.spec(), owner, data.invite_code)
-            return TournamentCreated(doc.id, doc.status, commitment(doc.seed))
+            # the document keeps a str: one of TournamentStatus
+            return TournamentCreated(doc.id, doc.status, commitment(doc.seed))  # type: ignore[arg-type]
 
         return await once(request, state, idempotency_key, f"createTournament {owner}", 201, make)
 
@@ -108,7 +111,7 @@ class TournamentController(Controller):
             return Registered(tournament_id, entrant, check_name(data.name, "name"), token)
 
         # registering needs no credentials: its key counts for the client's address alone
-        address = client_address(request.scope, request.app.hot.trusted)
+        address = client_address(request.scope, trusted_of(request))
         scope = f"registerEntrant {tournament_id} a{address}"
         return await once(request, state, idempotency_key, scope, 201, make)
 
@@ -127,7 +130,7 @@ class MeController(Controller):
     """An entrant's view across its tournament's games."""
 
     path = "/v1/me"
-    tags: ClassVar[list[str]] = ["tournaments"]
+    tags: Sequence[str] | None = ["tournaments"]
 
     @get(
         "/next",
