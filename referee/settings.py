@@ -61,6 +61,12 @@ class Settings(msgspec.Struct, frozen=True):
     header_timeout_s: float = 10.0
     keep_alive_s: float = 5.0
     max_connections_per_address: int = 256
+    # a request's head (431 past a limit, 414 for a request line too long; 0: no limit) and
+    # the seconds its body may take to arrive, from the end of its headers (408 past them)
+    max_header_line_bytes: int = 8 * 1024
+    max_header_bytes: int = 64 * 1024
+    max_header_fields: int = 100
+    body_timeout_s: float = 10.0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -92,4 +98,8 @@ class Settings(msgspec.Struct, frozen=True):
             header_timeout_s=float(env.get("REFEREE_HEADER_TIMEOUT_S", 10)),
             keep_alive_s=float(env.get("REFEREE_KEEP_ALIVE_S", 5)),
             max_connections_per_address=_int(env, "REFEREE_MAX_CONNECTIONS_PER_ADDRESS", 256),
+            max_header_line_bytes=_int(env, "REFEREE_MAX_HEADER_LINE_BYTES", 8 * 1024),
+            max_header_bytes=_int(env, "REFEREE_MAX_HEADER_BYTES", 64 * 1024),
+            max_header_fields=_int(env, "REFEREE_MAX_HEADER_FIELDS", 100),
+            body_timeout_s=float(env.get("REFEREE_BODY_TIMEOUT_S", 10)),
         )
