@@ -154,13 +154,12 @@ class PublicHttp(HttpToolsProtocol):
     trusted = frozenset(_SETTINGS.trusted_proxies)
     _open: dict[str, int] = {}  # noqa: RUF012  (this process's connections per address)
 
-    # the request being read: its head (bytes and fields seen whole, bytes fed in chunks
+    # the request being read: its head (bytes of the fields seen whole, bytes fed in chunks
     # wholly within it), its Content-Length and body bytes, and its body's timer
     _heading = False
     _fresh = False
     _head_fed = 0
     _head_bytes = 0
-    _fields = 0
     _length: bytes | None = None
     _body_bytes = 0
     _body_due = False
@@ -253,7 +252,7 @@ class PublicHttp(HttpToolsProtocol):
     def on_message_begin(self) -> None:
         super().on_message_begin()
         self._heading = self._fresh = True
-        self._head_fed = self._head_bytes = self._fields = self._body_bytes = 0
+        self._head_fed = self._head_bytes = self._body_bytes = 0
         self._length = None
 
     def on_url(self, url: bytes) -> None:
@@ -278,12 +277,11 @@ class PublicHttp(HttpToolsProtocol):
             self.expect_100_continue = True
         self.headers.append((name, value))
         line = len(name) + len(value) + 2
-        self._fields += 1
         self._head_bytes += line + 2
         if (
             line > self.max_line
-            or self._fields > self.max_fields
             or self._head_bytes > self.max_head
+            or len(self.headers) > self.max_fields
         ):
             self._head_refused(name, line)
 
@@ -294,7 +292,7 @@ class PublicHttp(HttpToolsProtocol):
                 f"the header field {field!r} is over {self.max_line:.0f} bytes "
                 "(REFEREE_MAX_HEADER_LINE_BYTES)"
             )
-        elif self._fields > self.max_fields:
+        elif len(self.headers) > self.max_fields:
             field = "headers"
             detail = (
                 f"the request has over {self.max_fields:.0f} header fields "

@@ -214,17 +214,20 @@ def test_a_chunked_body_is_413_once_its_bytes_pass_the_limit(server):
 
 
 @pytest.fixture(scope="module")
-def impatient(valkey):
-    """A referee that waits 1 s for a body."""
+def impatient(valkey, tmp_path_factory):
+    """A referee that waits 1 s for a body: its URL and its log."""
     env = {**LOAD_LIMITS, "REFEREE_BODY_TIMEOUT_S": "1"}
-    referee, url = start_referee(valkey, env=env)
-    yield url
+    log = tmp_path_factory.mktemp("impatient") / "referee.log"
+    with log.open("w") as out:
+        referee, url = start_referee(valkey, env=env, stdout=out, stderr=out)
+    yield url, log
     referee.terminate()
     referee.wait(timeout=20)
 
 
 @pytest.mark.parametrize("route", ["create", "moves"])
 def test_a_trickling_body_is_408_and_the_connection_closed(impatient, route):
+    impatient, log = impatient
     with httpx.Client(base_url=impatient) as http:
         game = create(http, "choice", 2)
     path, extra = "/v1/games", ""
@@ -242,11 +245,16 @@ def test_a_trickling_body_is_408_and_the_connection_closed(impatient, route):
                 break
             answers.read(seconds=0.3)
         problem = _refused(answers, 408, "body-timeout", "REFEREE_BODY_TIMEOUT_S")
-        assert problem["field"] == "body"
+        assert problem["field"] == "body" and problem["instance"] == path
         assert time.monotonic() - began < 6
+    with httpx.Client(base_url=impatient) as http:
+        assert http.get("/healthz").status_code == 200
+    # the handler that was reading the body saw its client leave: nothing logged
+    assert "Traceback" not in log.read_text()
 
 
 def test_a_body_that_arrives_in_time_is_served(impatient):
+    impatient, _ = impatient
     body = json.dumps({"ruleset": "choice", "seats": [{"name": "a"}, {"name": "b"}]}).encode()
     with _connect(impatient) as sock:
         sock.sendall(_post("/v1/games", len(body), body=body[:10]))
