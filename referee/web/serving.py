@@ -246,7 +246,7 @@ class PublicHttp(HttpToolsProtocol):
                     )
                     self._refuse()
                     return
-        if self._body_due and self._body_timer is None:
+        if self._body_due and self._body_timer is None and self.body_timeout_s < math.inf:
             self._body_timer = self.loop.call_later(self.body_timeout_s, self._body_late)
 
     def on_message_begin(self) -> None:
