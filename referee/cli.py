@@ -24,11 +24,14 @@ class UvicornOptions(TypedDict):
 #: (``web.access``), and the middleware that rewrites it cost every request a coroutine and
 #: a scan of its headers. No ``server`` header: it told only what the referee runs on, in
 #: every answer. Its HTTP protocol has a deadline for headers and a cap on connections per
-#: address (``web.serving``).
+#: address (``web.serving``). A stop (SIGTERM) ends every wait at once (``web.serving``); what
+#: is still running after ``timeout_graceful_shutdown`` seconds is cancelled, so a stop takes
+#: no longer than that whatever a client does.
 UVICORN_OPTIONS: UvicornOptions = {
     "proxy_headers": False,
     "server_header": False,
     "http": "referee.web.serving:PublicHttp",
+    "timeout_graceful_shutdown": 5,
 }
 
 

@@ -68,6 +68,12 @@ class Settings(msgspec.Struct, frozen=True):
     # (none: the replicas share one made in Redis)
     idempotency_ttl_s: int = 24 * 3600
     idempotency_secret: str | None = None
+    # a request's head (431 past a limit, 414 for a request line too long; 0: no limit) and
+    # the seconds its body may take to arrive, from the end of its headers (408 past them)
+    max_header_line_bytes: int = 8 * 1024
+    max_header_bytes: int = 64 * 1024
+    max_header_fields: int = 100
+    body_timeout_s: float = 10.0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -102,4 +108,8 @@ class Settings(msgspec.Struct, frozen=True):
             max_connections_per_address=_int(env, "REFEREE_MAX_CONNECTIONS_PER_ADDRESS", 256),
             idempotency_ttl_s=_int(env, "REFEREE_IDEMPOTENCY_TTL_S", 24 * 3600),
             idempotency_secret=env.get("REFEREE_IDEMPOTENCY_SECRET") or None,
+            max_header_line_bytes=_int(env, "REFEREE_MAX_HEADER_LINE_BYTES", 8 * 1024),
+            max_header_bytes=_int(env, "REFEREE_MAX_HEADER_BYTES", 64 * 1024),
+            max_header_fields=_int(env, "REFEREE_MAX_HEADER_FIELDS", 100),
+            body_timeout_s=float(env.get("REFEREE_BODY_TIMEOUT_S", 10)),
         )

@@ -137,6 +137,7 @@ class Memory:
         self.waiting: dict[str, list[asyncio.Future[str | None]]] = {}
         self.shared_reads: LRU[str, tuple[Stored, Any]] = LRU(SHARED_READS)
         self.released: LRU[str, bool] = LRU(4096)
+        self.stopping = False  # the process stops: no wait lasts
 
     # -- remembered forms ----------------------------------------------------------------------
 
@@ -187,6 +188,15 @@ class Memory:
             for future in futures:
                 _settle(future, "")
 
+    def stop_waiting(self) -> None:
+        """The process stops: every seat and stream waiting to hear wakes now, and no wait
+        begins any more (each answers as a wait that ran out would)."""
+        self.stopping = True
+        waiting, self.waiting = self.waiting, {}
+        for futures in waiting.values():
+            for future in futures:
+                _settle(future, None)
+
     def heard_commit(self, game_id: str, event_id: str) -> None:
         """A commit of any replica: newer than a remembered form, it drops it; it wakes the
         game's waiting seats and streams."""
@@ -203,7 +213,8 @@ class Memory:
 
     async def hear(self, positions: dict[str, str], seconds: float) -> str | None:
         """The newest event id heard of a game (id -> event id) after its position, waiting
-        up to ``seconds``; None if nothing came, "" if the process stopped listening."""
+        up to ``seconds`` (none once the process stops); None if nothing came, "" if the process
+        stopped listening."""
         # where the commits are heard: asyncio.get_running_loop() costs a getpid() each time
         loop = self.loop or asyncio.get_running_loop()
         stop = loop.time() + seconds
@@ -214,7 +225,7 @@ class Memory:
                 if heard is not None and event_order(heard) > order:
                     return heard
             remaining = stop - loop.time()
-            if remaining <= 0 or not self.listening:
+            if remaining <= 0 or not self.listening or self.stopping:
                 return None if self.listening else ""
             future: asyncio.Future[str | None] = loop.create_future()
             for game_id in after:

@@ -71,7 +71,8 @@ class Seats:
                 known, guess, last_id = None, False, None  # to act on, read the game as it is
                 continue
             known = None
-            remaining = stop - time.monotonic()
+            # the process stops (SIGTERM): answered now, as a wait that ran out
+            remaining = 0.0 if memory.stopping else stop - time.monotonic()
             if not guess and (game.turn_status(seat) != "waiting" or remaining <= 0):
                 return game.turn(seat)
             next_deadline = first_deadline(game.doc)

@@ -209,7 +209,7 @@ class TournamentService:
                 if len(doc.rounds) > rounds:
                     continue  # a new round: its tables are the entrant's next games
             remaining = stop - time.monotonic()
-            if remaining <= 0:
+            if remaining <= 0 or self.games.memory.stopping:  # stopping: no wait lasts
                 return {"status": "waiting", "tournament_id": doc.id}
             if found:
                 # the entrant waits on opponents: the next event of one of its games (a

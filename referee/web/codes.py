@@ -12,6 +12,10 @@ PROBLEM_CODES: dict[str, str] = {
     "invalid-request": "the body, a parameter or a header is malformed or breaks the contract "
     "(field names it)",
     "body-too-large": "the body is larger than the referee accepts",
+    "body-timeout": "the body did not arrive within REFEREE_BODY_TIMEOUT_S of the headers",
+    "headers-too-large": "a header field, the number of fields or the headers in all are "
+    "over the referee's limits (detail names it); the connection is closed",
+    "uri-too-long": "the request target is longer than a header line may be",
     "not-found": "no such route",
     "method-not-allowed": "the route does not take this method",
     "conflict": "the request conflicts with the resource's state",

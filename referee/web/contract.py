@@ -55,7 +55,7 @@ from .models import (
     TournamentCreated,
     Turn,
 )
-from .problems import PROBLEM
+from .problems import PROBLEM, TITLES
 from .replay_views import REPLAYS, GamePage
 from .tournament_views import TOURNAMENT_VIEWS
 from .views import GAME_VIEWS, RECORDS
@@ -315,6 +315,7 @@ def finish_contract(app: Litestar) -> None:
     _limits_and_security(schema)
     _edge_statuses(schema)
     _response_headers(schema)
+    _edge_refusals(schema)
     _exact_bodies(schema)
     _typed_answers(schema)
     _described(schema)
@@ -531,3 +532,25 @@ def _open_free_form_objects(node: Any, seen: set[int] | None = None) -> None:
         return
     for child in children:
         _open_free_form_objects(child, seen)
+
+
+def _edge_refusals(schema: Any) -> None:
+    """What the connection itself refuses (``web.serving``), on every operation: a head over
+    the limits (431; a request line, 414); and, on one that takes a body, a body too large
+    (413) or too slow to arrive (408). Each closes the connection (``Connection: close``)."""
+    from litestar.openapi.spec import OpenAPIResponse
+
+    for path, item in schema.paths.items():
+        for method in ("get", "post"):
+            operation = getattr(item, method, None)
+            if operation is None:
+                continue
+            statuses = (414, 431) + ((408, 413) if (path, method) in _BODIES else ())
+            for status in statuses:
+                operation.responses.setdefault(
+                    str(status),
+                    OpenAPIResponse(
+                        description=TITLES[status],
+                        content={PROBLEM: OpenAPIMediaType(schema=_ref(Problem))},
+                    ),
+                )

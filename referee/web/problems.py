@@ -68,6 +68,9 @@ STATUS = {
     "rate-limited": 429,
     "too-many-waiting": 429,
     "quota-exceeded": 429,
+    "body-timeout": 408,
+    "uri-too-long": 414,
+    "headers-too-large": 431,
 }
 TITLES = {
     400: "Bad request",
@@ -75,10 +78,13 @@ TITLES = {
     403: "Forbidden",
     404: "Not found",
     405: "Method not allowed",
+    408: "Request timeout",
     409: "Conflict",
     413: "Body too large",
+    414: "URI too long",
     422: "Rule violation",
     429: "Too many requests",
+    431: "Headers too large",
     500: "Internal error",
     503: "Unavailable",
 }

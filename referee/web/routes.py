@@ -82,8 +82,25 @@ OfTournament = Annotated[
 ]
 #: seconds without an event before a stream sends a keep-alive comment
 KEEP_ALIVE_S = 15.0
-_STREAM_ID = re.compile(r"\d+(-\d+)?")
+#: an event id: a Redis stream id, milliseconds and a sequence, each a 64-bit number
+_STREAM_ID = re.compile(r"([0-9]{1,20})(?:-([0-9]{1,20}))?")
+#: what a stream ended by a stopping process tells an EventSource: reconnect in 1 s
+RETRY_MS = 1000
 _HIDDEN = HIDDEN_STEP["type"]
+
+
+def _event_id(value: str) -> str:
+    """A ``Last-Event-ID``, checked: an id the referee sent (400 for anything else, rather
+    than the store refusing it mid-stream)."""
+    matched = _STREAM_ID.fullmatch(value)
+    if matched is None or any(int(part) >= 2**64 for part in matched.groups() if part):
+        shown = value if len(value) <= 40 else value[:40] + "..."
+        raise Refusal(
+            "invalid-request",
+            f"Last-Event-ID is not an event id of this stream ('ms-seq'): {shown!r}",
+            field="Last-Event-ID",
+        )
+    return value
 
 
 class SystemController(Controller):
@@ -325,6 +342,7 @@ class GameController(Controller):
     )
     async def events(self, request: Request, state: State, game_id: GameId) -> ServerSentEvent:
         check_id(game_id)
+        last_id = _event_id(request.headers.get("last-event-id") or "0")
         games = services_of(state).games
         game = await games.current(game_id)  # 404 for an unknown game
         await games.check_unsealed(game)  # 409 while its dice are dealt elsewhere
@@ -333,9 +351,6 @@ class GameController(Controller):
         game_over = (
             msgspec.json.encode(game.game_over_event(sealed=False)).decode() if finished else ""
         )
-        last_id = request.headers.get("last-event-id") or "0"
-        if not _STREAM_ID.fullmatch(last_id):
-            last_id = "0"
         limits = services_of(state).limits
         address = client_address(request.scope, trusted_of(request))
         await limits.start_waiting(address)  # 429 past the address's cap
@@ -364,6 +379,9 @@ class GameController(Controller):
                 entries = await games.events_after(game_id, cursor, wait_s)
                 if not entries and finished:
                     yield ServerSentEventMessage(data=game_over, event="game_over", id=cursor)
+                    return
+                if not entries and games.memory.stopping:  # SIGTERM: reconnect elsewhere
+                    yield ServerSentEventMessage(comment="restarting", data=None, retry=RETRY_MS)
                     return
                 if not entries:  # a comment alone: EventSource delivers no message for it
                     yield ServerSentEventMessage(comment="keep-alive", data=None)

@@ -5,6 +5,23 @@ and one address holds at most ``REFEREE_MAX_CONNECTIONS_PER_ADDRESS`` connection
 process (a connection is one process's, so this count is too; the streams and long-polls
 an address holds are counted across replicas, in ``service.limits``).
 
+A request's head and body are bounded as they arrive, before anything is kept of them: a
+request line over ``REFEREE_MAX_HEADER_LINE_BYTES`` is 414, a header field line over it, more
+than ``REFEREE_MAX_HEADER_FIELDS`` fields or more than ``REFEREE_MAX_HEADER_BYTES`` of them
+431; a body whose Content-Length, or whose bytes received, pass ``REFEREE_MAX_BODY_BYTES`` is
+413, and one that has not arrived whole ``REFEREE_BODY_TIMEOUT_S`` after its headers 408. Each
+is a problem, sent unless another answer is under way, and the connection is closed
+(httptools keeps a header whole in memory until it ends: 100 MB of headers cost some 167 MB).
+
+A request that offers an upgrade the referee does not speak (``Upgrade: h2c``, which curl
+--http2 and Java's HttpClient send) is served as HTTP/1.1, its body included: httptools
+skips the body of any request that offers one, so such a request is parsed again without
+its offer.
+
+When uvicorn stops (SIGTERM), every wait of the process ends (``Memory.stop_waiting``): a
+long-poll is answered as it is, an event stream ends with a ``retry:`` hint, and each
+connection closes after its answer.
+
 The hot routes (``web.hot``) are answered here, at the protocol: no ASGI scope, messages or
 cycle, and each answer in one write (uvicorn writes a response's head and body apart: two
 trips through the kernel's TCP stack, each waking the bot). Everything else, and a hot
@@ -14,6 +31,7 @@ request this does not answer, goes through uvicorn's ASGI cycle to the app.
 from __future__ import annotations
 
 import asyncio
+import math
 import resource
 from typing import Any
 
@@ -25,14 +43,28 @@ from uvicorn.protocols.http.httptools_impl import (
 )
 from uvicorn.protocols.utils import get_client_addr, get_path_with_query_string
 
+from ..core.refusals import Refusal
 from ..settings import Settings
 from . import hot
 from .access import address_of
+from .problems import PROBLEM, problem_body, status_of
 
 __all__ = ["PublicHttp", "raise_file_limit"]
 
 # uvicorn makes the protocol from its class alone: the class reads the process's settings
 _SETTINGS = Settings.from_env()
+_PROBLEM = PROBLEM.encode()
+#: the parts of an upgrade offer that a request served as HTTP/1.1 is parsed again without
+_OFFER = (b"upgrade", b"http2-settings")
+
+
+def _limit(value: float) -> float:
+    """A limit of the settings, 0 being none."""
+    return value if value > 0 else math.inf
+
+
+class _Refused(Exception):
+    """Raised in a parser callback to stop parsing: ``PublicHttp._refusal`` says why."""
 
 
 class _NoEvent:
@@ -69,6 +101,39 @@ class _HotCycle:
         self.response_complete = False
 
 
+class _Lingering(asyncio.Protocol):
+    """A refused connection's last moments: its answer sent and its side closed, what the
+    client still sends is read and dropped for ``LINGER_S`` at most (closed at once, a client
+    still sending its body would get a reset, and lose the answer with it), then it closes."""
+
+    LINGER_S = 2.0
+
+    def __init__(self, protocol: PublicHttp) -> None:
+        self.protocol = protocol
+        transport = protocol.transport
+        self.timer = protocol.loop.call_later(self.LINGER_S, transport.close)
+
+    @classmethod
+    def take_over(cls, protocol: PublicHttp) -> None:
+        transport = protocol.transport
+        if not transport.can_write_eof():
+            transport.close()
+            return
+        transport.set_protocol(cls(protocol))
+        transport.write_eof()
+        transport.resume_reading()
+
+    def data_received(self, data: bytes) -> None:
+        pass
+
+    def eof_received(self) -> bool:
+        return False  # the client is done too: close
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.timer.cancel()
+        self.protocol.connection_lost(exc)
+
+
 class PublicHttp(HttpToolsProtocol):
     """uvicorn's httptools protocol with a deadline for headers, a cap per address, and the
     hot routes answered in place.
@@ -80,6 +145,10 @@ class PublicHttp(HttpToolsProtocol):
     """
 
     header_timeout_s = _SETTINGS.header_timeout_s
+    body_timeout_s = _limit(_SETTINGS.body_timeout_s)
+    max_line = _limit(_SETTINGS.max_header_line_bytes)
+    max_head = _limit(_SETTINGS.max_header_bytes)
+    max_fields = _limit(_SETTINGS.max_header_fields)
     max_per_address = _SETTINGS.max_connections_per_address
     #: proxies (REFEREE_TRUSTED_PROXIES) carry many clients' connections: no cap for them
     trusted = frozenset(_SETTINGS.trusted_proxies)
@@ -88,11 +157,28 @@ class PublicHttp(HttpToolsProtocol):
     #: _HotCycle has)
     cycle: RequestResponseCycle | _HotCycle  # type: ignore[assignment]
 
+    # the request being read: its head (bytes of the fields seen whole, bytes fed in chunks
+    # wholly within it), its Content-Length and body bytes, and its body's timer
+    _heading = False
+    _fresh = False
+    _head_fed = 0
+    _head_bytes = 0
+    _length: bytes | None = None
+    _body_bytes = 0
+    _body_due = False
+    _body_timer: asyncio.TimerHandle | None = None
+    _declined = False  # it offered an upgrade the referee does not speak
+    _refusal: Refusal | None = None
+    _refused_cycle: Any = None
+    _max_body: float = math.inf
+
     # a TCP connection's transport is an asyncio.Transport, as uvicorn's own protocol says
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._address = self.client[0] if self.client else ""
         self._routes: hot.HotRoutes | None = getattr(self.app, "hot", None)
+        limit = self._routes.limit if self._routes is not None else _SETTINGS.max_body_bytes
+        self._max_body = _limit(limit or 0)
         count = self._open.get(self._address, 0) + 1
         self._open[self._address] = count
         if 0 < self.max_per_address < count and self._address not in self.trusted:
@@ -111,6 +197,9 @@ class PublicHttp(HttpToolsProtocol):
         look = getattr(self, "_look", None)
         if look is not None:
             look.cancel()
+        if self._body_timer is not None:
+            self._body_timer.cancel()
+            self._body_timer = None
 
     def _look_again(self) -> None:
         cycle = self.cycle
@@ -122,9 +211,234 @@ class PublicHttp(HttpToolsProtocol):
         self._seen = cycle
         self._look = self.loop.call_later(self.header_timeout_s, self._look_again)
 
+    # -- what a request may send, as it arrives -------------------------------------------
+
+    def data_received(self, data: bytes) -> None:
+        """uvicorn's, with the refusals of this protocol, an upgrade it does not speak served
+        as HTTP/1.1, and the bytes of an unfinished head counted (those of a chunk wholly
+        within one: a count that never exceeds the head, checked once per chunk)."""
+        self._unset_keepalive_if_required()
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserUpgrade as upgrade:
+            if self._declined:
+                self._without_upgrade(data[upgrade.args[0] :])
+            elif self._should_upgrade():
+                self.handle_websocket_upgrade()
+            else:
+                self._unsupported_upgrade_warning()
+            return
+        except httptools.HttpParserError:
+            if self._refusal is not None:
+                self._refuse()
+                return
+            msg = "Invalid HTTP request received."
+            self.logger.warning(msg)
+            self.send_400_response(msg)
+            return
+        if self._heading:
+            if self._fresh:  # the head began in this chunk: counted from the next one
+                self._fresh = False
+            else:
+                self._head_fed += len(data)
+                if self._head_fed > self.max_head + self.max_line:
+                    self._refusal = Refusal(
+                        "headers-too-large",
+                        f"the request's headers are over {self.max_head:.0f} bytes "
+                        "(REFEREE_MAX_HEADER_BYTES)",
+                        field="headers",
+                    )
+                    self._refuse()
+                    return
+        if self._body_due and self._body_timer is None and self.body_timeout_s < math.inf:
+            self._body_timer = self.loop.call_later(self.body_timeout_s, self._body_late)
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self._heading = self._fresh = True
+        self._head_fed = self._head_bytes = self._body_bytes = 0
+        self._length = None
+
+    def on_url(self, url: bytes) -> None:
+        self.url += url
+        if len(self.url) > self.max_line:
+            self._stop(
+                Refusal(
+                    "uri-too-long",
+                    f"the request target is over {self.max_line:.0f} bytes "
+                    "(REFEREE_MAX_HEADER_LINE_BYTES)",
+                    field="url",
+                )
+            )
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        """uvicorn's (lower-case names, ``Expect: 100-continue`` noted), with the head's
+        limits checked as each field ends, and its Content-Length kept."""
+        name = name.lower()
+        if name == b"content-length":
+            self._length = value
+        elif name == b"expect" and value.lower() == b"100-continue":
+            self.expect_100_continue = True
+        self.headers.append((name, value))
+        line = len(name) + len(value) + 2
+        self._head_bytes += line + 2
+        if (
+            line > self.max_line
+            or self._head_bytes > self.max_head
+            or len(self.headers) > self.max_fields
+        ):
+            self._head_refused(name, line)
+
+    def _head_refused(self, name: bytes, line: int) -> None:
+        if line > self.max_line:
+            field = name[:64].decode("latin-1")
+            detail = (
+                f"the header field {field!r} is over {self.max_line:.0f} bytes "
+                "(REFEREE_MAX_HEADER_LINE_BYTES)"
+            )
+        elif len(self.headers) > self.max_fields:
+            field = "headers"
+            detail = (
+                f"the request has over {self.max_fields:.0f} header fields "
+                "(REFEREE_MAX_HEADER_FIELDS)"
+            )
+        else:
+            field = "headers"
+            detail = (
+                f"the request's headers are over {self.max_head:.0f} bytes "
+                "(REFEREE_MAX_HEADER_BYTES)"
+            )
+        self._stop(Refusal("headers-too-large", detail, field=field))
+
+    def _stop(self, refusal: Refusal, cycle: Any = None) -> None:
+        """Stop parsing: ``refusal`` answers the request (whose cycle is ``cycle``, if it has
+        one yet)."""
+        self._refusal, self._refused_cycle = refusal, cycle
+        raise _Refused(refusal.code)
+
+    def _body_too_large(self, cycle: Any) -> None:
+        self._stop(
+            Refusal(
+                "body-too-large",
+                f"the body is over {self._max_body:.0f} bytes (REFEREE_MAX_BODY_BYTES)",
+                field="body",
+            ),
+            cycle,
+        )
+
+    def _body_late(self) -> None:
+        """The body has not arrived whole within ``REFEREE_BODY_TIMEOUT_S`` of its headers:
+        408, unless the referee itself stopped reading (a queued request, a body the app has
+        not asked for yet)."""
+        self._body_timer = None
+        if not self._body_due or self.transport.is_closing():
+            return
+        if self.flow.read_paused:
+            self._body_timer = self.loop.call_later(self.body_timeout_s, self._body_late)
+            return
+        self._refusal = Refusal(
+            "body-timeout",
+            f"the body did not arrive within {self.body_timeout_s:g} s of the headers "
+            "(REFEREE_BODY_TIMEOUT_S)",
+            field="body",
+        )
+        self._refused_cycle = self.cycle
+        self._refuse()
+
+    def _refuse(self) -> None:
+        """Answer the refused request with its problem, unless an answer has begun on the
+        connection (the request's own, or an earlier one's), then close the connection."""
+        refusal, cycle = self._refusal, self._refused_cycle
+        self._refusal = self._refused_cycle = None
+        self._body_due = False
+        if self._body_timer is not None:
+            self._body_timer.cancel()
+            self._body_timer = None
+        if refusal is None or self.transport.is_closing():
+            return
+        if cycle is None:  # refused before its cycle: an earlier one may still answer
+            current = self.cycle
+            free = current is None or current.response_complete
+        else:
+            free = not (
+                getattr(cycle, "response_started", False)
+                or cycle.response_complete
+                or cycle in (queued for queued, _ in self.pipeline)
+            )
+            cycle.disconnected = True  # the app's receive ends, and its answer is dropped
+            cycle.message_event.set()
+        if free:
+            status = status_of(refusal.code)
+            path = self._instance()
+            body = problem_body(status, refusal.code, refusal.detail, refusal.field, path)
+            content = [STATUS_LINE[status]]
+            for name, value in self.server_state.default_headers:
+                content += (name, b": ", value, b"\r\n")
+            content += (
+                b"content-type: ",
+                _PROBLEM,
+                b"\r\ncontent-length: %d\r\nconnection: close\r\n\r\n" % len(body),
+                body,
+            )
+            self.transport.write(b"".join(content))
+            _Lingering.take_over(self)
+        else:
+            self.transport.close()
+
+    def _instance(self) -> str | None:
+        """The path of the request being read, for a problem's ``instance``, if known."""
+        path = self.scope.get("path") if self.scope is not None else None
+        if path is None and self.url and len(self.url) <= self.max_line:
+            try:
+                path = httptools.parse_url(self.url).path.decode("latin-1")
+            except httptools.HttpParserInvalidURLError:
+                path = None
+        return path
+
+    def _without_upgrade(self, rest: bytes) -> None:
+        """A request that offered an upgrade the referee does not speak (h2c), parsed again
+        without the offer (``Upgrade``, ``HTTP2-Settings`` and their ``Connection`` tokens),
+        with the rest of what came: its body, and any request behind it."""
+        self._declined = False
+        parser = self.parser
+        head = [parser.get_method(), b" ", self.url, b" HTTP/"]
+        head += (parser.get_http_version().encode("ascii"), b"\r\n")
+        for name, value in self.headers:
+            if name in _OFFER:
+                continue
+            if name == b"connection":
+                tokens = [t.strip() for t in value.split(b",")]
+                value = b", ".join(t for t in tokens if t and t.lower() not in _OFFER)
+                if not value:
+                    continue
+            head += (name, b": ", value, b"\r\n")
+        head.append(b"\r\n")
+        self.parser = httptools.HttpRequestParser(self)
+        self.parser.set_dangerous_leniencies(lenient_data_after_close=True)
+        self.data_received(b"".join(head) + rest)
+
+    def shutdown(self) -> None:
+        """uvicorn stops: every wait of the process ends now (its long-polls are answered as
+        they are, its event streams end with a ``retry:`` hint), and this connection closes
+        once its answer is sent."""
+        state = getattr(self.app, "state", None)
+        services = getattr(state, "services", None) if state is not None else None
+        if services is not None:
+            services.games.memory.stop_waiting()
+        super().shutdown()
+
     # -- the hot routes ------------------------------------------------------------------
 
     def on_headers_complete(self) -> None:
+        self._heading = False
+        upgrade = self.parser.should_upgrade()
+        if upgrade and not self._should_upgrade() and self.parser.get_method() != b"CONNECT":
+            self._declined = True  # served once the parser stops at the offer
+            return
+        length = self._length
+        if length is not None and int(length) > self._max_body:
+            self._body_too_large(None)
+        self._body_due = True  # until the message completes
         route = None
         routes = self._routes
         if (
@@ -135,7 +449,7 @@ class PublicHttp(HttpToolsProtocol):
             and not self.root_path
             and self.limit_concurrency is None
             and (self.cycle is None or self.cycle.response_complete)  # else pipelined
-            and not self.parser.should_upgrade()
+            and not upgrade
         ):
             parsed = httptools.parse_url(self.url)
             raw_path = parsed.path
@@ -162,18 +476,23 @@ class PublicHttp(HttpToolsProtocol):
 
     def on_body(self, body: bytes) -> None:
         cycle = self.cycle
+        self._body_bytes += len(body)
+        if self._body_bytes > self._max_body:
+            self._body_too_large(cycle)
         if type(cycle) is not _HotCycle:
             super().on_body(body)
             return
         cycle.body += body
-        # the app refuses it, limits first (a hot cycle: the app has hot routes)
-        if len(cycle.body) > self._routes.limit:  # type: ignore[union-attr]
-            self._hand_over(cycle, self.app, more_body=True)
 
     def on_message_complete(self) -> None:
+        self._body_due = False
+        if self._body_timer is not None:
+            self._body_timer.cancel()
+            self._body_timer = None
         cycle = self.cycle
         if type(cycle) is not _HotCycle:
-            super().on_message_complete()
+            if not self._declined:
+                super().on_message_complete()
             return
         self._run(self._answer(cycle))
 

@@ -1,0 +1,329 @@
+"""The HTTP edge, seen on raw connections: a request's head and body are bounded as they
+arrive (431, 414, 413, 408, each a problem, and the connection closed), a request that offers
+an upgrade the referee does not speak (``Upgrade: h2c``) is served as HTTP/1.1 with its body,
+and a ``Last-Event-ID`` that is no event id is a 400."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+
+import httptools
+import httpx
+import pytest
+from helpers import auth, create
+
+from referee.tools.launch import LOAD_LIMITS, start_referee
+
+#: the headers curl --http2 and Java's HttpClient send on a plain http:// URL
+H2C = (
+    "Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n"
+    "HTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n"
+)
+
+
+class _Answers:
+    """Responses read off a raw connection, and whether the server closed it after them."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.parser = httptools.HttpResponseParser(self)
+        self.done: list[tuple[int, dict[str, str], bytes]] = []
+        self.headers: dict[str, str] = {}
+        self.body = b""
+        self.closed = False
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self.headers[name.decode().lower()] = value.decode()
+
+    def on_body(self, body: bytes) -> None:
+        self.body += body
+
+    def on_message_complete(self) -> None:
+        self.done.append((self.parser.get_status_code(), self.headers, self.body))
+        self.headers, self.body = {}, b""
+
+    def read(self, count: int = 1, seconds: float = 10.0) -> list:
+        """Until ``count`` responses came, or the connection closed, within ``seconds``."""
+        stop = time.monotonic() + seconds
+        while len(self.done) < count and not self.closed and time.monotonic() < stop:
+            self.sock.settimeout(max(0.01, stop - time.monotonic()))
+            try:
+                data = self.sock.recv(65536)
+            except TimeoutError:
+                break
+            except ConnectionResetError:
+                self.closed = True
+                break
+            if not data:
+                self.closed = True
+                break
+            self.parser.feed_data(data)
+        return self.done
+
+    def closes(self, seconds: float = 5.0) -> bool:
+        """Whether the server closes the connection (sending nothing more) within
+        ``seconds``."""
+        if self.closed:
+            return True
+        self.sock.settimeout(seconds)
+        try:
+            return self.sock.recv(65536) == b""
+        except ConnectionResetError:
+            return True
+        except TimeoutError:
+            return False
+
+
+def _connect(url: str) -> socket.socket:
+    host, port = url.removeprefix("http://").split(":")
+    return socket.create_connection((host, int(port)), timeout=10)
+
+
+def _refused(answers: _Answers, status: int, code: str, names: str) -> dict:
+    """The one answer is the problem ``code`` naming ``names``, and the connection closed."""
+    done = answers.read()
+    assert len(done) == 1, done
+    got, headers, body = done[0]
+    assert got == status, body
+    assert headers["content-type"] == "application/problem+json"
+    assert headers["connection"] == "close"
+    problem = json.loads(body)
+    assert problem["status"] == status and problem["code"] == code
+    assert names in problem["detail"], problem
+    assert answers.closes(), "the connection stayed open"
+    return problem
+
+
+def _get(path: str, extra: str = "") -> bytes:
+    return f"GET {path} HTTP/1.1\r\nHost: referee\r\n{extra}\r\n".encode()
+
+
+# -- 1. a request's head ----------------------------------------------------------------------
+
+
+def test_a_header_line_over_8_kib_is_431_and_the_connection_closed(server):
+    with _connect(server.url) as sock:
+        sock.sendall(_get("/healthz", f"X-Big: {'a' * 9000}\r\n"))
+        problem = _refused(
+            _Answers(sock), 431, "headers-too-large", "REFEREE_MAX_HEADER_LINE_BYTES"
+        )
+        assert problem["field"] == "x-big"
+
+
+def test_more_than_100_header_fields_is_431(server):
+    fields = "".join(f"X-{i}: {i}\r\n" for i in range(101))
+    with _connect(server.url) as sock:
+        sock.sendall(_get("/healthz", fields))
+        _refused(_Answers(sock), 431, "headers-too-large", "REFEREE_MAX_HEADER_FIELDS")
+
+
+def test_more_than_64_kib_of_headers_in_all_is_431(server):
+    fields = "".join(f"X-{i}: {'a' * 7000}\r\n" for i in range(10))  # each line within 8 KiB
+    with _connect(server.url) as sock:
+        sock.sendall(_get("/healthz", fields))
+        _refused(_Answers(sock), 431, "headers-too-large", "REFEREE_MAX_HEADER_BYTES")
+
+
+def test_a_request_line_over_8_kib_is_414(server):
+    with _connect(server.url) as sock:
+        sock.sendall(_get("/v1/games?x=" + "a" * 9000))
+        _refused(_Answers(sock), 414, "uri-too-long", "REFEREE_MAX_HEADER_LINE_BYTES")
+
+
+def test_headers_within_the_limits_are_served(server, http):
+    game = create(http, "choice", 2)
+    near = "".join(f"X-{i}: {'a' * 500}\r\n" for i in range(96))  # 98 fields, ~50 KiB
+    near += f"X-Long: {'b' * 8000}\r\n"
+    token = game["seats"][0]["token"]
+    with _connect(server.url) as sock:
+        sock.sendall(
+            _get(f"/v1/games/{game['id']}/turn", f"Authorization: Bearer {token}\r\n{near}")
+        )
+        answers = _Answers(sock)
+        assert [status for status, _, _ in answers.read()] == [200]
+        sock.sendall(_get("/healthz", near))  # the connection serves on
+        assert [status for status, _, _ in answers.read(2)] == [200, 200]
+
+
+def test_a_header_that_never_ends_is_refused_as_its_bytes_arrive(server):
+    """A 1 MiB header was served 200 (and 100 MB of headers held ~167 MB): the referee
+    answers once the head passes its limit, long before the client is done sending."""
+    with _connect(server.url) as sock:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: referee\r\nX-Big: ")
+        answers = _Answers(sock)
+        sent = 0
+        while sent < 16 << 20 and not answers.done and not answers.closed:
+            try:
+                sock.sendall(b"a" * 16384)
+            except OSError:  # the server closed: what it answered is read below
+                break
+            sent += 16384
+            sock.setblocking(False)
+            try:
+                data = sock.recv(65536)
+                if data:
+                    answers.parser.feed_data(data)
+                else:
+                    answers.closed = True
+            except BlockingIOError:
+                pass
+            sock.setblocking(True)
+        _refused(answers, 431, "headers-too-large", "REFEREE_MAX_HEADER")
+        assert sent < 4 << 20, f"refused only after {sent} bytes"
+
+
+# -- 2. a request's body ----------------------------------------------------------------------
+
+
+def _post(path: str, length: int | None, extra: str = "", body: bytes = b"") -> bytes:
+    size = f"Content-Length: {length}\r\n" if length is not None else ""
+    head = f"POST {path} HTTP/1.1\r\nHost: referee\r\nContent-Type: application/json\r\n"
+    return (head + size + extra + "\r\n").encode() + body
+
+
+@pytest.mark.parametrize("route", ["create", "moves"])
+def test_a_content_length_over_the_limit_is_413_before_any_body_is_sent(server, http, route):
+    game = create(http, "choice", 2)
+    path, extra = "/v1/games", ""
+    if route == "moves":
+        path = f"/v1/games/{game['id']}/moves"
+        extra = f"Authorization: Bearer {game['seats'][0]['token']}\r\n"
+    with _connect(server.url) as sock:
+        sock.sendall(_post(path, 100_000_000, extra))  # the head alone
+        problem = _refused(_Answers(sock), 413, "body-too-large", "REFEREE_MAX_BODY_BYTES")
+        assert problem["instance"] == path
+
+
+def test_a_chunked_body_is_413_once_its_bytes_pass_the_limit(server):
+    with _connect(server.url) as sock:
+        sock.sendall(_post("/v1/games", None, "Transfer-Encoding: chunked\r\n"))
+        answers = _Answers(sock)
+        sent = 0
+        chunk = b"4000\r\n" + b" " * 0x4000 + b"\r\n"
+        while sent < 1 << 20 and not answers.done:  # never the last chunk
+            try:
+                sock.sendall(chunk)
+            except OSError:
+                break
+            sent += 0x4000
+            answers.read(seconds=0.05)
+        _refused(answers, 413, "body-too-large", "REFEREE_MAX_BODY_BYTES")
+        assert sent <= 160 * 1024, f"refused only after {sent} bytes"
+
+
+@pytest.fixture(scope="module")
+def impatient(valkey, tmp_path_factory):
+    """A referee that waits 1 s for a body: its URL and its log."""
+    env = {**LOAD_LIMITS, "REFEREE_BODY_TIMEOUT_S": "1"}
+    log = tmp_path_factory.mktemp("impatient") / "referee.log"
+    with log.open("w") as out:
+        referee, url = start_referee(valkey, env=env, stdout=out, stderr=out)
+    yield url, log
+    referee.terminate()
+    referee.wait(timeout=20)
+
+
+@pytest.mark.parametrize("route", ["create", "moves"])
+def test_a_trickling_body_is_408_and_the_connection_closed(impatient, route):
+    impatient, log = impatient
+    with httpx.Client(base_url=impatient) as http:
+        game = create(http, "choice", 2)
+    path, extra = "/v1/games", ""
+    if route == "moves":
+        path = f"/v1/games/{game['id']}/moves"
+        extra = f"Authorization: Bearer {game['seats'][0]['token']}\r\n"
+    with _connect(impatient) as sock:
+        sock.sendall(_post(path, 100, extra, b'{"seq": '))
+        began = time.monotonic()
+        answers = _Answers(sock)
+        while not answers.done and time.monotonic() - began < 8:
+            try:
+                sock.sendall(b" ")  # a byte now and then: never the whole body
+            except OSError:
+                break
+            answers.read(seconds=0.3)
+        problem = _refused(answers, 408, "body-timeout", "REFEREE_BODY_TIMEOUT_S")
+        assert problem["field"] == "body" and problem["instance"] == path
+        assert time.monotonic() - began < 6
+    with httpx.Client(base_url=impatient) as http:
+        assert http.get("/healthz").status_code == 200
+    # the handler that was reading the body saw its client leave: nothing logged
+    assert "Traceback" not in log.read_text()
+
+
+def test_a_body_that_arrives_in_time_is_served(impatient):
+    impatient, _ = impatient
+    body = json.dumps({"ruleset": "choice", "seats": [{"name": "a"}, {"name": "b"}]}).encode()
+    with _connect(impatient) as sock:
+        sock.sendall(_post("/v1/games", len(body), body=body[:10]))
+        time.sleep(0.5)
+        sock.sendall(body[10:])
+        assert [status for status, _, _ in _Answers(sock).read()] == [201]
+
+
+# -- 3. an upgrade the referee does not speak -------------------------------------------------
+
+
+def test_a_post_offering_h2c_is_served_as_http_1_1_with_its_body(server, http):
+    body = json.dumps({"ruleset": "choice", "seats": [{"name": "a"}, {"name": "b"}]}).encode()
+    with _connect(server.url) as sock:
+        sock.sendall(_post("/v1/games", len(body), H2C, body))
+        answers = _Answers(sock)
+        status, _, created = answers.read()[0]
+        assert status == 201, created
+        game = json.loads(created)
+        # the hot routes, on the same connection: the turn, then a move, each offering h2c
+        token = game["seats"][0]["token"]
+        bearer = f"Authorization: Bearer {token}\r\n"
+        sock.sendall(_get(f"/v1/games/{game['id']}/turn", bearer + H2C))
+        status, _, turn = answers.read(2)[1]
+        assert status == 200, turn
+        turn = json.loads(turn)
+        move = json.dumps({"seq": turn["seq"], "move": turn["legal_moves"][0]}).encode()
+        sock.sendall(_post(f"/v1/games/{game['id']}/moves", len(move), bearer + H2C, move))
+        status, _, accepted = answers.read(3)[2]
+        assert status == 200, accepted
+        assert json.loads(accepted)["seq"] == turn["seq"]
+        sock.sendall(_get("/healthz", H2C))  # and a plain GET after them
+        assert answers.read(4)[3][0] == 200
+    after = http.get(f"/v1/games/{game['id']}/turn", headers=auth(token)).json()
+    assert (after["seq"], after["status"]) != (turn["seq"], turn["status"]), "the move counted"
+
+
+def test_a_chunked_post_offering_h2c_keeps_its_body(server):
+    body = json.dumps({"ruleset": "choice", "seats": [{"name": "a"}, {"name": "b"}]}).encode()
+    chunked = b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
+    with _connect(server.url) as sock:
+        sock.sendall(_post("/v1/games", None, H2C + "Transfer-Encoding: chunked\r\n", chunked))
+        status, _, created = _Answers(sock).read()[0]
+        assert status == 201, created
+
+
+# -- 5. Last-Event-ID -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "last_id",
+    ["1" * 5000, "garbage", "1-2-3", "-1", "18446744073709551616-0", "1-18446744073709551616"],
+)
+def test_a_last_event_id_that_is_no_event_id_is_400_naming_the_header(http, last_id):
+    game = create(http, "choice", 2)
+    reply = http.get(f"/v1/games/{game['id']}/events", headers={"Last-Event-ID": last_id})
+    assert reply.status_code == 400, reply.text
+    assert reply.headers["content-type"] == "application/problem+json"
+    assert reply.json()["code"] == "invalid-request"
+    assert reply.json()["field"] == "Last-Event-ID"
+
+
+def test_a_last_event_id_the_referee_sent_resumes_the_stream(http):
+    game = create(http, "choice", 2)
+    url = f"/v1/games/{game['id']}/events"
+    with http.stream("GET", url, headers={"Last-Event-ID": "18446744073709551615-0"}) as reply:
+        assert reply.status_code == 200  # the largest id: nothing after it yet
+    with http.stream("GET", url, headers={"Last-Event-ID": "0-0"}) as reply:
+        assert reply.status_code == 200
+        for line in reply.iter_lines():
+            if line.startswith("id: "):
+                break
