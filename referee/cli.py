@@ -17,6 +17,7 @@ class UvicornOptions(TypedDict):
     proxy_headers: bool
     server_header: bool
     http: str
+    timeout_graceful_shutdown: int
 
 
 #: How uvicorn serves the referee, wherever it runs it (``serve``, the bench, the tests). No

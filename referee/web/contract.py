@@ -55,7 +55,7 @@ from .models import (
     TournamentCreated,
     Turn,
 )
-from .problems import PROBLEM, TITLES
+from .problems import PROBLEM
 from .replay_views import REPLAYS, GamePage
 from .tournament_views import TOURNAMENT_VIEWS
 from .views import GAME_VIEWS, RECORDS
@@ -315,7 +315,6 @@ def finish_contract(app: Litestar) -> None:
     _limits_and_security(schema)
     _edge_statuses(schema)
     _response_headers(schema)
-    _edge_refusals(schema)
     _exact_bodies(schema)
     _typed_answers(schema)
     _described(schema)
@@ -438,11 +437,15 @@ def _limits_and_security(schema: Any) -> None:
 #: what any operation may be answered, whatever it does, by the HTTP edge (web/serving.py),
 #: the shared limits (web/hot.py) or the store: stated here, once, for every operation
 EDGE_STATUSES = {
-    408: "Request Timeout: the request's headers or body came too slowly",
+    408: "Request Timeout: the request's body did not arrive within REFEREE_BODY_TIMEOUT_S "
+    "of its headers: the connection is closed",
     413: "Body too large: past REFEREE_MAX_BODY_BYTES",
     429: "Too many requests (rate-limited, too-many-waiting, quota-exceeded): wait "
     "Retry-After seconds",
-    431: "Request header fields too large",
+    414: "URI too long: the request line is longer than a header line may be "
+    "(REFEREE_MAX_HEADER_LINE_BYTES): the connection is closed",
+    431: "Request header fields too large (REFEREE_MAX_HEADER_LINE_BYTES, "
+    "REFEREE_MAX_HEADER_FIELDS, REFEREE_MAX_HEADER_BYTES): the connection is closed",
     503: "Unavailable: the store does not answer (redis-unavailable) or the game changed too "
     "often while the request was tried (busy); nothing changed: retry after Retry-After "
     "seconds",
@@ -532,25 +535,3 @@ def _open_free_form_objects(node: Any, seen: set[int] | None = None) -> None:
         return
     for child in children:
         _open_free_form_objects(child, seen)
-
-
-def _edge_refusals(schema: Any) -> None:
-    """What the connection itself refuses (``web.serving``), on every operation: a head over
-    the limits (431; a request line, 414); and, on one that takes a body, a body too large
-    (413) or too slow to arrive (408). Each closes the connection (``Connection: close``)."""
-    from litestar.openapi.spec import OpenAPIResponse
-
-    for path, item in schema.paths.items():
-        for method in ("get", "post"):
-            operation = getattr(item, method, None)
-            if operation is None:
-                continue
-            statuses = (414, 431) + ((408, 413) if (path, method) in _BODIES else ())
-            for status in statuses:
-                operation.responses.setdefault(
-                    str(status),
-                    OpenAPIResponse(
-                        description=TITLES[status],
-                        content={PROBLEM: OpenAPIMediaType(schema=_ref(Problem))},
-                    ),
-                )

@@ -387,7 +387,8 @@ class PublicHttp(HttpToolsProtocol):
 
     def _instance(self) -> str | None:
         """The path of the request being read, for a problem's ``instance``, if known."""
-        path = self.scope.get("path") if self.scope is not None else None
+        scope: Any = self.scope  # uvicorn's type says always set; not before a request's head
+        path: str | None = scope.get("path") if scope is not None else None
         if path is None and self.url and len(self.url) <= self.max_line:
             try:
                 path = httptools.parse_url(self.url).path.decode("latin-1")
