@@ -80,37 +80,37 @@ def test_contract_has_stable_operation_ids_and_problem_errors():
                 assert schema == {"$ref": "#/components/schemas/Problem"}
 
 
+def schemathesis(url: str, *args: str, config: Path | None = None) -> subprocess.CompletedProcess:
+    """A Schemathesis run over the committed contract against ``url``, every check on."""
+    executable = shutil.which("schemathesis") or shutil.which("st")
+    command = [executable] if executable else [sys.executable, "-m", "schemathesis.cli"]
+    configured = ["--config-file", str(config)] if config else []
+    return subprocess.run(
+        [*command, *configured, "run", str(CONTRACT), "--url", url, "--checks", "all", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
 @pytest.fixture(scope="module")
 def schemathesis_run(server, tmp_path_factory):
     """One Schemathesis run over every operation (but the event stream), its exchanges kept
     as a HAR file: (its result, its exchanges)."""
     har = tmp_path_factory.mktemp("schemathesis") / "exchanges.har"
-    executable = shutil.which("schemathesis") or shutil.which("st")
-    command = [executable] if executable else [sys.executable, "-m", "schemathesis.cli"]
-    result = subprocess.run(
-        [
-            *command,
-            "run",
-            str(CONTRACT),
-            "--url",
-            server.url,
-            "--checks",
-            "all",
-            "--max-examples",
-            "100",
-            "--exclude-operation-id",
-            "streamEvents",
-            "--seed",
-            "20261122",
-            "--report",
-            "har",
-            "--report-har-path",
-            str(har),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
+    result = schemathesis(
+        server.url,
+        "--max-examples",
+        "100",
+        "--exclude-operation-id",
+        "streamEvents",
+        "--seed",
+        "20261122",
+        "--report",
+        "har",
+        "--report-har-path",
+        str(har),
     )
     entries = json.loads(har.read_text())["log"]["entries"] if har.exists() else []
     return result, entries
@@ -146,36 +146,21 @@ def test_schemathesis_finds_nothing_on_a_seats_own_routes(server, tmp_path, rule
             for operation in ("getTurn", "submitMove")
         )
     )
-    executable = shutil.which("schemathesis") or shutil.which("st")
-    command = [executable] if executable else [sys.executable, "-m", "schemathesis.cli"]
-    result = subprocess.run(
-        [
-            *command,
-            "--config-file",
-            str(config),
-            "run",
-            str(CONTRACT),
-            "--url",
-            server.url,
-            "--checks",
-            "all",
-            "--max-examples",
-            "50",
-            "--include-operation-id",
-            "getTurn",
-            "--include-operation-id",
-            "submitMove",
-            "--phases",
-            "coverage,fuzzing",
-            "--header",
-            f"Authorization: Bearer {game['seats'][0]['token']}",
-            "--seed",
-            "20261125",
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
+    result = schemathesis(
+        server.url,
+        "--max-examples",
+        "50",
+        "--include-operation-id",
+        "getTurn",
+        "--include-operation-id",
+        "submitMove",
+        "--phases",
+        "coverage,fuzzing",
+        "--header",
+        f"Authorization: Bearer {game['seats'][0]['token']}",
+        "--seed",
+        "20261125",
+        config=config,
     )
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
 
