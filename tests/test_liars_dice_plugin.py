@@ -1,0 +1,146 @@
+"""The fourth game, installed from outside: ``examples/liars-dice`` is a distribution of its
+own, and the referee takes it as it takes any installed plug-in (``referee.plugins``).
+
+It is installed here as pip would leave an editable install, without pip: its source folder on
+the path, and beside it a ``.dist-info`` whose name, version and entry points are read from the
+example's own pyproject.toml (a wheel that setuptools builds from it carries the same
+``entry_points.txt``). Then the registry, the house bots, records and ``verify``, and the
+noninterference property of tests/test_noninterference.py are checked against it. Its rules'
+own tests are in examples/liars-dice/tests (in the pytest ``testpaths``).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+import tomllib
+from pathlib import Path
+
+import msgspec
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_noninterference import a_point_of_play, seen_by_others
+
+from referee.bots import BOTS, get_bot
+from referee.games import ORIGINS, RULESETS, Recorder, get_ruleset, verify
+from referee.plugins import GROUP, SURFACE, load_plugins
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "liars-dice"
+KEY = b"liars-dice-noninterference-key"
+
+
+def _dist_info(root: Path) -> tuple[str, str]:
+    """The example's ``.dist-info``, from its pyproject.toml: (name, version)."""
+    project = tomllib.loads((EXAMPLE / "pyproject.toml").read_text())["project"]
+    name, release = project["name"], project["version"]
+    info = root / f"{name.replace('-', '_')}-{release}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {release}\n")
+    points = project["entry-points"][GROUP]
+    lines = "".join(f"{point} = {target}\n" for point, target in points.items())
+    (info / "entry_points.txt").write_text(f"[{GROUP}]\n{lines}")
+    return name, release
+
+
+@pytest.fixture
+def installed(tmp_path, monkeypatch):
+    """The example installed (see the module's docstring) and loaded as the referee loads
+    plug-ins when it starts; afterwards, the registry as it was."""
+    monkeypatch.syspath_prepend(str(EXAMPLE))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    distribution = _dist_info(tmp_path)
+    saved = [(registry, dict(registry)) for registry in (RULESETS, ORIGINS, BOTS)]
+    added = load_plugins(again=True)
+    yield added, distribution
+    for registry, before in saved:
+        registry.clear()
+        registry.update(before)
+
+
+def test_load_plugins_registers_it_with_its_distribution_version_and_bots(installed):
+    added, distribution = installed
+    assert added == ["liars-dice"]
+    ruleset = get_ruleset("liars-dice")
+    assert type(ruleset).__module__ == "referee_liars_dice.rules"
+    assert ORIGINS["liars-dice"] == distribution == ("referee-liars-dice", "0.1.0")
+    assert ORIGINS["chopta"][0] == "referee"
+    assert [name for name in SURFACE if not hasattr(ruleset, name)] == []
+    assert set(BOTS["liars-dice"]) == {"random", "greedy", "strong"}
+    assert "referee_liars_dice" in sys.modules
+
+
+def test_it_is_gone_once_uninstalled(installed):
+    """The fixture leaves the registry as it found it: nothing else sees the plug-in."""
+    assert "liars-dice" in RULESETS
+
+
+def test_after_the_fixture_the_registry_is_the_referees_own():
+    assert "liars-dice" not in RULESETS and "liars-dice" not in ORIGINS
+
+
+@pytest.mark.parametrize("seats", [2, 3, 5])
+def test_the_house_bots_play_it_and_its_record_verifies(installed, seats):
+    ruleset = get_ruleset("liars-dice")
+    names = ["strong", "greedy", "random"]
+    bots = [get_bot("liars-dice", names[s % 3], s) for s in range(seats)]
+    seed = bytes(range(32))
+    recorder = Recorder(ruleset, {"dice_per_seat": 3}, [f"bot{s}" for s in range(seats)], seed)
+    while not ruleset.finished(recorder.state):
+        (seat,) = ruleset.to_decide(recorder.state)
+        turn = json.loads(
+            msgspec.json.encode(
+                {
+                    "legal_moves": ruleset.legal_moves(recorder.state, seat),
+                    "view": ruleset.view(recorder.state, seat),
+                }
+            )
+        )
+        recorder.decide(seat, [msgspec.convert(bots[seat](turn), ruleset.Move)])
+    record = msgspec.json.encode(recorder.record)
+    report = verify(record)
+    assert report.ok, report.problems
+    assert sorted(recorder.record.totals) == [-1, *[0] * (seats - 2), 1]
+    assert [d["seat"] for d in recorder.record.dice] == list(range(seats))
+    edited = json.loads(record)
+    edited["decisions"][-1]["moves"] = [{"type": "bid", "quantity": 9, "face": 6}]
+    assert not verify(json.dumps(edited).encode()).ok
+
+
+@settings(
+    max_examples=200,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(data=st.data(), seed=st.integers(0, 2**32))
+def test_a_seats_dice_change_nothing_another_party_sees(installed, data, seed):
+    """Liar's dice decisions are all public; its secret is each seat's dice (as CHOPTA's is its
+    pools). Two copies differing in one seat's dice look alike to everyone else, by the
+    referee's own measure (``seen_by_others``), while the others play alike, until the call
+    reveals them."""
+    ruleset = get_ruleset("liars-dice")
+    seats = data.draw(st.integers(2, 5))
+    options = {
+        "dice_per_seat": data.draw(st.integers(1, 5)),
+        "bidding_rule": data.draw(st.sampled_from(["reset-face", "reset-quantity"])),
+    }
+    rnd = random.Random(seed)
+    state = a_point_of_play(data, ruleset, ruleset.create(options, seats, KEY), rnd)
+    if ruleset.finished(state):
+        return
+    x = data.draw(st.sampled_from([s for s in range(seats) if s != state.turn]))
+    faces = data.draw(st.lists(st.integers(1, 6), min_size=len(state.dice[x])))
+    other = msgspec.msgpack.decode(msgspec.msgpack.encode(state), type=ruleset.State)
+    other.dice[x] = sorted(faces[: len(state.dice[x])])
+    for _ in range(60):
+        assert seen_by_others(ruleset, state, x) == seen_by_others(ruleset, other, x)
+        due = ruleset.to_decide(state)
+        if not due or x in due:
+            return
+        seat = due[0]
+        moves = [rnd.choice(ruleset.legal_moves(state, seat))]
+        ruleset.decide(state, seat, moves)
+        ruleset.decide(other, seat, moves)
+        if ruleset.finished(state):
+            return  # the call: every die is shown
