@@ -311,7 +311,7 @@ class LiarsDiceRuleset:
                 field="quantity",
             )
 
-    def decide(self, state: LiarsDiceState, seat: int, moves: Sequence[Any]) -> list[dict]:
+    def decide(self, state: LiarsDiceState, seat: int, moves: Sequence[Any]) -> list[dict[str, Any]]:
         """One bid or one call (a list of one move, as every ruleset takes a list)."""
         self._check_seat(state, seat)
         if len(moves) != 1:
@@ -328,15 +328,15 @@ class LiarsDiceRuleset:
             raise RuleViolation("not-your-turn", f"it is not seat {seat}'s turn")
         return self.legal_moves(state, seat)[:1]
 
-    def timeout(self, state: LiarsDiceState, seat: int) -> list[dict]:
+    def timeout(self, state: LiarsDiceState, seat: int) -> list[dict[str, Any]]:
         """The deadline passed: the seat calls the last bid (or opens with the lowest bid)."""
         (move,) = self.default_moves(state, seat)
         state.timeouts[seat] += 1
         return [{"type": "timeout", "seat": seat}, *self._play(state, seat, move)]
 
-    def _play(self, state: LiarsDiceState, seat: int, move: Any) -> list[dict]:
+    def _play(self, state: LiarsDiceState, seat: int, move: Any) -> list[dict[str, Any]]:
         state.seqs[seat] += 1
-        events: list[dict] = [{"type": "played", "seat": seat, "move": msgspec.to_builtins(move)}]
+        events: list[dict[str, Any]] = [{"type": "played", "seat": seat, "move": msgspec.to_builtins(move)}]
         if isinstance(move, Bid):
             state.bids.append(PublicBid(seat, move.quantity, move.face))
             state.turn = (seat + 1) % len(state.seqs)
@@ -371,10 +371,10 @@ class LiarsDiceRuleset:
     def ranking(self, state: LiarsDiceState) -> list[int]:
         return places(self.totals(state))
 
-    def scores(self, state: LiarsDiceState) -> list[dict]:
+    def scores(self, state: LiarsDiceState) -> list[dict[str, Any]]:
         return [{"total": total} for total in self.totals(state)]
 
-    def view(self, state: LiarsDiceState, seat: int | None = None) -> dict:
+    def view(self, state: LiarsDiceState, seat: int | None = None) -> dict[str, Any]:
         """Public: the bids, whose turn, each seat's dice count; every die once it is over. A
         seat's view adds its own dice, nobody else's."""
         totals = self.totals(state)
@@ -404,12 +404,12 @@ class LiarsDiceRuleset:
             view["you"] = self.seat_view(state, seat)
         return view
 
-    def seat_view(self, state: LiarsDiceState, seat: int) -> dict:
+    def seat_view(self, state: LiarsDiceState, seat: int) -> dict[str, Any]:
         """What only ``seat`` sees: its own dice (``view``'s "you")."""
         self._check_seat(state, seat)
         return msgspec.to_builtins(SeatDice(seat, list(state.dice[seat])))
 
-    def dice_log(self, state: LiarsDiceState) -> list[dict]:
+    def dice_log(self, state: LiarsDiceState) -> list[dict[str, Any]]:
         """Every seat's dice as rolled (the record shows them once the game is over)."""
         return [
             {"round": 0, "seat": s, "dice": list(self._rolled(state.key, state.options, s))}
