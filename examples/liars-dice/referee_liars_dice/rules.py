@@ -311,7 +311,9 @@ class LiarsDiceRuleset:
                 field="quantity",
             )
 
-    def decide(self, state: LiarsDiceState, seat: int, moves: Sequence[Any]) -> list[dict[str, Any]]:
+    def decide(
+        self, state: LiarsDiceState, seat: int, moves: Sequence[Any]
+    ) -> list[dict[str, Any]]:
         """One bid or one call (a list of one move, as every ruleset takes a list)."""
         self._check_seat(state, seat)
         if len(moves) != 1:
@@ -336,7 +338,9 @@ class LiarsDiceRuleset:
 
     def _play(self, state: LiarsDiceState, seat: int, move: Any) -> list[dict[str, Any]]:
         state.seqs[seat] += 1
-        events: list[dict[str, Any]] = [{"type": "played", "seat": seat, "move": msgspec.to_builtins(move)}]
+        events: list[dict[str, Any]] = [
+            {"type": "played", "seat": seat, "move": msgspec.to_builtins(move)}
+        ]
         if isinstance(move, Bid):
             state.bids.append(PublicBid(seat, move.quantity, move.face))
             state.turn = (seat + 1) % len(state.seqs)
