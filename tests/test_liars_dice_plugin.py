@@ -12,7 +12,9 @@ own tests are in examples/liars-dice/tests (in the pytest ``testpaths``).
 from __future__ import annotations
 
 import json
+import os
 import random
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -57,6 +59,7 @@ def installed(tmp_path, monkeypatch):
     for registry, before in saved:
         registry.clear()
         registry.update(before)
+    assert "liars-dice" not in RULESETS, "the plug-in outlived its test"
 
 
 def test_load_plugins_registers_it_with_its_distribution_version_and_bots(installed):
@@ -71,21 +74,24 @@ def test_load_plugins_registers_it_with_its_distribution_version_and_bots(instal
     assert "referee_liars_dice" in sys.modules
 
 
-def test_it_is_gone_once_uninstalled(installed):
-    """The fixture leaves the registry as it found it: nothing else sees the plug-in."""
-    assert "liars-dice" in RULESETS
-
-
-def test_after_the_fixture_the_registry_is_the_referees_own():
-    assert "liars-dice" not in RULESETS and "liars-dice" not in ORIGINS
-
-
 @pytest.mark.parametrize("seats", [2, 3, 5])
 def test_the_house_bots_play_it_and_its_record_verifies(installed, seats):
-    ruleset = get_ruleset("liars-dice")
+    recorder = _recorded_game(get_ruleset("liars-dice"), seats, bytes(range(32)))
+    record = msgspec.json.encode(recorder.record)
+    report = verify(record)
+    assert report.ok, report.problems
+    assert sorted(recorder.record.totals) == [-1, *[0] * (seats - 2), 1]
+    assert [d["seat"] for d in recorder.record.dice] == list(range(seats))
+    edited = json.loads(record)
+    edited["decisions"][-1]["moves"] = [{"type": "bid", "quantity": 9, "face": 6}]
+    assert not verify(json.dumps(edited).encode()).ok
+
+
+def _recorded_game(ruleset, seats: int, seed: bytes) -> Recorder:
+    """A game played by the house bots (strong, greedy, random, ...), through the JSON a bot
+    receives, and kept by a ``Recorder`` as the service keeps it."""
     names = ["strong", "greedy", "random"]
-    bots = [get_bot("liars-dice", names[s % 3], s) for s in range(seats)]
-    seed = bytes(range(32))
+    bots = [get_bot(ruleset.id, names[s % 3], s) for s in range(seats)]
     recorder = Recorder(ruleset, {"dice_per_seat": 3}, [f"bot{s}" for s in range(seats)], seed)
     while not ruleset.finished(recorder.state):
         (seat,) = ruleset.to_decide(recorder.state)
@@ -98,14 +104,29 @@ def test_the_house_bots_play_it_and_its_record_verifies(installed, seats):
             )
         )
         recorder.decide(seat, [msgspec.convert(bots[seat](turn), ruleset.Move)])
-    record = msgspec.json.encode(recorder.record)
-    report = verify(record)
-    assert report.ok, report.problems
-    assert sorted(recorder.record.totals) == [-1, *[0] * (seats - 2), 1]
-    assert [d["seat"] for d in recorder.record.dice] == list(range(seats))
-    edited = json.loads(record)
-    edited["decisions"][-1]["moves"] = [{"type": "bid", "quantity": 9, "face": 6}]
-    assert not verify(json.dumps(edited).encode()).ok
+    return recorder
+
+
+def test_referee_verify_finds_it_by_its_entry_point_in_a_new_process(installed, tmp_path):
+    """The command line loads installed plug-ins as it starts: ``referee verify`` replays a
+    Liar's dice record with nothing but the distribution on the path."""
+    recorder = _recorded_game(get_ruleset("liars-dice"), 3, bytes(range(32)))
+    good, edited = tmp_path / "record.json", tmp_path / "edited.json"
+    good.write_bytes(msgspec.json.encode(recorder.record))
+    record = json.loads(good.read_bytes())
+    record["dice"][1]["dice"][0] = record["dice"][1]["dice"][0] % 6 + 1
+    edited.write_text(json.dumps(record))
+    path = os.pathsep.join([str(tmp_path), str(EXAMPLE), *sys.path])
+    env = {**os.environ, "PYTHONPATH": path}
+    verify_ = [sys.executable, "-m", "referee.cli", "verify"]
+    run = subprocess.run([*verify_, str(good)], capture_output=True, text=True, env=env, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("ok: every die re-derived from the seed")
+    run = subprocess.run(
+        [*verify_, str(edited)], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert run.returncode == 1
+    assert "the recorded dice differ from the dice the seed derives" in run.stderr
 
 
 @settings(
