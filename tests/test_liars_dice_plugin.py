@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 from test_noninterference import a_point_of_play, seen_by_others
 
 from referee.bots import BOTS, get_bot
+from referee.core.game import LoadedGame, new_game
 from referee.games import ORIGINS, RULESETS, Recorder, get_ruleset, verify
 from referee.plugins import GROUP, SURFACE, load_plugins
 
@@ -127,6 +128,49 @@ def test_referee_verify_finds_it_by_its_entry_point_in_a_new_process(installed, 
     )
     assert run.returncode == 1
     assert "the recorded dice differ from the dice the seed derives" in run.stderr
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_services_core_plays_it_with_a_house_bot_and_deadlines(installed, seed):
+    """The referee's core (what the service does between a read and a commit, no I/O) plays
+    a plug-in's game as any other: a house bot seat, missed deadlines taken as the ruleset's
+    timeout, the game stored and read back between changes, and the record it publishes
+    verifies. What a seat is handed is its turn as JSON, as over HTTP."""
+    now = 1_000.0
+    seats = [{"name": "alice"}, {"name": "house", "bot": "strong"}, {"name": "carol"}]
+    game, _ = new_game("liars-dice", {"dice_per_seat": 2}, seats, 10.0, bytes([seed]) * 32, now)
+    players = {0: get_bot("liars-dice", "greedy", seed), 2: get_bot("liars-dice", "random", seed)}
+    rnd = random.Random(seed)
+    decisions = list(game.change.decisions)
+    blob, missed = game.encoded(), 0
+    while True:
+        now += 1
+        game = LoadedGame.read("", blob, "0", now)  # deadlines passed are resolved here
+        if game.doc.status == "finished":
+            decisions += game.change.decisions
+            break
+        (seat,) = game.ruleset.to_decide(game.state)
+        assert seat != 1, "the house bot decides as soon as its seat must"
+        record = game.record(decisions)
+        assert record["dice"] == [] and record["seed"] is None
+        assert all(s["dice"] is None for s in game.public_view()["seats"])
+        if missed == 0 or rnd.random() < 0.2:
+            now += 10  # the seat lets its deadline pass
+            missed += 1
+        else:
+            turn = json.loads(msgspec.json.encode(game.turn(seat)))
+            assert turn["view"]["you"]["dice"] == game.state.dice[seat]
+            move = players[seat](turn)
+            game.decide(seat, turn["seq"], [msgspec.convert(move, game.ruleset.Move)], now)
+        decisions += game.change.decisions
+        blob = game.encoded()
+    record = game.record(decisions)
+    report = verify(msgspec.json.encode(record))
+    assert report.ok, report.problems
+    assert record["finished"] and sorted(record["totals"]) == [-1, 0, 1]
+    told = [json.loads(d) for d in decisions]
+    assert sum(d["timeout"] for d in told) >= 1
+    assert {d["seat"] for d in told} >= {1}
 
 
 @settings(
