@@ -1,0 +1,421 @@
+"""Liar's dice as OpenSpiel's ``liars_dice`` plays it: one round, bids of quantity and face in
+turn, sixes wild, a "liar" call ends it and either the caller or the last bidder loses.
+
+Rules and the choices this plug-in made where OpenSpiel leaves room: RULES.md beside this
+package. Dice come only from the key the referee hands to :meth:`LiarsDiceRuleset.create`,
+through ``referee.games.roll`` at ``round/0/seat/<s>`` as CHOPTA draws its pools, so the
+referee's commitment, reveal and ``verify`` hold for this ruleset as for its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Annotated, Any, ClassVar, Literal
+
+import msgspec
+
+from referee.games import InvalidOption, RuleViolation, places, roll
+
+from . import bots as _bots
+
+__all__ = [
+    "FACES",
+    "WILD",
+    "Bid",
+    "Call",
+    "Liar",
+    "LiarsDiceMove",
+    "LiarsDiceOptions",
+    "LiarsDiceRuleset",
+    "LiarsDiceState",
+    "LiarsDiceView",
+    "PublicBid",
+    "SeatDice",
+    "SeatPublic",
+    "bid_rank",
+]
+
+FACES = 6  # the referee's dice are six-sided (OpenSpiel's ``dice_sides`` at its default)
+WILD = FACES  # the highest face counts as every face (OpenSpiel: ``dice_sides`` is wild)
+MAX_DICE_PER_SEAT = 10
+MAX_SEATS = 8
+
+Face = Annotated[int, msgspec.Meta(ge=1, le=FACES, description="a die face, 1..6 (6 is wild)")]
+Quantity = Annotated[
+    int, msgspec.Meta(ge=1, le=MAX_SEATS * MAX_DICE_PER_SEAT, description="how many dice")
+]
+Seat = Annotated[int, msgspec.Meta(ge=0, le=MAX_SEATS - 1)]
+
+
+class LiarsDiceOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Liar's dice options (OpenSpiel's ``numdice`` and ``bidding_rule``)."""
+
+    dice_per_seat: Annotated[
+        int,
+        msgspec.Meta(ge=1, le=MAX_DICE_PER_SEAT, description="dice each seat rolls (OpenSpiel 1)"),
+    ] = 5
+    bidding_rule: Annotated[
+        Literal["reset-face", "reset-quantity"],
+        msgspec.Meta(
+            description="reset-face: a higher quantity of any face, or the same quantity of a "
+            "higher face; reset-quantity: a higher face of any quantity, or the same face with "
+            "a higher quantity"
+        ),
+    ] = "reset-face"
+
+
+class Bid(msgspec.Struct, frozen=True, tag="bid", forbid_unknown_fields=True):
+    """At least ``quantity`` dice of all the seats show ``face`` (sixes count as any face)."""
+
+    quantity: Quantity
+    face: Face
+
+
+class Liar(msgspec.Struct, frozen=True, tag="liar", forbid_unknown_fields=True):
+    """Call the last bid a lie: the dice are shown and the round is over."""
+
+
+LiarsDiceMove = Bid | Liar
+
+
+def bid_rank(quantity: int, face: int, total_dice: int, rule: str) -> int:
+    """OpenSpiel's action id of a bid: a bid is higher than another when its rank is."""
+    if rule == "reset-face":
+        return (quantity - 1) * FACES + (face - 1)
+    return (face - 1) * total_dice + (quantity - 1)
+
+
+def _unrank(rank: int, total_dice: int, rule: str) -> Bid:
+    if rule == "reset-face":
+        return Bid(rank // FACES + 1, rank % FACES + 1)
+    return Bid(rank % total_dice + 1, rank // total_dice + 1)
+
+
+# --- state and views
+
+
+class PublicBid(msgspec.Struct, frozen=True):
+    """A bid as everyone saw it made."""
+
+    seat: Seat
+    quantity: Quantity
+    face: Face
+
+
+class Call(msgspec.Struct, frozen=True):
+    """How the round ended: who called, on which bid, how many dice matched, who lost."""
+
+    caller: Seat
+    bidder: Seat
+    quantity: Quantity
+    face: Face
+    matches: int
+    winner: Seat
+    loser: Seat
+
+
+class LiarsDiceState(msgspec.Struct, array_like=True):
+    """A whole game. ``key`` and ``dice`` are secret until the round is over."""
+
+    ruleset: str
+    options: LiarsDiceOptions
+    key: bytes
+    turn: int  # the seat to bid or call
+    dice: list[list[int]]  # per seat, sorted
+    bids: list[PublicBid]
+    seqs: list[int]
+    timeouts: list[int]
+    call: Call | None = None
+    finished: bool = False
+
+
+class SeatPublic(msgspec.Struct, frozen=True):
+    """A seat as everyone sees it; its dice only once the round is over."""
+
+    seat: Seat
+    dice_count: int
+    timeouts: int
+    total: int
+    dice: list[Face] | None
+
+
+class LiarsDiceView(msgspec.Struct, frozen=True):
+    """The public view (``view(state)``): the bids, whose turn, each seat's dice count."""
+
+    ruleset: str
+    options: LiarsDiceOptions
+    finished: bool
+    turn: Seat | None
+    total_dice: int
+    bid: PublicBid | None  # the bid to beat (or to call)
+    bids: list[PublicBid]
+    seats: list[SeatPublic]
+    call: Call | None
+    ranking: list[int] | None
+
+
+class SeatDice(msgspec.Struct, frozen=True):
+    """What only one seat sees (``seat_view``, the view's ``"you"``): its own dice."""
+
+    seat: Seat
+    dice: list[Face]
+
+
+# --- the engine
+
+
+class LiarsDiceRuleset:
+    """``liars-dice``: 2..8 seats, one round; the loser of the call -1, its winner +1."""
+
+    id: ClassVar[str] = "liars-dice"
+    title: ClassVar[str] = "Liar's dice"
+    min_seats: ClassVar[int] = 2
+    max_seats: ClassVar[int] = MAX_SEATS
+    Options: ClassVar[type] = LiarsDiceOptions
+    Move: ClassVar[Any] = LiarsDiceMove
+    State: ClassVar[type] = LiarsDiceState
+    View: ClassVar[type] = LiarsDiceView
+    SeatView: ClassVar[type] = SeatDice
+    #: house bots, as ``referee.plugins`` takes them: name -> (seed) -> (turn JSON) -> move
+    bots: ClassVar[dict[str, Any]] = {
+        "random": _bots.random_bot,
+        "greedy": _bots.greedy_bot,
+        "strong": _bots.strong_bot,
+    }
+    #: the refusal codes this ruleset raises besides the referee's own, and what each means
+    codes: ClassVar[dict[str, str]] = {
+        "bid-not-higher": "a bid must be higher than the last one in the game's bidding rule",
+        "quantity-out-of-range": "a bid's quantity is 1..the number of dice in the game",
+        "face-out-of-range": "a bid's face is 1..6",
+        "no-bid-to-call": "liar calls the last bid: the first decision of a round is a bid",
+    }
+
+    def options(self, raw: Any) -> LiarsDiceOptions:
+        if raw is None:
+            raw = {}
+        if isinstance(raw, LiarsDiceOptions):
+            return raw
+        try:
+            return msgspec.convert(raw, LiarsDiceOptions)
+        except msgspec.ValidationError as exc:
+            raise InvalidOption("invalid-option", f"options: {exc}", field="options") from None
+
+    def create(self, options: Any, seats: int, key: bytes) -> LiarsDiceState:
+        options = self.options(options)
+        if not isinstance(seats, int) or not self.min_seats <= seats <= self.max_seats:
+            raise InvalidOption(
+                "invalid-seat-count",
+                f"{self.id} is played by {self.min_seats}..{self.max_seats} seats, not {seats}",
+                field="seats",
+            )
+        dice = [sorted(self._rolled(key, options, s)) for s in range(seats)]
+        return LiarsDiceState(self.id, options, key, 0, dice, [], [0] * seats, [0] * seats)
+
+    def _rolled(self, key: bytes, options: LiarsDiceOptions, seat: int) -> tuple[int, ...]:
+        """A seat's dice, as the seed derives them (in the order rolled)."""
+        return roll(key, f"round/0/seat/{seat}", options.dice_per_seat)
+
+    def _total_dice(self, state: LiarsDiceState) -> int:
+        return len(state.seqs) * state.options.dice_per_seat
+
+    def _last_rank(self, state: LiarsDiceState) -> int:
+        if not state.bids:
+            return -1
+        last = state.bids[-1]
+        return bid_rank(
+            last.quantity, last.face, self._total_dice(state), state.options.bidding_rule
+        )
+
+    # -- whose turn ----------------------------------------------------------------------------
+
+    def to_decide(self, state: LiarsDiceState) -> list[int]:
+        return [] if state.finished else [state.turn]
+
+    def must_decide(self, state: LiarsDiceState, seat: int) -> bool:
+        return not state.finished and state.turn == seat
+
+    def seq(self, state: LiarsDiceState, seat: int) -> int:
+        return state.seqs[seat]
+
+    def public_seq(self, state: LiarsDiceState, seat: int) -> int:
+        """Every bid and call is made in view: all of a seat's decisions are counted."""
+        return state.seqs[seat]
+
+    def disclosed(self, state: LiarsDiceState, seat: int) -> int:
+        """Every decision is public as it is made: the secret is the dice, not the bids."""
+        return state.seqs[seat]
+
+    def finished(self, state: LiarsDiceState) -> bool:
+        return state.finished
+
+    def _check_seat(self, state: LiarsDiceState, seat: int) -> None:
+        if not isinstance(seat, int) or not 0 <= seat < len(state.seqs):
+            raise RuleViolation("no-such-seat", f"there is no seat {seat}", field="seat")
+
+    def normalize(self, move: Any) -> Any:
+        """A bid or a call has one form only."""
+        return move
+
+    def legal_moves(self, state: LiarsDiceState, seat: int) -> list[Any]:
+        """``liar`` first (once there is a bid: the default of a missed deadline), then every
+        higher bid from the lowest up, in the bidding rule's order (OpenSpiel's action ids)."""
+        self._check_seat(state, seat)
+        if state.finished or seat != state.turn:
+            return []
+        total, rule = self._total_dice(state), state.options.bidding_rule
+        moves: list[Any] = [Liar()] if state.bids else []
+        moves += [_unrank(r, total, rule) for r in range(self._last_rank(state) + 1, total * FACES)]
+        return moves
+
+    # -- deciding ------------------------------------------------------------------------------
+
+    def _validate(self, state: LiarsDiceState, seat: int, move: Any) -> None:
+        """Independent of :meth:`legal_moves`; the tests check that both agree."""
+        if state.finished:
+            raise RuleViolation("game-over", "the game is over")
+        if seat != state.turn:
+            raise RuleViolation(
+                "not-your-turn", f"it is seat {state.turn}'s turn, not seat {seat}'s"
+            )
+        if isinstance(move, Liar):
+            if not state.bids:
+                raise RuleViolation(
+                    "no-bid-to-call", "there is no bid to call yet: the round opens with a bid"
+                )
+            return
+        if not isinstance(move, Bid):
+            raise RuleViolation("unknown-move", f"{type(move).__name__} is not a Liar's dice move")
+        total = self._total_dice(state)
+        if not isinstance(move.quantity, int) or not 1 <= move.quantity <= total:
+            raise RuleViolation(
+                "quantity-out-of-range",
+                f"the game has {total} dice: bid a quantity of 1..{total}, not {move.quantity}",
+                field="quantity",
+            )
+        if not isinstance(move.face, int) or not 1 <= move.face <= FACES:
+            raise RuleViolation(
+                "face-out-of-range", f"a face is 1..{FACES}, not {move.face}", field="face"
+            )
+        rule = state.options.bidding_rule
+        if bid_rank(move.quantity, move.face, total, rule) <= self._last_rank(state):
+            last = state.bids[-1]
+            how = (
+                "a higher quantity, or as many of a higher face"
+                if rule == "reset-face"
+                else "a higher face, or more of the same face"
+            )
+            raise RuleViolation(
+                "bid-not-higher",
+                f"{move.quantity} × {move.face} does not beat {last.quantity} × {last.face} "
+                f"({rule}: bid {how})",
+                field="quantity",
+            )
+
+    def decide(
+        self, state: LiarsDiceState, seat: int, moves: Sequence[Any]
+    ) -> list[dict[str, Any]]:
+        """One bid or one call (a list of one move, as every ruleset takes a list)."""
+        self._check_seat(state, seat)
+        if len(moves) != 1:
+            raise RuleViolation(
+                "one-move-per-decision", "a decision is exactly one bid or call", field="moves"
+            )
+        self._validate(state, seat, moves[0])
+        return self._play(state, seat, moves[0])
+
+    def default_moves(self, state: LiarsDiceState, seat: int) -> list[Any]:
+        """What :meth:`timeout` applies: the first legal move (a call, or the lowest bid)."""
+        self._check_seat(state, seat)
+        if state.finished or seat != state.turn:
+            raise RuleViolation("not-your-turn", f"it is not seat {seat}'s turn")
+        return self.legal_moves(state, seat)[:1]
+
+    def timeout(self, state: LiarsDiceState, seat: int) -> list[dict[str, Any]]:
+        """The deadline passed: the seat calls the last bid (or opens with the lowest bid)."""
+        (move,) = self.default_moves(state, seat)
+        state.timeouts[seat] += 1
+        return [{"type": "timeout", "seat": seat}, *self._play(state, seat, move)]
+
+    def _play(self, state: LiarsDiceState, seat: int, move: Any) -> list[dict[str, Any]]:
+        state.seqs[seat] += 1
+        events: list[dict[str, Any]] = [
+            {"type": "played", "seat": seat, "move": msgspec.to_builtins(move)}
+        ]
+        if isinstance(move, Bid):
+            state.bids.append(PublicBid(seat, move.quantity, move.face))
+            state.turn = (seat + 1) % len(state.seqs)
+            return events
+        last = state.bids[-1]
+        matches = sum(1 for dice in state.dice for d in dice if d in (last.face, WILD))
+        bidder_right = matches >= last.quantity
+        winner, loser = (last.seat, seat) if bidder_right else (seat, last.seat)
+        state.call = Call(seat, last.seat, last.quantity, last.face, matches, winner, loser)
+        state.finished = True
+        events.append(
+            {
+                "type": "round_over",
+                "round": 0,
+                "dice": [list(dice) for dice in state.dice],
+                "call": msgspec.to_builtins(state.call),
+                "totals": self.totals(state),
+            }
+        )
+        return events  # the service announces the end, with the ranking
+
+    # -- what players see ----------------------------------------------------------------------
+
+    def totals(self, state: LiarsDiceState) -> list[int]:
+        """OpenSpiel's returns: +1 the call's winner, -1 its loser, 0 every other seat."""
+        totals = [0] * len(state.seqs)
+        if state.call is not None:
+            totals[state.call.winner] = 1
+            totals[state.call.loser] = -1
+        return totals
+
+    def ranking(self, state: LiarsDiceState) -> list[int]:
+        return places(self.totals(state))
+
+    def scores(self, state: LiarsDiceState) -> list[dict[str, Any]]:
+        return [{"total": total} for total in self.totals(state)]
+
+    def view(self, state: LiarsDiceState, seat: int | None = None) -> dict[str, Any]:
+        """Public: the bids, whose turn, each seat's dice count; every die once it is over. A
+        seat's view adds its own dice, nobody else's."""
+        totals = self.totals(state)
+        shown = LiarsDiceView(
+            ruleset=state.ruleset,
+            options=state.options,
+            finished=state.finished,
+            turn=None if state.finished else state.turn,
+            total_dice=self._total_dice(state),
+            bid=state.bids[-1] if state.bids else None,
+            bids=list(state.bids),
+            seats=[
+                SeatPublic(
+                    s,
+                    len(state.dice[s]),
+                    state.timeouts[s],
+                    totals[s],
+                    list(state.dice[s]) if state.finished else None,
+                )
+                for s in range(len(state.seqs))
+            ],
+            call=state.call,
+            ranking=self.ranking(state) if state.finished else None,
+        )
+        view: dict[str, Any] = msgspec.to_builtins(shown)
+        if seat is not None:
+            view["you"] = self.seat_view(state, seat)
+        return view
+
+    def seat_view(self, state: LiarsDiceState, seat: int) -> dict[str, Any]:
+        """What only ``seat`` sees: its own dice (``view``'s "you")."""
+        self._check_seat(state, seat)
+        return msgspec.to_builtins(SeatDice(seat, list(state.dice[seat])))
+
+    def dice_log(self, state: LiarsDiceState) -> list[dict[str, Any]]:
+        """Every seat's dice as rolled (the record shows them once the game is over)."""
+        return [
+            {"round": 0, "seat": s, "dice": list(self._rolled(state.key, state.options, s))}
+            for s in range(len(state.seqs))
+        ]
