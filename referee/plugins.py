@@ -16,7 +16,6 @@ import logging
 from importlib.metadata import entry_points, version
 from typing import Any
 
-from .bots import BOTS
 from .games import ORIGINS, RULESETS, register
 
 __all__ = ["GROUP", "load_plugins"]
@@ -87,7 +86,6 @@ def load_plugins(*, again: bool = False) -> list[str]:
             log.error("ruleset plug-in %s is disabled: it lacks %s", source, ", ".join(missing))
             continue
         register(ruleset, distribution, release)
-        BOTS[ruleset.id] = dict(getattr(ruleset, "bots", None) or {})
         added.append(ruleset.id)
         log.info("ruleset %s registered from %s", ruleset.id, source)
     return added

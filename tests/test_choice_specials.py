@@ -7,8 +7,16 @@ import pytest
 from choice_helpers import force_rolls
 
 from referee.games import RuleViolation
-from referee.games.choice import FreeThrow, Mark
-from referee.games.choice_specials import CARDS, Fdh, Kur, Minus1, Minus2, Null, SuppenKasper
+from referee.rulesets.choice.engine import FreeThrow, Mark
+from referee.rulesets.choice_specials.engine import (
+    CARDS,
+    Fdh,
+    Kur,
+    Minus1,
+    Minus2,
+    Null,
+    SuppenKasper,
+)
 
 KEY = b"specials-test-key"
 

@@ -9,13 +9,13 @@ import textwrap
 
 import pytest
 
-from referee.bots import BOTS
+from referee.bots import bot_names
 from referee.games import ORIGINS, RULESETS, DuplicateRuleset
 from referee.plugins import load_plugins
 
 PLUGIN = """
-from referee.bots.choice import random_bot
-from referee.games.choice import ChoiceRuleset
+from referee.rulesets.choice.bots import random_bot
+from referee.rulesets.choice.engine import ChoiceRuleset
 
 
 class TinyChoice(ChoiceRuleset):
@@ -43,9 +43,9 @@ def _distribution(root, name: str, version: str, points: dict[str, str], module:
 def installed(tmp_path, monkeypatch):
     """Put distributions on the path; afterwards, the registry as it was."""
     monkeypatch.syspath_prepend(str(tmp_path))
-    rulesets, origins, bots = dict(RULESETS), dict(ORIGINS), dict(BOTS)
+    rulesets, origins = dict(RULESETS), dict(ORIGINS)
     yield lambda *args: _distribution(tmp_path, *args)
-    for registry, saved in ((RULESETS, rulesets), (ORIGINS, origins), (BOTS, bots)):
+    for registry, saved in ((RULESETS, rulesets), (ORIGINS, origins)):
         registry.clear()
         registry.update(saved)
     for name in [m for m in sys.modules if m.startswith("plugin_")]:
@@ -58,7 +58,7 @@ def test_a_plugin_is_registered_with_its_distribution_and_bots(installed):
     ruleset = RULESETS["tiny-choice"]
     assert ORIGINS["tiny-choice"] == ("plugin_tiny", "1.2.3")
     assert ORIGINS["choice"][0] == "referee"
-    assert set(BOTS["tiny-choice"]) == {"random"}
+    assert bot_names("tiny-choice") == ["random"]
     state = ruleset.create({}, 2, b"k" * 32)  # it plays as the registry hands it out
     ruleset.decide(state, 0, [ruleset.legal_moves(state, 0)[0]])
     assert ruleset.public_seq(state, 0) == 1

@@ -10,10 +10,10 @@ import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from referee.games import GameError, get_ruleset, score_area
-from referee.games.choice import POINTS, FreeThrow, Mark
-from referee.games.choice_specials import Fdh, Kur, Minus1, Minus2, Null, SuppenKasper
-from referee.games.chopta import Place, Swap
+from referee.games import GameError, get_ruleset
+from referee.rulesets.choice.engine import POINTS, FreeThrow, Mark
+from referee.rulesets.choice_specials.engine import Fdh, Kur, Minus1, Minus2, Null, SuppenKasper
+from referee.rulesets.chopta.engine import Place, Swap, score_area
 
 MAX_DECISIONS = 20_000
 PROPERTY = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -11,9 +11,9 @@ from ..core.documents import NAME_PATTERN
 from ..core.pairing import TournamentPlan, TournamentSpec
 from ..core.refusals import Refusal
 from ..games._common import Die
-from ..games.choice import ChoiceOptions, ChoiceScore, FreeThrow, Mark, Pass
-from ..games.choice_specials import Fdh, Kur, Minus1, Minus2, Null, SuppenKasper
-from ..games.chopta import ChoptaOptions, Group, Place, Swap
+from ..rulesets.choice.engine import ChoiceOptions, ChoiceScore, FreeThrow, Mark, Pass
+from ..rulesets.choice_specials.engine import Fdh, Kur, Minus1, Minus2, Null, SuppenKasper
+from ..rulesets.chopta.engine import ChoptaOptions, Group, Place, Swap
 from .codes import PROBLEM_CODES
 from .tournament_views import TournamentStatus
 from .views import (

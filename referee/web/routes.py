@@ -24,7 +24,9 @@ from .. import __version__
 from ..core.documents import check_name
 from ..core.game import HIDDEN_STEP
 from ..core.refusals import Refusal
-from ..games import ORIGINS, RULESETS, score_area, score_marks
+from ..games import ORIGINS, RULESETS
+from ..rulesets.choice.engine import score_marks
+from ..rulesets.chopta.engine import score_area
 from ..service import AVAILABILITY, STORE_UNAVAILABLE
 from .access import client_address, organizer_of
 from .idempotent import REPLAYED, IdempotencyKey, once

@@ -9,8 +9,8 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from ..games.choice import ChoiceOptions
-from ..games.chopta import ChoptaOptions
+from ..rulesets.choice.engine import ChoiceOptions
+from ..rulesets.chopta.engine import ChoptaOptions
 from .views import RANKING, Commitment, EpochSeconds, NextPage, Placing, RulesetId, Seed
 
 __all__ = [

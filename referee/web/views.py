@@ -16,9 +16,9 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from ..games._common import Die
-from ..games.choice import ChoiceOptions, ChoiceScore, FreeThrow, Mark, Pass
-from ..games.choice_specials import Fdh, Kur, Minus1, Minus2, Null, SuppenKasper
-from ..games.chopta import ChoptaOptions, Group, Place, Swap
+from ..rulesets.choice.engine import ChoiceOptions, ChoiceScore, FreeThrow, Mark, Pass
+from ..rulesets.choice_specials.engine import Fdh, Kur, Minus1, Minus2, Null, SuppenKasper
+from ..rulesets.chopta.engine import ChoptaOptions, Group, Place, Swap
 
 __all__ = [
     "GAME_VIEWS",

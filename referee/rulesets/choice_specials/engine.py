@@ -12,8 +12,9 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from ._common import Die
-from .choice import (
+from ...games._common import Die
+from ...games.errors import RuleViolation
+from ..choice.engine import (
     ChoiceRuleset,
     ChoiceState,
     FreeThrow,
@@ -33,7 +34,6 @@ from .choice import (
     normalize,
     round_moves,
 )
-from .errors import RuleViolation
 
 __all__ = [
     "CARDS",

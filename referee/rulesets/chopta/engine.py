@@ -6,15 +6,15 @@ turn is two decisions by the same seat in a row.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import Annotated, Any, ClassVar
 
 import msgspec
 
-from . import dice as _dice
-from ._common import Die, check_seats, parse_options, places
-from .errors import RuleViolation
+from ...games import dice as _dice
+from ...games._common import Die, check_seats, parse_options, places
+from ...games.errors import RuleViolation
 
 __all__ = [
     "AreaScore",
@@ -223,6 +223,8 @@ class ChoptaRuleset:
     Options: ClassVar[type] = ChoptaOptions
     Move: ClassVar[Any] = ChoptaMove
     State: ClassVar[type] = ChoptaState
+    #: house bots by name, each a function of a seed (the package sets them: ``bots.py``)
+    bots: ClassVar[dict[str, Callable[[int | None], Any]]] = {}
 
     def options(self, raw: Any) -> ChoptaOptions:
         return parse_options(ChoptaOptions, raw)

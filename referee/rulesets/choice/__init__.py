@@ -1,0 +1,10 @@
+"""``choice``: Sid Sackson's CHOICE (engine, house bots, rules: RULES.md here)."""
+
+from __future__ import annotations
+
+from .bots import greedy_bot, random_bot, strong_bot
+from .engine import ChoiceRuleset
+
+__all__ = ["ChoiceRuleset"]
+
+ChoiceRuleset.bots = {"random": random_bot, "greedy": greedy_bot, "strong": strong_bot}

@@ -1,0 +1,11 @@
+"""``choice-specials``: CHOICE with special cards (engine; the house bots are CHOICE's, which
+read the cards from the legal moves; rules: RULES.md here)."""
+
+from __future__ import annotations
+
+from ..choice.bots import greedy_bot, random_bot, strong_bot
+from .engine import ChoiceSpecialsRuleset
+
+__all__ = ["ChoiceSpecialsRuleset"]
+
+ChoiceSpecialsRuleset.bots = {"random": random_bot, "greedy": greedy_bot, "strong": strong_bot}

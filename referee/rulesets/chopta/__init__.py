@@ -1,0 +1,10 @@
+"""``chopta``: CHOPTA (engine, house bots, rules: RULES.md here)."""
+
+from __future__ import annotations
+
+from .bots import greedy_bot, random_bot, strong_bot
+from .engine import ChoptaRuleset
+
+__all__ = ["ChoptaRuleset"]
+
+ChoptaRuleset.bots = {"random": random_bot, "greedy": greedy_bot, "strong": strong_bot}
