@@ -30,10 +30,8 @@ from litestar.openapi.spec import (
 from litestar.response import Redirect
 
 from .. import __version__
+from ..games import RULESETS
 from .models import (
-    AreaRequest,
-    AreaScored,
-    ChoiceScore,
     Claimed,
     ClaimSeat,
     CreateChoiceGame,
@@ -43,7 +41,6 @@ from .models import (
     CreateChoptaGame,
     CreateChoptaTournament,
     GameCreated,
-    MarksRequest,
     MoveAccepted,
     NextDecision,
     OneMove,
@@ -274,10 +271,6 @@ _MODELS = (
     ClaimSeat,
     OneMove,
     PostalMoves,
-    MarksRequest,
-    AreaRequest,
-    ChoiceScore,
-    AreaScored,
     GameCreated,
     Claimed,
     MoveAccepted,
@@ -303,8 +296,10 @@ def finish_contract(app: Litestar) -> None:
     """Make the contract as exact as the validators: component schemas come from msgspec
     (tuple lengths, dice ranges, patterns, closed objects), and a created game links to the
     operations that take its id."""
+    scorers = [s for r in RULESETS.values() if (s := getattr(r, "scorer", None)) is not None]
     _, definitions = msgspec.json.schema_components(
-        _MODELS, ref_template="#/components/schemas/{name}"
+        (*_MODELS, *(shape for s in scorers for shape in (s.request, s.response))),
+        ref_template="#/components/schemas/{name}",
     )
     schema = app.openapi_schema
     components = schema.components.schemas
@@ -341,9 +336,6 @@ _BODIES: dict[tuple[str, str], tuple[tuple[Any, ...], str | None]] = {
         "ruleset",
     ),
     ("/v1/tournaments/{tournament_id}/entrants", "post"): ((Register,), None),
-    ("/v1/rulesets/choice/score", "post"): ((MarksRequest,), None),
-    ("/v1/rulesets/choice-specials/score", "post"): ((MarksRequest,), None),
-    ("/v1/rulesets/chopta/score", "post"): ((AreaRequest,), None),
 }
 
 
@@ -353,8 +345,13 @@ def _ref(model: Any) -> Reference:
 
 def _exact_bodies(schema: Any) -> None:
     """The handlers read their bodies themselves, strictly (``problems.read_body``): each
-    operation's body is stated here, one object per ruleset where it names one."""
-    for (path, method), (models, tag) in _BODIES.items():
+    operation's body is stated here, one object per ruleset where it names one (and each
+    ruleset's score calculator's, from the registry)."""
+    bodies = dict(_BODIES)
+    for ruleset in RULESETS.values():
+        if (scorer := getattr(ruleset, "scorer", None)) is not None:
+            bodies[(f"/v1/rulesets/{ruleset.id}/score", "post")] = ((scorer.request,), None)
+    for (path, method), (models, tag) in bodies.items():
         if len(models) == 1:
             body_schema: Schema | Reference = _ref(models[0])
         else:

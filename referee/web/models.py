@@ -10,10 +10,9 @@ import msgspec
 from ..core.documents import NAME_PATTERN
 from ..core.pairing import TournamentPlan, TournamentSpec
 from ..core.refusals import Refusal
-from ..games._common import Die
-from ..rulesets.choice.engine import ChoiceOptions, ChoiceScore, FreeThrow, Mark, Pass
+from ..rulesets.choice.engine import ChoiceOptions, FreeThrow, Mark, Pass
 from ..rulesets.choice_specials.engine import Fdh, Kur, Minus1, Minus2, Null, SuppenKasper
-from ..rulesets.chopta.engine import ChoptaOptions, Group, Place, Swap
+from ..rulesets.chopta.engine import ChoptaOptions, Place, Swap
 from .codes import PROBLEM_CODES
 from .tournament_views import TournamentStatus
 from .views import (
@@ -29,9 +28,6 @@ from .views import (
 
 __all__ = [
     "AnyMove",
-    "AreaRequest",
-    "AreaScored",
-    "ChoiceScore",
     "ClaimSeat",
     "Claimed",
     "CreateChoiceGame",
@@ -43,7 +39,6 @@ __all__ = [
     "CreateGame",
     "CreateTournament",
     "GameCreated",
-    "MarksRequest",
     "MoveAccepted",
     "MoveSubmission",
     "NextDecision",
@@ -53,7 +48,6 @@ __all__ = [
     "Register",
     "Registered",
     "RulesetInfo",
-    "ScoreOptions",
     "SeatSpec",
     "SeatToken",
     "TournamentCreated",
@@ -314,39 +308,6 @@ class RulesetInfo(msgspec.Struct):
     move_types: list[str]
     distribution: Annotated[str, msgspec.Meta(description="the installed package it comes from")]
     version: Annotated[str, msgspec.Meta(description="that package's version")]
-
-
-class ScoreOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """CHOPTA scoring variants."""
-
-    bonus: bool = False
-    face_value: bool = False
-
-
-SumKey = Annotated[str, msgspec.Meta(pattern="^([2-9]|1[0-2])$", description="a sum, 2..12")]
-
-
-class MarksRequest(msgspec.Struct, forbid_unknown_fields=True):
-    """A CHOICE sheet's marks, by sum (a sum left out has none)."""
-
-    marks: dict[SumKey, Annotated[int, msgspec.Meta(ge=0, le=1000)]]
-
-
-class AreaRequest(msgspec.Struct, forbid_unknown_fields=True):
-    """A CHOPTA play area's dice, and the scoring variants."""
-
-    area: Annotated[list[Die], msgspec.Meta(max_length=1000)]
-    options: ScoreOptions = ScoreOptions()
-
-
-class AreaScored(msgspec.Struct):
-    """A CHOPTA play area's best arrangement: its groups, the dice left out, the points
-    (``total`` = ``points``)."""
-
-    total: int
-    points: int
-    groups: list[Group]
-    unused: list[int]
 
 
 if TYPE_CHECKING:  # a Literal built from PROBLEM_CODES at run time: statically, a str

@@ -25,20 +25,14 @@ from ..core.documents import check_name
 from ..core.game import HIDDEN_STEP
 from ..core.refusals import Refusal
 from ..games import ORIGINS, RULESETS
-from ..rulesets.choice.engine import score_marks
-from ..rulesets.chopta.engine import score_area
 from ..service import AVAILABILITY, STORE_UNAVAILABLE
 from .access import client_address, organizer_of
 from .idempotent import REPLAYED, IdempotencyKey, once
 from .models import (
-    AreaRequest,
-    AreaScored,
-    ChoiceScore,
     Claimed,
     ClaimSeat,
     CreateGame,
     GameCreated,
-    MarksRequest,
     MoveAccepted,
     MoveSubmission,
     RulesetInfo,
@@ -70,7 +64,7 @@ from .problems import (
 from .replay_views import GamePage, GameSummary
 from .tournament_routes import MeController, TournamentController
 
-__all__ = ["CONTROLLERS"]
+__all__ = ["controllers"]
 
 log = logging.getLogger("referee")
 _EVENT = msgspec.json.Decoder()
@@ -152,19 +146,6 @@ class RulesetController(Controller):
             )
         return out
 
-    @post(
-        "/chopta/score",
-        operation_id="scoreChopta",
-        status_code=200,
-        summary="Score a CHOPTA play area: its best arrangement",
-        responses=problems(400, 413),
-    )
-    async def score_chopta(self, request: Request) -> AreaScored:
-        data = await read_body(request, AreaRequest)
-        options = data.options
-        result = score_area(data.area, bonus=options.bonus, face_value=options.face_value)
-        return AreaScored(result.points, result.points, result.groups, result.unused)
-
     @post("/{ruleset_id:str}/score", include_in_schema=False)
     async def score_unknown(self, ruleset_id: Annotated[str, Parameter(max_length=64)]) -> None:
         """Each ruleset has a score route of its own: any other id names no ruleset."""
@@ -173,24 +154,24 @@ class RulesetController(Controller):
         )
 
 
-def _marks_calculator(ruleset_id: str, operation_id: str, title: str) -> HTTPRouteHandler:
-    """A CHOICE ruleset's score calculator: a sheet's marks, scored (both rulesets score
-    sheets alike; each has its own route, as the contract states one body per route)."""
+def _score_route(ruleset: Any) -> HTTPRouteHandler:
+    """A ruleset's score calculator (its ``scorer``): the body read strictly, the answer its
+    pure function gives, each Struct the ruleset's own."""
+    scorer = ruleset.scorer
 
-    @post(
-        f"/v1/rulesets/{ruleset_id}/score",
-        operation_id=operation_id,
-        name=operation_id,
+    async def score(request: Request) -> Any:
+        return scorer.score(await read_body(request, scorer.request))
+
+    score.__annotations__["return"] = scorer.response  # the answer's shape, for the contract
+    return post(
+        f"/v1/rulesets/{ruleset.id}/score",
+        operation_id=scorer.operation_id,
+        name=scorer.operation_id,
         status_code=200,
         tags=["rulesets"],
-        summary=f"Score a {title} sheet from its marks",
+        summary=scorer.summary,
         responses=problems(400, 413),
-    )
-    async def score(request: Request) -> ChoiceScore:
-        data = await read_body(request, MarksRequest)
-        return score_marks({int(k): v for k, v in data.marks.items()})
-
-    return score
+    )(score)
 
 
 class GameController(Controller):
@@ -423,12 +404,19 @@ class GameController(Controller):
         return await services_of(state).games.replay(game_id)
 
 
-CONTROLLERS = [
-    SystemController,
-    RulesetController,
-    _marks_calculator("choice", "scoreChoice", "CHOICE"),
-    _marks_calculator("choice-specials", "scoreChoiceSpecials", "CHOICE-with-special-cards"),
-    GameController,
-    TournamentController,
-    MeController,
-]
+def controllers() -> list[Any]:
+    """Every route handler of the API, a score calculator for each registered ruleset that
+    has one among them: called once the registry is whole (after ``load_plugins``)."""
+    scores = [
+        _score_route(ruleset)
+        for ruleset in RULESETS.values()
+        if getattr(ruleset, "scorer", None) is not None
+    ]
+    return [
+        SystemController,
+        RulesetController,
+        *scores,
+        GameController,
+        TournamentController,
+        MeController,
+    ]

@@ -18,7 +18,7 @@ from typing import Annotated, Any, ClassVar, Generic, NoReturn, TypeVar
 import msgspec
 
 from ...games import dice as _dice
-from ...games._common import Die, check_seats, parse_options, places, plain
+from ...games._common import Die, Scorer, check_seats, parse_options, places, plain
 from ...games.errors import RuleViolation
 
 __all__ = [
@@ -415,6 +415,13 @@ class ChoiceRuleset:
     State: ClassVar[Any] = ChoiceState[ChoiceMove]
     #: house bots by name, each a function of a seed (the package sets them: ``bots.py``)
     bots: ClassVar[dict[str, Callable[[int | None], Any]]] = {}
+    #: its score calculator (the package sets it: ``shapes.py``)
+    scorer: ClassVar[Scorer | None] = None
+    #: its rounds in the turn report (the package sets it: ``report.py``)
+    report: ClassVar[Any] = None
+    #: the turn report's rounds: the postal rounds (the view's ``batch``), each with its rolls
+    round_field: ClassVar[str] = "batch"
+    round_dealt: ClassVar[tuple[str, ...]] = ("first_roll", "rolls")
 
     def warm(self) -> None:
         """Fill the round caches before a server freezes its startup objects."""

@@ -4,8 +4,12 @@ read the cards from the legal moves; rules: RULES.md here)."""
 from __future__ import annotations
 
 from ..choice.bots import greedy_bot, random_bot, strong_bot
+from ..choice.report import SheetReport
+from ..choice.shapes import scorer
 from .engine import ChoiceSpecialsRuleset
 
 __all__ = ["ChoiceSpecialsRuleset"]
 
 ChoiceSpecialsRuleset.bots = {"random": random_bot, "greedy": greedy_bot, "strong": strong_bot}
+ChoiceSpecialsRuleset.scorer = scorer("scoreChoiceSpecials", "CHOICE-with-special-cards")
+ChoiceSpecialsRuleset.report = SheetReport(specials=True)

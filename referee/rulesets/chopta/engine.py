@@ -13,7 +13,7 @@ from typing import Annotated, Any, ClassVar
 import msgspec
 
 from ...games import dice as _dice
-from ...games._common import Die, check_seats, parse_options, places
+from ...games._common import Die, Scorer, check_seats, parse_options, places
 from ...games.errors import RuleViolation
 
 __all__ = [
@@ -225,6 +225,13 @@ class ChoptaRuleset:
     State: ClassVar[type] = ChoptaState
     #: house bots by name, each a function of a seed (the package sets them: ``bots.py``)
     bots: ClassVar[dict[str, Callable[[int | None], Any]]] = {}
+    #: its score calculator (the package sets it: ``shapes.py``)
+    scorer: ClassVar[Scorer | None] = None
+    #: its rounds in the turn report (the package sets it: ``report.py``)
+    report: ClassVar[Any] = None
+    #: the turn report's rounds: the view's ``round``
+    round_field: ClassVar[str] = "round"
+    round_dealt: ClassVar[tuple[str, ...]] = ()
 
     def options(self, raw: Any) -> ChoptaOptions:
         return parse_options(ChoptaOptions, raw)
