@@ -32,14 +32,11 @@ from litestar.response import Redirect
 from .. import __version__
 from ..games import RULESETS
 from .models import (
+    CREATE_GAMES,
+    CREATE_TOURNAMENTS,
+    MOVES,
     Claimed,
     ClaimSeat,
-    CreateChoiceGame,
-    CreateChoiceSpecialsGame,
-    CreateChoiceSpecialsTournament,
-    CreateChoiceTournament,
-    CreateChoptaGame,
-    CreateChoptaTournament,
     GameCreated,
     MoveAccepted,
     NextDecision,
@@ -51,11 +48,12 @@ from .models import (
     RulesetInfo,
     TournamentCreated,
     Turn,
+    shape_name,
 )
 from .problems import PROBLEM
 from .replay_views import REPLAYS, GamePage
 from .tournament_views import TOURNAMENT_VIEWS
-from .views import GAME_VIEWS, RECORDS
+from .views import GAME_VIEWS, RECORDS, SEAT_VIEWS
 
 __all__ = [
     "DOCS_ASSETS",
@@ -265,9 +263,7 @@ def _kind(values: list[Any]) -> OpenAPIType | None:
 
 
 _MODELS = (
-    CreateChoiceGame,
-    CreateChoiceSpecialsGame,
-    CreateChoptaGame,
+    *CREATE_GAMES,
     ClaimSeat,
     OneMove,
     PostalMoves,
@@ -277,9 +273,7 @@ _MODELS = (
     Turn,
     RulesetInfo,
     Problem,
-    CreateChoiceTournament,
-    CreateChoiceSpecialsTournament,
-    CreateChoptaTournament,
+    *CREATE_TOURNAMENTS,
     Register,
     Registered,
     TournamentCreated,
@@ -301,6 +295,7 @@ def finish_contract(app: Litestar) -> None:
         (*_MODELS, *(shape for s in scorers for shape in (s.request, s.response))),
         ref_template="#/components/schemas/{name}",
     )
+    _name_unions(definitions)
     schema = app.openapi_schema
     components = schema.components.schemas
     for name, definition in definitions.items():
@@ -326,13 +321,13 @@ def finish_contract(app: Litestar) -> None:
 #: where it names one; OneMove and PostalMoves by which of ``move`` and ``moves`` they hold)
 _BODIES: dict[tuple[str, str], tuple[tuple[Any, ...], str | None]] = {
     ("/v1/games", "post"): (
-        (CreateChoiceGame, CreateChoiceSpecialsGame, CreateChoptaGame),
+        CREATE_GAMES,
         "ruleset",
     ),
     ("/v1/games/{game_id}/seats", "post"): ((ClaimSeat,), None),
     ("/v1/games/{game_id}/moves", "post"): ((OneMove, PostalMoves), None),
     ("/v1/tournaments", "post"): (
-        (CreateChoiceTournament, CreateChoiceSpecialsTournament, CreateChoptaTournament),
+        CREATE_TOURNAMENTS,
         "ruleset",
     ),
     ("/v1/tournaments/{tournament_id}/entrants", "post"): ((Register,), None),
@@ -355,35 +350,86 @@ def _exact_bodies(schema: Any) -> None:
         if len(models) == 1:
             body_schema: Schema | Reference = _ref(models[0])
         else:
-            body_schema = Schema(one_of=[_ref(model) for model in models])
+            union = Schema(one_of=[_ref(model) for model in models])
             if tag is not None:
                 mapping = {model.__struct_config__.tag: _ref(model).ref for model in models}
-                body_schema.discriminator = Discriminator(property_name=tag, mapping=mapping)
+                union.discriminator = Discriminator(property_name=tag, mapping=mapping)
+            name = _BODY_NAMES.get((path, method))
+            if name is None:
+                body_schema = union
+            else:
+                schema.components.schemas[name] = union
+                body_schema = Reference(ref=f"#/components/schemas/{name}")
         operation = getattr(schema.paths[path], method)
         operation.request_body = RequestBody(
             content={"application/json": OpenAPIMediaType(schema=body_schema)}, required=True
         )
 
 
-#: the answers the handlers build as plain values (the views), one per ruleset
-_ANSWERS: dict[tuple[str, str], tuple[Any, ...]] = {
-    ("/v1/games/{game_id}", "get"): GAME_VIEWS,
-    ("/v1/games/{game_id}/record", "get"): RECORDS,
-    ("/v1/games/{game_id}/replay", "get"): REPLAYS,
-    ("/v1/tournaments/{tournament_id}", "get"): TOURNAMENT_VIEWS,
+#: the unions of the bodies, each a component of its own: every ruleset's new game, tournament
+_BODY_NAMES = {("/v1/games", "post"): "CreateGame", ("/v1/tournaments", "post"): "CreateTournament"}
+
+#: the answers the handlers build as plain values (the views), one per ruleset, each union a
+#: component of its own
+_ANSWERS: dict[tuple[str, str], tuple[str, tuple[Any, ...]]] = {
+    ("/v1/games/{game_id}", "get"): ("GameView", GAME_VIEWS),
+    ("/v1/games/{game_id}/record", "get"): ("GameRecord", RECORDS),
+    ("/v1/games/{game_id}/replay", "get"): ("GameReplay", REPLAYS),
+    ("/v1/tournaments/{tournament_id}", "get"): ("TournamentView", TOURNAMENT_VIEWS),
 }
+
+
+def _union_names() -> dict[frozenset[str], str]:
+    """The unions of moves and seat views that the Structs hold, by the components they join:
+    every move (``AnyMove``), each ruleset's moves (``<Ruleset>Move``), the seat views
+    (``SeatView``)."""
+
+    def refs(types: Any) -> frozenset[str]:
+        return frozenset(_ref(t).ref for t in types)
+
+    names = {refs(MOVES): "AnyMove", refs(SEAT_VIEWS): "SeatView"}
+    for ruleset in RULESETS.values():
+        moves = getattr(ruleset.Move, "__args__", ())
+        if len(moves) > 1:
+            names.setdefault(refs(moves), f"{shape_name(ruleset.id)}Move")
+    return names
+
+
+def _name_unions(definitions: dict[str, Any]) -> None:
+    """Each union of moves or seat views, one component that the others reference, rather
+    than the same ``oneOf`` copied into each place it appears."""
+    names = _union_names()
+    found: dict[str, Any] = {}
+
+    def named(node: Any) -> Any:
+        if isinstance(node, dict):
+            members = node.get("oneOf", node.get("anyOf"))
+            if members is not None and "discriminator" in node:
+                key = frozenset(x.get("$ref", "") for x in members)
+                if key in names:
+                    found[names[key]] = node
+                    return {"$ref": f"#/components/schemas/{names[key]}"}
+            return {k: named(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [named(v) for v in node]
+        return node
+
+    for name in list(definitions):
+        definitions[name] = named(definitions[name])
+    definitions.update(found)
 
 
 def _typed_answers(schema: Any) -> None:
     """The views are built as plain values (``referee.core.views``) and described by
     ``referee.web.views`` and ``tournament_views``: each 200 answer is one of them, told
     apart by ``ruleset``."""
-    for (path, method), models in _ANSWERS.items():
+    for (path, method), (name, models) in _ANSWERS.items():
         mapping = {model.__struct_config__.tag: _ref(model).ref for model in models}
-        answer = Schema(
+        schema.components.schemas[name] = Schema(
             one_of=[_ref(model) for model in models],
             discriminator=Discriminator(property_name="ruleset", mapping=mapping),
         )
+        answer = Reference(ref=f"#/components/schemas/{name}")
         response = getattr(schema.paths[path], method).responses["200"]
         response.content = {"application/json": OpenAPIMediaType(schema=answer)}
 

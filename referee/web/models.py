@@ -1,24 +1,28 @@
 """The bodies of the HTTP contract, requests and responses, as msgspec Structs; a request's
-body refuses fields it does not know."""
+body refuses fields it does not know.
+
+Where a body depends on the ruleset (a move, a new game's or tournament's options and seats),
+its shapes are built here once, at import, from the registry made whole first
+(``load_plugins``): every registered ruleset's ``Move`` Structs make ``AnyMove``, and each
+ruleset's ``Options`` and seat limits a ``Create<Ruleset>Game`` and ``Create<Ruleset>Tournament``
+tagged with its id."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+import re
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 import msgspec
 
 from ..core.documents import NAME_PATTERN
 from ..core.pairing import TournamentPlan, TournamentSpec
 from ..core.refusals import Refusal
-from ..rulesets.choice.engine import ChoiceOptions, FreeThrow, Mark, Pass
-from ..rulesets.choice_specials.engine import Fdh, Kur, Minus1, Minus2, Null, SuppenKasper
-from ..rulesets.chopta.engine import ChoptaOptions, Place, Swap
+from ..games import RULESETS
+from ..plugins import load_plugins
 from .codes import PROBLEM_CODES
 from .tournament_views import TournamentStatus
 from .views import (
-    ChoiceSeatView,
-    ChoiceSpecialsSeatView,
-    ChoptaSeatView,
+    SEAT_VIEWS,
     Commitment,
     EpochSeconds,
     GameStatus,
@@ -27,15 +31,12 @@ from .views import (
 )
 
 __all__ = [
+    "CREATE_GAMES",
+    "CREATE_TOURNAMENTS",
+    "MOVES",
     "AnyMove",
     "ClaimSeat",
     "Claimed",
-    "CreateChoiceGame",
-    "CreateChoiceSpecialsGame",
-    "CreateChoiceSpecialsTournament",
-    "CreateChoiceTournament",
-    "CreateChoptaGame",
-    "CreateChoptaTournament",
     "CreateGame",
     "CreateTournament",
     "GameCreated",
@@ -53,10 +54,33 @@ __all__ = [
     "TournamentCreated",
     "Turn",
     "move_accepted",
+    "shape_name",
 ]
 
-#: Every move of every ruleset, told apart by ``type``.
-AnyMove = Mark | FreeThrow | Pass | Fdh | Null | Kur | Minus1 | Minus2 | SuppenKasper | Place | Swap
+load_plugins()  # the registry whole before the shapes below are built from it
+
+
+def shape_name(ruleset_id: str) -> str:
+    """A ruleset's id as a component's name: each part capitalised (``a-b`` -> ``AB``)."""
+    return "".join(part[:1].upper() + part[1:] for part in re.split(r"[^A-Za-z0-9]+", ruleset_id))
+
+
+def _moves() -> tuple[type, ...]:
+    """Every registered ruleset's move Structs, each once, in the registry's order."""
+    found: list[type] = []
+    for ruleset in RULESETS.values():
+        for move in getattr(ruleset.Move, "__args__", (ruleset.Move,)):
+            if move not in found:
+                found.append(move)
+    return tuple(found)
+
+
+#: Every move of every ruleset, told apart by ``type`` (the contract's ``AnyMove``).
+MOVES = _moves()
+if TYPE_CHECKING:  # a union built from the registry at run time
+    AnyMove = Any
+else:
+    AnyMove = Union[MOVES]  # noqa: UP007  (a union of a tuple of types made at run time)
 
 Name = Annotated[
     str,
@@ -138,32 +162,37 @@ class _NewGame(msgspec.Struct, forbid_unknown_fields=True, tag_field="ruleset", 
         return self.__struct_config__.tag  # type: ignore[return-value]
 
 
-class CreateChoiceGame(_NewGame, tag="choice"):
-    """A CHOICE game: 1 to 64 seats share each roll."""
-
-    seats: Seats
-    options: ChoiceOptions = ChoiceOptions()
-
-
-class CreateChoiceSpecialsGame(_NewGame, tag="choice-specials"):
-    """A CHOICE game with special cards: 1 to 64 seats share each roll."""
-
-    seats: Seats
-    options: ChoiceOptions = ChoiceOptions()
-
-
-class CreateChoptaGame(_NewGame, tag="chopta"):
-    """A CHOPTA game: 2 to 8 seats."""
-
-    seats: Annotated[
+def _create_game(ruleset: Any) -> type[_NewGame]:
+    """A new game of one ruleset: its seats within its limits, its options."""
+    low, high = ruleset.min_seats, ruleset.max_seats
+    seats = Annotated[
         list[SeatSpec],
-        msgspec.Meta(min_length=2, max_length=8, description="the seats, 2 to 8. " + _HOUSE_LIMITS),
+        msgspec.Meta(
+            min_length=low,
+            max_length=high,
+            description=f"the seats, {low} to {high}. " + _HOUSE_LIMITS,
+        ),
     ]
-    options: ChoptaOptions = ChoptaOptions()
+    made: Any = msgspec.defstruct(
+        f"Create{shape_name(ruleset.id)}Game",
+        [("seats", seats), ("options", ruleset.Options, ruleset.Options())],
+        bases=(_NewGame,),
+        module=__name__,
+        tag=ruleset.id,
+        tag_field="ruleset",
+        forbid_unknown_fields=True,
+        kw_only=True,
+    )
+    made.__doc__ = f"A game of {ruleset.title}: {low} to {high} seats."
+    return made
 
 
-#: A new game, told apart by ``ruleset``; each ruleset has its own options and seat limits.
-CreateGame = CreateChoiceGame | CreateChoiceSpecialsGame | CreateChoptaGame
+#: A new game per ruleset, told apart by ``ruleset``; each has its own options and seat limits.
+CREATE_GAMES = tuple(_create_game(ruleset) for ruleset in RULESETS.values())
+if TYPE_CHECKING:
+    CreateGame = _NewGame
+else:
+    CreateGame = Union[CREATE_GAMES]  # noqa: UP007  (made at run time)
 
 
 class SeatToken(msgspec.Struct):
@@ -261,7 +290,10 @@ class MoveAccepted(msgspec.Struct, omit_defaults=True):
 
 #: A seat's view of its game, told apart by ``ruleset``; null while the game waits for its
 #: seats.
-SeatView = ChoiceSeatView | ChoiceSpecialsSeatView | ChoptaSeatView
+if TYPE_CHECKING:
+    SeatView = Any
+else:
+    SeatView = Union[SEAT_VIEWS]  # noqa: UP007  (a tuple of types)
 
 
 class Turn(msgspec.Struct):
@@ -377,26 +409,28 @@ class _NewTournament(TournamentPlan, frozen=True, tag_field="ruleset", kw_only=T
         return TournamentSpec(ruleset=ruleset, **fields)
 
 
-class CreateChoiceTournament(_NewTournament, frozen=True, tag="choice"):
-    """A CHOICE tournament."""
-
-    options: ChoiceOptions = ChoiceOptions()
-
-
-class CreateChoiceSpecialsTournament(_NewTournament, frozen=True, tag="choice-specials"):
-    """A CHOICE-with-special-cards tournament."""
-
-    options: ChoiceOptions = ChoiceOptions()
-
-
-class CreateChoptaTournament(_NewTournament, frozen=True, tag="chopta"):
-    """A CHOPTA tournament."""
-
-    options: ChoptaOptions = ChoptaOptions()
+def _create_tournament(ruleset: Any) -> type[_NewTournament]:
+    made: Any = msgspec.defstruct(
+        f"Create{shape_name(ruleset.id)}Tournament",
+        [("options", ruleset.Options, ruleset.Options())],
+        bases=(_NewTournament,),
+        module=__name__,
+        tag=ruleset.id,
+        tag_field="ruleset",
+        forbid_unknown_fields=True,
+        frozen=True,
+        kw_only=True,
+    )
+    made.__doc__ = f"A tournament of {ruleset.title}."
+    return made
 
 
-#: A new tournament, told apart by ``ruleset``.
-CreateTournament = CreateChoiceTournament | CreateChoiceSpecialsTournament | CreateChoptaTournament
+#: A new tournament per ruleset, told apart by ``ruleset``.
+CREATE_TOURNAMENTS = tuple(_create_tournament(ruleset) for ruleset in RULESETS.values())
+if TYPE_CHECKING:
+    CreateTournament = _NewTournament
+else:
+    CreateTournament = Union[CREATE_TOURNAMENTS]  # noqa: UP007  (made at run time)
 
 
 class Registered(msgspec.Struct):

@@ -17,7 +17,7 @@ from msgspec import UNSET, UnsetType
 
 from ..games._common import Die
 from ..rulesets.choice.engine import ChoiceOptions, ChoiceScore, FreeThrow, Mark, Pass
-from ..rulesets.choice_specials.engine import Fdh, Kur, Minus1, Minus2, Null, SuppenKasper
+from ..rulesets.choice_specials.engine import Fdh, Kur, Minus1, Minus2, NullCard, SuppenKasper
 from ..rulesets.chopta.engine import ChoptaOptions, Group, Place, Swap
 
 __all__ = [
@@ -102,7 +102,7 @@ NextPage = Annotated[
 ]
 
 ChoiceMove = Mark | FreeThrow | Pass
-ChoiceSpecialsMove = Mark | FreeThrow | Pass | Fdh | Null | Kur | Minus1 | Minus2 | SuppenKasper
+ChoiceSpecialsMove = Mark | FreeThrow | Pass | Fdh | NullCard | Kur | Minus1 | Minus2 | SuppenKasper
 ChoptaMove = Place | Swap
 
 
