@@ -48,12 +48,11 @@ from .models import (
     RulesetInfo,
     TournamentCreated,
     Turn,
-    shape_name,
 )
 from .problems import PROBLEM
 from .replay_views import REPLAYS, GamePage
 from .tournament_views import TOURNAMENT_VIEWS
-from .views import GAME_VIEWS, RECORDS, SEAT_VIEWS
+from .views import GAME_VIEWS, RECORDS, SEAT_VIEWS, shape_name
 
 __all__ = [
     "DOCS_ASSETS",

@@ -9,7 +9,6 @@ tagged with its id."""
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 import msgspec
@@ -28,6 +27,7 @@ from .views import (
     GameStatus,
     RulesetId,
     TurnStatus,
+    shape_name,
 )
 
 __all__ = [
@@ -54,15 +54,9 @@ __all__ = [
     "TournamentCreated",
     "Turn",
     "move_accepted",
-    "shape_name",
 ]
 
 load_plugins()  # the registry whole before the shapes below are built from it
-
-
-def shape_name(ruleset_id: str) -> str:
-    """A ruleset's id as a component's name: each part capitalised (``a-b`` -> ``AB``)."""
-    return "".join(part[:1].upper() + part[1:] for part in re.split(r"[^A-Za-z0-9]+", ruleset_id))
 
 
 def _moves() -> tuple[type, ...]:

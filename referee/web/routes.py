@@ -208,7 +208,7 @@ class GameController(Controller):
             return GameCreated(
                 doc.id,
                 # the document keeps a str of each: one of RulesetId, of GameStatus
-                doc.ruleset,  # type: ignore[arg-type]
+                doc.ruleset,
                 doc.status,  # type: ignore[arg-type]
                 doc.commitment,
                 [SeatToken(i, s.name, tokens[i]) for i, s in enumerate(doc.seats)],

@@ -5,10 +5,11 @@ from __future__ import annotations
 from .bots import greedy_bot, random_bot, strong_bot
 from .engine import ChoiceRuleset
 from .report import SheetReport
-from .shapes import scorer
+from .shapes import scorer, views
 
 __all__ = ["ChoiceRuleset"]
 
 ChoiceRuleset.bots = {"random": random_bot, "greedy": greedy_bot, "strong": strong_bot}
 ChoiceRuleset.scorer = scorer("scoreChoice", "CHOICE")
 ChoiceRuleset.report = SheetReport(specials=False)
+ChoiceRuleset.views = views

@@ -7,9 +7,11 @@ from ..choice.bots import greedy_bot, random_bot, strong_bot
 from ..choice.report import SheetReport
 from ..choice.shapes import scorer
 from .engine import ChoiceSpecialsRuleset
+from .shapes import views
 
 __all__ = ["ChoiceSpecialsRuleset"]
 
 ChoiceSpecialsRuleset.bots = {"random": random_bot, "greedy": greedy_bot, "strong": strong_bot}
 ChoiceSpecialsRuleset.scorer = scorer("scoreChoiceSpecials", "CHOICE-with-special-cards")
 ChoiceSpecialsRuleset.report = SheetReport(specials=True)
+ChoiceSpecialsRuleset.views = views

@@ -5,10 +5,11 @@ from __future__ import annotations
 from .bots import greedy_bot, random_bot, strong_bot
 from .engine import ChoptaRuleset
 from .report import AreaReport
-from .shapes import scorer
+from .shapes import scorer, views
 
 __all__ = ["ChoptaRuleset"]
 
 ChoptaRuleset.bots = {"random": random_bot, "greedy": greedy_bot, "strong": strong_bot}
 ChoptaRuleset.scorer = scorer
 ChoptaRuleset.report = AreaReport()
+ChoptaRuleset.views = views

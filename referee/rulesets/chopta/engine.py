@@ -15,6 +15,7 @@ import msgspec
 from ...games import dice as _dice
 from ...games._common import Die, Scorer, check_seats, parse_options, places
 from ...games.errors import RuleViolation
+from ...games.shapes import ViewShapes
 
 __all__ = [
     "AreaScore",
@@ -227,6 +228,8 @@ class ChoptaRuleset:
     bots: ClassVar[dict[str, Callable[[int | None], Any]]] = {}
     #: its score calculator (the package sets it: ``shapes.py``)
     scorer: ClassVar[Scorer | None] = None
+    #: the shapes of its views in the contract (the package sets them: ``shapes.py``)
+    views: ClassVar[ViewShapes | None] = None
     #: its rounds in the turn report (the package sets it: ``report.py``)
     report: ClassVar[Any] = None
     #: the turn report's rounds: the view's ``round``
