@@ -13,12 +13,6 @@ from referee.games import RULESETS
 
 ROOT = Path(referee.__file__).parent
 ALLOWED = {ROOT / "games" / "__init__.py"}
-#: files that still name the built-in rulesets, a step of issue 35 not yet done: the pages'
-#: scripts. A file leaves this list when it is done; none may join it.
-PENDING = {
-    "web/static/play.js",
-    "web/static/spectator.js",
-}
 
 
 def _pattern() -> re.Pattern[str]:
@@ -44,13 +38,8 @@ def _hits() -> dict[str, list[str]]:
 
 
 def test_no_file_outside_the_packages_and_the_registry_names_a_ruleset():
-    hits = {path: lines for path, lines in _hits().items() if path not in PENDING}
+    hits = _hits()
     assert not hits, hits
-
-
-def test_the_pending_files_still_name_one():
-    """A file of ``PENDING`` that no longer names a ruleset leaves the list."""
-    assert set(_hits()) >= PENDING, PENDING - set(_hits())
 
 
 def test_the_search_sees_a_name_used_as_one_and_not_the_word():

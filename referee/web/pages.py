@@ -14,13 +14,16 @@ leaves the referee's origin.
 from __future__ import annotations
 
 import html
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from litestar import Controller, Response, get
 from litestar.datastructures import State
+from litestar.params import Parameter
 from litestar.static_files import create_static_files_router
 
+from ..core.refusals import Refusal
 from ..games import RULESETS
 from .params import GameId, TournamentId, services_of
 from .problems import check_id
@@ -103,6 +106,14 @@ class PageController(Controller):
         report = await services_of(state).games.report(game_id)
         return Response(report_text(report), media_type="text/plain", headers=_HEADERS)
 
+    @get("/rulesets/{ruleset_id:str}/page.js", name="page-ruleset-script")
+    async def ruleset_script(
+        self, ruleset_id: Annotated[str, Parameter(max_length=64)]
+    ) -> Response[bytes]:
+        """A ruleset's part of the pages (its package's ``page.js``: the board a spectator
+        sees, what a seat clicks), which ``spectator.js`` and ``play.js`` import by name."""
+        return Response(_script(ruleset_id), media_type="text/javascript", headers=_HEADERS)
+
     @get("/tournaments/{tournament_id:str}", name="page-tournament")
     async def tournament(self, tournament_id: TournamentId) -> Response[str]:
         check_id(tournament_id, "tournament")
@@ -110,6 +121,20 @@ class PageController(Controller):
 
 
 PAGES = [PageController]
+
+
+@cache
+def _script(ruleset_id: str) -> bytes:
+    """A ruleset's page module as served, read once: a ruleset names it as ``page_script``."""
+    script = getattr(RULESETS.get(ruleset_id), "page_script", None)
+    if script is None:
+        raise Refusal(
+            "ruleset-not-found",
+            f"there is no ruleset {ruleset_id!r} with a page module",
+            field="ruleset_id",
+        )
+    return Path(script).read_bytes()
+
 
 # -- the turn report ---------------------------------------------------------------------------
 

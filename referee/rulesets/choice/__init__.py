@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from .bots import greedy_bot, random_bot, strong_bot
 from .engine import ChoiceRuleset
 from .report import SheetReport
@@ -13,3 +15,4 @@ ChoiceRuleset.bots = {"random": random_bot, "greedy": greedy_bot, "strong": stro
 ChoiceRuleset.scorer = scorer("scoreChoice", "CHOICE")
 ChoiceRuleset.report = SheetReport(specials=False)
 ChoiceRuleset.views = views
+ChoiceRuleset.page_script = Path(__file__).parent / "page.js"

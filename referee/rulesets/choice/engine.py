@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from functools import cache, lru_cache
 from itertools import combinations, combinations_with_replacement
+from pathlib import Path
 from typing import Annotated, Any, ClassVar, Generic, NoReturn, TypeVar
 
 import msgspec
@@ -420,6 +421,8 @@ class ChoiceRuleset:
     scorer: ClassVar[Scorer | None] = None
     #: the shapes of its views in the contract (the package sets them: ``shapes.py``)
     views: ClassVar[ViewShapes | None] = None
+    #: its part of the pages, a JavaScript module (the package sets it: ``page.js``)
+    page_script: ClassVar[Path | None] = None
     #: its rounds in the turn report (the package sets it: ``report.py``)
     report: ClassVar[Any] = None
     #: the turn report's rounds: the postal rounds (the view's ``batch``), each with its rolls

@@ -3,6 +3,8 @@ read the cards from the legal moves; rules: RULES.md here)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ..choice.bots import greedy_bot, random_bot, strong_bot
 from ..choice.report import SheetReport
 from ..choice.shapes import scorer
@@ -15,3 +17,4 @@ ChoiceSpecialsRuleset.bots = {"random": random_bot, "greedy": greedy_bot, "stron
 ChoiceSpecialsRuleset.scorer = scorer("scoreChoiceSpecials", "CHOICE-with-special-cards")
 ChoiceSpecialsRuleset.report = SheetReport(specials=True)
 ChoiceSpecialsRuleset.views = views
+ChoiceSpecialsRuleset.page_script = Path(__file__).parent / "page.js"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from .bots import greedy_bot, random_bot, strong_bot
 from .engine import ChoptaRuleset
 from .report import AreaReport
@@ -13,3 +15,4 @@ ChoptaRuleset.bots = {"random": random_bot, "greedy": greedy_bot, "strong": stro
 ChoptaRuleset.scorer = scorer
 ChoptaRuleset.report = AreaReport()
 ChoptaRuleset.views = views
+ChoptaRuleset.page_script = Path(__file__).parent / "page.js"

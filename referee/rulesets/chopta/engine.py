@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
+from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
 import msgspec
@@ -230,6 +231,8 @@ class ChoptaRuleset:
     scorer: ClassVar[Scorer | None] = None
     #: the shapes of its views in the contract (the package sets them: ``shapes.py``)
     views: ClassVar[ViewShapes | None] = None
+    #: its part of the pages, a JavaScript module (the package sets it: ``page.js``)
+    page_script: ClassVar[Path | None] = None
     #: its rounds in the turn report (the package sets it: ``report.py``)
     report: ClassVar[Any] = None
     #: the turn report's rounds: the view's ``round``

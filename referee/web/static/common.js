@@ -98,3 +98,29 @@ export function describeMove(move, nameOf = (seat) => `seat ${seat}`) {
     default: return move.type;
   }
 }
+
+/** A ruleset's part of the pages: ``drawBoard(view, kit)`` (the board of a public view) and
+ * ``pickRows(turn, kit, choosing)`` (what a seat clicks to choose, or sees while it waits),
+ * from the module its package serves (/rulesets/{id}/page.js), loaded once by name. A ruleset
+ * with none is drawn plainly: each seat's figures as the view shows them. */
+const renderers = new Map();
+export function rendererOf(rulesetId) {
+  if (!renderers.has(rulesetId)) {
+    renderers.set(rulesetId, import(`/rulesets/${encodeURIComponent(rulesetId)}/page.js`).catch(() => PLAIN));
+  }
+  return renderers.get(rulesetId);
+}
+
+const PLAIN = {
+  drawBoard(view, kit) {
+    const figures = (seat) => Object.entries(seat)
+      .filter(([key]) => !["seat", "name", "claimed", "deadline"].includes(key))
+      .map(([key, value]) => `${key}: ${JSON.stringify(value)}`).join(" · ");
+    return el("div", { cls: "seats-plain" }, view.seats.map((seat) => el("section", { "data-seat": seat.seat },
+      el("h3", {}, el("span", { cls: "name", text: kit.seatName(seat) }), " ", timeLeft(seat.deadline)),
+      el("p", { cls: "small", text: figures(seat) }))));
+  },
+  pickRows() {
+    return [];
+  },
+};

@@ -3,7 +3,7 @@
 // choice is posted as any bot posts it. The token stays in this tab (sessionStorage); it is
 // sent only in the Authorization header, never in a URL.
 
-import { CARDS, FACES, api, describeMove, die, el, refusal, timeLeft } from "./common.js";
+import { FACES, api, describeMove, el, refusal, rendererOf, timeLeft } from "./common.js";
 
 const SHOWN = 24; // moves listed at once; clicking dice narrows the rest
 const storageKey = (gameId) => `referee.seat.${gameId}`;
@@ -108,23 +108,29 @@ export function seatPanel(gameId, token, view) {
   const message = el("p", { cls: "message", role: "status" });
   const node = el("section", { cls: "seat-panel", "aria-label": "Your seat" }, heading, prompt, rows, actions, moves, message);
   // picks: the tokens clicked, in order; where: the die or card each click took
-  const state = { turn: null, picks: [], where: [], busy: false };
+  const state = { turn: null, renderer: null, picks: [], where: [], busy: false };
 
   function say(text, problem = false) {
     message.textContent = text;
     message.classList.toggle("problem", problem);
   }
 
-  function show(turn) {
+  async function show(turn) {
+    state.renderer ??= await rendererOf(turn.ruleset);
     state.turn = turn;
     state.picks = [];
     state.where = [];
     draw();
   }
 
+  /** What the ruleset's module draws the picks with: ``open`` tells which tokens still fit. */
+  function kit(open) {
+    const pick = (token, where, shown, kind = "die") => pickButton(token, where, shown, open, kind);
+    return { row, pick, picks: state.picks, nameOf };
+  }
+
   function draw() {
     const turn = state.turn;
-    const mine = turn.view.you;
     const deadline = turn.status === "your_turn" ? timeLeft(turn.deadline) : null;
     heading.replaceChildren(`You: ${nameOf(turn.seat)} (seat ${turn.seat}) `, ...(deadline ? [deadline] : []));
     rows.replaceChildren();
@@ -137,7 +143,7 @@ export function seatPanel(gameId, token, view) {
     }
     if (turn.status !== "your_turn") {
       prompt.textContent = turn.game_status === "waiting" ? "Waiting for the other seats to be taken…" : "Waiting for the others to decide…";
-      if (turn.view.ruleset === "chopta") rows.append(poolRow(mine.pool, false));
+      if (turn.view) rows.append(...state.renderer.pickRows(turn, kit(() => false), false));
       return;
     }
     const variants = turn.legal_moves.map((move) => clicksOf(move));
@@ -146,22 +152,7 @@ export function seatPanel(gameId, token, view) {
     prompt.textContent = state.picks.length
       ? `${fitting.length} move${fitting.length === 1 ? "" : "s"} fit your picks.`
       : "Your turn: click dice (and cards) to choose, or pick a move below.";
-    if (turn.view.ruleset === "chopta") {
-      rows.append(poolRow(mine.pool, true, open));
-      turn.view.seats.filter((s) => s.seat !== turn.seat).forEach((s) => {
-        rows.append(row(`${nameOf(s.seat)}'s area`, s.area.map((d, i) => pickButton(`area${s.seat}:${d}`, `area${s.seat}#${i}`, d, open))));
-      });
-    } else {
-      const roll = turn.view.rolls[mine.roll_index];
-      rows.append(row(`roll ${turn.view.first_roll + mine.roll_index + 1}`, roll.map((d, i) => pickButton(`roll:${d}`, `roll#${i}`, d, open))));
-      if (turn.view.ruleset === "choice-specials") {
-        const sheet = turn.view.seats[turn.seat];
-        rows.append(row("your cards", sheet.cards.map((card) => pickButton(`card:${card}`, `card#${card}`, CARDS[card], open, "card"))));
-        if (sheet.plate.length) rows.append(row("your plate", sheet.plate.map((d, i) => pickButton(`plate:${d}`, `plate#${i}`, d, open))));
-        const eaten = state.picks.filter((t) => t.startsWith("plate:")).map((t) => Number(t.slice(6)));
-        if (eaten.length === 5) rows.append(row("eaten", eaten.map((d, i) => pickButton(`eaten:${d}`, `eaten#${i}`, d, open))));
-      }
-    }
+    rows.append(...state.renderer.pickRows(turn, kit(open), true));
     actions.append(
       el("button", { type: "button", text: "Undo pick", disabled: !state.picks.length, onclick: undo }), " ",
       el("button", { type: "button", text: "Clear picks", disabled: !state.picks.length, onclick: () => show(turn) }),
@@ -180,11 +171,6 @@ export function seatPanel(gameId, token, view) {
 
   function row(label, buttons) {
     return el("p", { cls: "pick-row" }, el("span", { cls: "label", text: `${label}: ` }), buttons.length ? buttons : "none");
-  }
-
-  function poolRow(pool, choosing, open) {
-    const dice = choosing ? pool.map((d, i) => pickButton(`pool:${d}`, `pool#${i}`, d, open)) : pool.map((d) => die(d));
-    return row(`your pool (${pool.length}, hidden from the others)`, dice);
   }
 
   /** A die or card to click: ``token`` is what it picks, ``where`` the one physical thing. */
