@@ -2,7 +2,9 @@
 // play.js): the board a spectator sees, and the dice a seat clicks to choose its move.
 // choice-specials' module builds on this one (``specials``: cards and the leftovers plate).
 
-import { CARDS, die, el, timeLeft } from "/static/common.js";
+import { die, el, timeLeft } from "/static/common.js";
+
+const CARDS = { fdh: "FdH", null: "Null", kur: "KUR", minus1: "−1", minus2: "−2", suppen_kasper: "Suppen-Kasper" };
 
 // the rulebook's points value of each sum (RULES.md, CHOICE 5.)
 const POINTS = { 2: 100, 3: 70, 4: 60, 5: 50, 6: 40, 7: 30, 8: 40, 9: 50, 10: 60, 11: 70, 12: 100 };
@@ -74,4 +76,50 @@ export function pickRows(turn, kit, choosing, specials = false) {
     if (eaten.length === 5) rows.push(kit.row("eaten", eaten.map((d, i) => kit.pick(`eaten:${d}`, `eaten#${i}`, d))));
   }
   return rows;
+}
+
+const pairs = (two) => two.map((p) => `${p.join("+")}`).join(" and ");
+
+/** A move in words (every CHOICE move, cards included). */
+export function describeMove(move, nameOf) {
+  switch (move.type) {
+    case "mark": return `fifth die ${move.fifth}, pairs ${pairs(move.pairs)}`;
+    case "free_throw": return `free throw: set aside ${move.set_aside}, pairs ${pairs(move.pairs)}`;
+    case "pass": return "sheet complete: the rest of the postal round passed";
+    case "fdh": {
+      const last = move.fifth ? `fifth die ${move.fifth}` : move.set_aside ? `set aside ${move.set_aside}` : "no fifth die";
+      return `card FdH: ${move.remove.join(" and ")} to the plate, pair ${move.pair.join("+")}, ${last}`;
+    }
+    case "null": return `card Null: pairs ${pairs(move.pairs)}, ${move.plate} to the plate`;
+    case "kur": return `card KUR: fifth die ${move.fifth}, the other four to the plate`;
+    case "minus1": return "card −1: the roll refused, all five to the plate";
+    case "minus2": return `card −2: the roll refused, a mark off fifth die ${move.value}`;
+    case "suppen_kasper": return `card Suppen-Kasper: eats ${move.eat.join(" ")} from the plate, then ${describeMove(move.round, nameOf)}`;
+    default: return move.type;
+  }
+}
+
+export const choiceText = describeMove;
+
+/** The clicks that choose a move: the roll's dice (the two pairs in either order), a card,
+ * the plate's dice a Suppen-Kasper eats and then the eaten dice. */
+export function clicksOf(move, from = "roll") {
+  const dice = (values, source = from) => values.map((d) => `${source}:${d}`);
+  const twoPairs = (head, [a, b]) => [[...head, dice(a), dice(b)], [...head, dice(b), dice(a)]];
+  switch (move.type) {
+    case "mark": return twoPairs([dice([move.fifth])], move.pairs);
+    case "free_throw": return twoPairs([dice([move.set_aside])], move.pairs);
+    case "pass": return [[]]; // no dice to click: the move is offered as it is
+    case "fdh": {
+      const last = move.fifth ?? move.set_aside;
+      return [[["card:fdh"], dice(move.remove), dice(move.pair), ...(last ? [dice([last])] : [])]];
+    }
+    case "null": return twoPairs([["card:null"], dice([move.plate])], move.pairs);
+    case "kur": return [[["card:kur"], dice([move.fifth])]];
+    case "minus1":
+    case "minus2": return [[[`card:${move.type}`]]];
+    case "suppen_kasper":
+      return clicksOf(move.round, "eaten").map((round) => [["card:suppen_kasper"], dice(move.eat, "plate"), ...round]);
+    default: return [[]];
+  }
 }

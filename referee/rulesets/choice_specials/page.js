@@ -3,6 +3,8 @@
 
 import { drawBoard as choiceBoard, pickRows as choicePicks } from "/rulesets/choice/page.js";
 
+export { choiceText, clicksOf, describeMove } from "/rulesets/choice/page.js";
+
 export function drawBoard(view, kit) {
   return choiceBoard(view, kit, true);
 }

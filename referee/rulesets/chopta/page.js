@@ -37,3 +37,28 @@ export function pickRows(turn, kit, choosing) {
   }
   return rows;
 }
+
+/** A move in words, as the event feed tells it (past tense). */
+export function describeMove(move, nameOf) {
+  switch (move.type) {
+    case "place": return `placed a ${move.die}`;
+    case "swap": return `swapped a ${move.die} into ${nameOf(move.opponent)}'s area for a ${move.take}`;
+    default: return move.type;
+  }
+}
+
+/** A legal move as a choice: what playing it does. */
+export function choiceText(move, nameOf) {
+  if (move.type === "place") return `place a ${move.die} in your area`;
+  if (move.type === "swap") return `swap a ${move.die} into ${nameOf(move.opponent)}'s area for their ${move.take}`;
+  return describeMove(move, nameOf);
+}
+
+/** The clicks that choose a move: a die of the pool, then (a swap) the die it takes. */
+export function clicksOf(move) {
+  switch (move.type) {
+    case "place": return [[[`pool:${move.die}`]]];
+    case "swap": return [[[`pool:${move.die}`], [`area${move.opponent}:${move.take}`]]];
+    default: return [[]];
+  }
+}

@@ -3,7 +3,7 @@
 // choice is posted as any bot posts it. The token stays in this tab (sessionStorage); it is
 // sent only in the Authorization header, never in a URL.
 
-import { FACES, api, describeMove, el, refusal, rendererOf, timeLeft } from "./common.js";
+import { FACES, api, el, refusal, rendererOf, timeLeft } from "./common.js";
 
 const SHOWN = 24; // moves listed at once; clicking dice narrows the rest
 const storageKey = (gameId) => `referee.seat.${gameId}`;
@@ -41,34 +41,6 @@ export function seatToken(gameId) {
   return sessionStorage.getItem(storageKey(gameId));
 }
 
-/**
- * The clicks that choose a move: variants (the two pairs in either order) of groups of tokens,
- * each group clicked in any order. A token names where a die is clicked and its value
- * (``roll:4``, ``plate:2``, ``eaten:5``, ``pool:6``, ``area1:3``) or a card (``card:kur``).
- */
-export function clicksOf(move, from = "roll") {
-  const dice = (values, source = from) => values.map((d) => `${source}:${d}`);
-  const twoPairs = (head, [a, b]) => [[...head, dice(a), dice(b)], [...head, dice(b), dice(a)]];
-  switch (move.type) {
-    case "mark": return twoPairs([dice([move.fifth])], move.pairs);
-    case "free_throw": return twoPairs([dice([move.set_aside])], move.pairs);
-    case "pass": return [[]]; // no dice to click: the move is offered as it is
-    case "fdh": {
-      const last = move.fifth ?? move.set_aside;
-      return [[["card:fdh"], dice(move.remove), dice(move.pair), ...(last ? [dice([last])] : [])]];
-    }
-    case "null": return twoPairs([["card:null"], dice([move.plate])], move.pairs);
-    case "kur": return [[["card:kur"], dice([move.fifth])]];
-    case "minus1":
-    case "minus2": return [[[`card:${move.type}`]]];
-    case "suppen_kasper":
-      return clicksOf(move.round, "eaten").map((round) => [["card:suppen_kasper"], dice(move.eat, "plate"), ...round]);
-    case "place": return [[[`pool:${move.die}`]]];
-    case "swap": return [[[`pool:${move.die}`], [`area${move.opponent}:${move.take}`]]];
-    default: return [[]];
-  }
-}
-
 /** Whether ``picks`` (tokens, in click order) start one of a move's variants; ``whole``: all of it. */
 function fits(variants, picks, whole = false) {
   return variants.some((groups) => {
@@ -85,13 +57,6 @@ function fits(variants, picks, whole = false) {
     }
     return picks.length === 0 && (!whole || groups.length === 0);
   });
-}
-
-/** A legal move as a choice: what playing it does, in words. */
-function choiceText(move, nameOf) {
-  if (move.type === "place") return `place a ${move.die} in your area`;
-  if (move.type === "swap") return `swap a ${move.die} into ${nameOf(move.opponent)}'s area for their ${move.take}`;
-  return describeMove(move, nameOf);
 }
 
 /**
@@ -146,7 +111,7 @@ export function seatPanel(gameId, token, view) {
       if (turn.view) rows.append(...state.renderer.pickRows(turn, kit(() => false), false));
       return;
     }
-    const variants = turn.legal_moves.map((move) => clicksOf(move));
+    const variants = turn.legal_moves.map((move) => state.renderer.clicksOf(move));
     const fitting = turn.legal_moves.map((move, i) => [move, i]).filter(([, i]) => fits(variants[i], state.picks));
     const open = (token) => fitting.some(([, i]) => fits(variants[i], [...state.picks, token]));
     prompt.textContent = state.picks.length
@@ -163,7 +128,7 @@ export function seatPanel(gameId, token, view) {
       const whole = complete.some(([, j]) => j === i);
       moves.append(el("li", {}, el("button", {
         type: "button", cls: `move${whole ? " whole" : ""}`, "data-move": JSON.stringify(move), disabled: state.busy,
-        text: `Play: ${choiceText(move, nameOf)}`, onclick: () => submit(move),
+        text: `Play: ${state.renderer.choiceText(move, nameOf)}`, onclick: () => submit(move),
       })));
     }
     if (ordered.length > SHOWN) moves.append(el("li", { cls: "more", text: `${ordered.length - SHOWN} more fit: click dice to narrow them.` }));
@@ -203,7 +168,7 @@ export function seatPanel(gameId, token, view) {
     say("Sending…");
     try {
       const answer = await api(`/v1/games/${gameId}/moves?wait=25`, { token, body: { seq: state.turn.seq, move } });
-      say(`Played: ${choiceText(move, nameOf)}.`);
+      say(`Played: ${state.renderer.choiceText(move, nameOf)}.`);
       state.busy = false;
       if (answer.turn) show(answer.turn);
       else await next();

@@ -2,7 +2,7 @@
 // public endpoints, so a spectator sees exactly what the public view shows. No build step, no
 // library, nothing from another origin (the pages' Content-Security-Policy forbids it).
 
-import { api, describeMove, el, rendererOf, tickDeadlines } from "./common.js";
+import { api, el, rendererOf, tickDeadlines } from "./common.js";
 import { playOnSubmit, seatPanel, seatToken } from "./play.js";
 
 const app = document.getElementById("app");
@@ -193,7 +193,7 @@ function gamePage(gameId, playing = false) {
       slider,
       el("button", { type: "button", text: "▶", "aria-label": "Step forward", onclick: () => go(watch.frame + 1) }),
       el("button", { type: "button", text: "▶|", "aria-label": "Last step", onclick: () => go(frames.length - 1) }),
-      el("span", { cls: "step", text: `step ${watch.frame} of ${frames.length - 1}: ${describeDecision(frame.decision, frame.view)}` }),
+      el("span", { cls: "step", text: `step ${watch.frame} of ${frames.length - 1}: ${describeDecision(frame.decision, frame.view, watch.renderer)}` }),
     );
     board.replaceChildren(drawGame(frame.view, watch.renderer));
   }
@@ -206,7 +206,7 @@ function gamePage(gameId, playing = false) {
 
   function heard(event) {
     const data = JSON.parse(event.data);
-    watch.feed.unshift(describeEvent(data, watch.view));
+    watch.feed.unshift(describeEvent(data, watch.view, watch.renderer));
     watch.feed.length = Math.min(watch.feed.length, 40);
     feed.replaceChildren(...watch.feed.map((line) => el("li", { text: line })));
     clearTimeout(watch.timer);
@@ -300,17 +300,17 @@ function drawGame(view, renderer) {
   return renderer.drawBoard(view, { seatName });
 }
 
-function describeDecision(decision, view) {
+function describeDecision(decision, view, renderer) {
   if (!decision) return "the start";
   const who = seatName(view.seats[decision.seat]);
-  const moves = decision.moves.map((move) => describeMove(move, (s) => seatName(view.seats[s]))).join("; ");
+  const moves = decision.moves.map((move) => renderer.describeMove(move, (s) => seatName(view.seats[s]))).join("; ");
   return `${who}${decision.timeout ? " (timed out)" : ""}: ${moves}`;
 }
 
-function describeEvent(event, view) {
+function describeEvent(event, view, renderer) {
   const name = (seat) => (view && view.seats[seat] ? seatName(view.seats[seat]) : `seat ${seat}`);
   switch (event.type) {
-    case "played": return `${name(event.seat)} ${describeMove(event.move, name)}${event.auto ? " (retired: placed for it)" : ""}`;
+    case "played": return `${name(event.seat)} ${renderer.describeMove(event.move, name)}${event.auto ? " (retired: placed for it)" : ""}`;
     case "decision": return `${name(event.seat)} decided`;
     case "timeout": return `${name(event.seat)} timed out`;
     case "rolls": return `postal round ${event.batch + 1}: ${event.rolls.map((r) => r.join(" ")).join(" | ")}`;
