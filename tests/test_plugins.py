@@ -3,9 +3,13 @@ test, with entry points in the group ``referee.rulesets``, found as any installe
 
 from __future__ import annotations
 
+import json
 import logging
+import os
+import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -90,3 +94,34 @@ def test_loading_twice_changes_nothing(installed):
     assert load_plugins(again=True) == ["tiny-choice"]
     assert load_plugins() == []
     assert load_plugins(again=True) == ["tiny-choice"]  # the same distribution: replaced
+
+
+def test_a_plugin_is_in_the_contract_its_bodies_built_from_the_registry(tmp_path):
+    """A referee started with a plug-in installed states its game and tournament bodies, its
+    moves and its score route in the contract, as the built-in rulesets'; the views it took
+    from CHOICE by subclassing (tagged ``choice``) are not stated as its own."""
+    _distribution(tmp_path, "plugin_tiny", "1.2.3", {"tiny": "plugin_tiny:TinyChoice"}, PLUGIN)
+    out = tmp_path / "openapi.json"
+    root = Path(__file__).parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(root)])}
+    done = subprocess.run(
+        [sys.executable, "-m", "referee.cli", "openapi", "-o", str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    contract = json.loads(out.read_text())
+    schemas = contract["components"]["schemas"]
+    assert "CreateTinyChoiceGame" in schemas and "CreateTinyChoiceTournament" in schemas
+    assert "tiny-choice" in schemas["CreateGame"]["discriminator"]["mapping"]
+    assert "tiny-choice" in schemas["CreateTournament"]["discriminator"]["mapping"]
+    score = contract["paths"]["/v1/rulesets/tiny-choice/score"]["post"]
+    assert score["operationId"] == "scoreTinyChoice"
+    assert "tiny-choice" not in schemas["GameView"]["discriminator"]["mapping"]
+    assert set(schemas["GameView"]["discriminator"]["mapping"]) == {
+        "choice",
+        "choice-specials",
+        "chopta",
+    }

@@ -61,16 +61,17 @@ def places(totals: Sequence[int]) -> list[int]:
 
 
 class Scorer(msgspec.Struct, frozen=True):
-    """A ruleset's score calculator, served as ``POST /v1/rulesets/{id}/score``: the body it
-    reads (a Struct, decoded strictly), the answer it gives (a Struct), the pure function from
-    one to the other, and the operation's id and summary in the contract. A ruleset declares
-    one as its ``scorer`` attribute (optional: a ruleset without one has no such route)."""
+    """A ruleset's score calculator, served as ``POST /v1/rulesets/{id}/score`` (operation
+    ``score<Ruleset>``): the body it reads (a Struct, decoded strictly), the answer it gives (a
+    Struct), the pure function from one to the other, and the operation's summary and
+    description in the contract. A ruleset declares one as its ``scorer`` attribute
+    (optional: a ruleset without one has no such route)."""
 
     request: type
     response: type
     score: Callable[[Any], Any]
-    operation_id: str
     summary: str
+    description: str
 
 
 class Ruleset(Protocol):

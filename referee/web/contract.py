@@ -109,9 +109,6 @@ _DESCRIPTIONS = {
     "readyz": "200 when the store (Redis or Valkey) answers; 503 redis-unreachable otherwise.",
     "listRulesets": "Each ruleset's id, seat limits, options (name, default, JSON Schema) and "
     "move types.",
-    "scoreChoice": "What a CHOICE sheet with these marks scores, row by row.",
-    "scoreChoiceSpecials": "What a CHOICE-with-special-cards sheet with these marks scores.",
-    "scoreChopta": "The best arrangement of a CHOPTA play area into sets and chains.",
     "createGame": "A game of one ruleset. A named seat's token is in the answer (shown once); an "
     "open seat is claimed later (claimSeat). The commitment is the SHA-256 of the seed that "
     "makes every die: the seed is shown when the game is over." + _IDEMPOTENT,
@@ -439,7 +436,10 @@ def _described(schema: Any) -> None:
         for method in ("get", "post"):
             operation = getattr(item, method, None)
             if operation is not None:
-                operation.description = _DESCRIPTIONS[operation.operation_id]
+                # a ruleset's score route says its own (``Scorer.description``)
+                operation.description = _DESCRIPTIONS.get(
+                    operation.operation_id, operation.description
+                )
     next_decision = schema.paths["/v1/me/next"].get
     next_decision.responses["401"].description = "Unauthorized: send the entrant token"
     for path in ("/v1/games/{game_id}/turn", "/v1/games/{game_id}/moves"):

@@ -63,6 +63,7 @@ from .problems import (
 )
 from .replay_views import GamePage, GameSummary
 from .tournament_routes import MeController, TournamentController
+from .views import shape_name
 
 __all__ = ["controllers"]
 
@@ -158,6 +159,7 @@ def _score_route(ruleset: Any) -> HTTPRouteHandler:
     """A ruleset's score calculator (its ``scorer``): the body read strictly, the answer its
     pure function gives, each Struct the ruleset's own."""
     scorer = ruleset.scorer
+    operation_id = f"score{shape_name(ruleset.id)}"
 
     async def score(request: Request) -> Any:
         return scorer.score(await read_body(request, scorer.request))
@@ -165,11 +167,12 @@ def _score_route(ruleset: Any) -> HTTPRouteHandler:
     score.__annotations__["return"] = scorer.response  # the answer's shape, for the contract
     return post(
         f"/v1/rulesets/{ruleset.id}/score",
-        operation_id=scorer.operation_id,
-        name=scorer.operation_id,
+        operation_id=operation_id,
+        name=operation_id,
         status_code=200,
         tags=["rulesets"],
         summary=scorer.summary,
+        description=scorer.description,
         responses=problems(400, 413),
     )(score)
 

@@ -67,11 +67,21 @@ def shape_name(ruleset_id: str) -> str:
     return "".join(part[:1].upper() + part[1:] for part in re.split(r"[^A-Za-z0-9]+", ruleset_id))
 
 
-#: every registered ruleset that states its views, with them
+def _own(ruleset_id: str, shapes: ViewShapes | None) -> bool:
+    """Whether ``shapes`` are a ruleset's own: each tagged with its id (a ruleset that took
+    another's by subclassing it has views the contract cannot tell apart, so none stated)."""
+    return shapes is not None and all(
+        getattr(shape, "__struct_config__", None) is not None
+        and shape.__struct_config__.tag == ruleset_id  # type: ignore[attr-defined]
+        for shape in (shapes.seat_view, shapes.game_view, shapes.record)
+    )
+
+
+#: every registered ruleset that states its own views, with them
 VIEWS: dict[str, ViewShapes] = {
     ruleset.id: shapes
     for ruleset in RULESETS.values()
-    if (shapes := getattr(ruleset, "views", None)) is not None
+    if _own(ruleset.id, shapes := getattr(ruleset, "views", None)) and shapes is not None
 }
 SEAT_VIEWS: tuple[Any, ...] = tuple(v.seat_view for v in VIEWS.values())
 GAME_VIEWS: tuple[Any, ...] = tuple(v.game_view for v in VIEWS.values())

@@ -12,7 +12,7 @@ from .shapes import scorer, views
 __all__ = ["ChoiceRuleset"]
 
 ChoiceRuleset.bots = {"random": random_bot, "greedy": greedy_bot, "strong": strong_bot}
-ChoiceRuleset.scorer = scorer("scoreChoice", "CHOICE")
+ChoiceRuleset.scorer = scorer("CHOICE", "What a CHOICE sheet with these marks scores, row by row.")
 ChoiceRuleset.report = SheetReport(specials=False)
 ChoiceRuleset.views = views
 ChoiceRuleset.page_script = Path(__file__).parent / "page.js"

@@ -183,13 +183,13 @@ def score_sheet(request: MarksRequest) -> ChoiceScore:
     return score_marks({int(k): v for k, v in request.marks.items()})
 
 
-def scorer(operation_id: str, title: str) -> Scorer:
+def scorer(title: str, description: str) -> Scorer:
     """A CHOICE ruleset's calculator (both score sheets alike; each has its own route, as the
     contract states one body per route)."""
     return Scorer(
         MarksRequest,
         ChoiceScore,
         score_sheet,
-        operation_id,
         f"Score a {title} sheet from its marks",
+        description,
     )

@@ -14,7 +14,10 @@ from .shapes import views
 __all__ = ["ChoiceSpecialsRuleset"]
 
 ChoiceSpecialsRuleset.bots = {"random": random_bot, "greedy": greedy_bot, "strong": strong_bot}
-ChoiceSpecialsRuleset.scorer = scorer("scoreChoiceSpecials", "CHOICE-with-special-cards")
+ChoiceSpecialsRuleset.scorer = scorer(
+    "CHOICE-with-special-cards",
+    "What a CHOICE-with-special-cards sheet with these marks scores.",
+)
 ChoiceSpecialsRuleset.report = SheetReport(specials=True)
 ChoiceSpecialsRuleset.views = views
 ChoiceSpecialsRuleset.page_script = Path(__file__).parent / "page.js"

@@ -182,6 +182,6 @@ scorer = Scorer(
     AreaRequest,
     AreaScored,
     score_play_area,
-    "scoreChopta",
     "Score a CHOPTA play area: its best arrangement",
+    "The best arrangement of a CHOPTA play area into sets and chains.",
 )
