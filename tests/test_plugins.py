@@ -125,3 +125,29 @@ def test_a_plugin_is_in_the_contract_its_bodies_built_from_the_registry(tmp_path
         "choice-specials",
         "chopta",
     }
+
+
+CLASHING = """
+import msgspec
+from referee.rulesets.choice.engine import ChoiceRuleset
+
+
+class Mark(msgspec.Struct, frozen=True, tag="mark", tag_field="type"):
+    value: int
+
+
+class Clashing(ChoiceRuleset):
+    id = "clashing"
+    Move = Mark
+"""
+
+
+def test_a_plugin_whose_move_type_another_ruleset_names_is_disabled(installed, caplog):
+    """Every ruleset's moves are decoded by one union told apart by ``type``: a plug-in that
+    names a move ``mark`` that is not CHOICE's would make it unreadable, so it is left out."""
+    installed("plugin_clashing", "0.4", {"clashing": "plugin_clashing:Clashing"}, CLASHING)
+    with caplog.at_level(logging.ERROR, logger="referee"):
+        assert load_plugins(again=True) == []
+    lines = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert any("its move type 'mark' is another move of 'choice'" in x for x in lines), lines
+    assert "clashing" not in RULESETS
