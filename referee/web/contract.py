@@ -292,6 +292,7 @@ def finish_contract(app: Litestar) -> None:
         ref_template="#/components/schemas/{name}",
     )
     _name_unions(definitions)
+    _explicit_optionals(definitions)
     schema = app.openapi_schema
     components = schema.components.schemas
     for name, definition in definitions.items():
@@ -373,6 +374,29 @@ _ANSWERS: dict[tuple[str, str], tuple[str, tuple[Any, ...]]] = {
     ("/v1/games/{game_id}/replay", "get"): ("GameReplay", REPLAYS),
     ("/v1/tournaments/{tournament_id}", "get"): ("TournamentView", TOURNAMENT_VIEWS),
 }
+
+
+#: the answers encoded as their Structs are: what each field may be is exactly what it is sent as
+_ANSWERED = (MoveAccepted, Problem, NextDecision)
+
+
+def _explicit_optionals(definitions: dict[str, Any]) -> None:
+    """Optional or nullable, never left to guess: a field of an answer that omits its defaults
+    is absent rather than null (so optional, not nullable), and every field of one that
+    omits nothing is sent, null or not (so required)."""
+    for struct in _ANSWERED:
+        definition = definitions[struct.__name__]
+        properties = definition["properties"]
+        if struct.__struct_config__.omit_defaults:
+            for field in msgspec.structs.fields(struct):
+                if field.default is None and field.encode_name in properties:
+                    prop = properties[field.encode_name]
+                    kept = [x for x in prop.get("anyOf", ()) if x != {"type": "null"}]
+                    if len(kept) == 1 and len(prop["anyOf"]) == 2:
+                        rest = {k: v for k, v in prop.items() if k != "anyOf"}
+                        properties[field.encode_name] = {**kept[0], **rest} if rest else kept[0]
+        else:
+            definition["required"] = list(properties)
 
 
 def _union_names() -> dict[frozenset[str], str]:
