@@ -14,7 +14,7 @@ import time
 
 import msgspec
 
-from referee.bots import BOTS, get_bot
+from referee.bots import bot_names, get_bot
 from referee.games import get_ruleset
 
 
@@ -38,7 +38,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     figures = {}
-    for name in args.bots or list(BOTS[args.ruleset]):
+    for name in args.bots or bot_names(args.ruleset):
         started = time.perf_counter()
         scores = [play(args.ruleset, name, seed) for seed in range(args.games)]
         figures[name] = {

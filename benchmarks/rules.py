@@ -12,8 +12,8 @@ import json
 import random
 import time
 
-from referee.games import get_ruleset, score_area
-from referee.games.chopta import _best
+from referee.games import get_ruleset
+from referee.rulesets.chopta.engine import _best, score_area
 
 
 def choice_solitaire(games: int, warmup: int = 300) -> dict:

@@ -282,11 +282,14 @@ def build_parser() -> argparse.ArgumentParser:
     tournament = command(
         "tournament", "a local tournament between reference bots, each in its own process"
     )
+    from .bots import bot_names
+    from .games import DEFAULT, RULESETS
+
     tournament.add_argument(
         "--ruleset",
-        default="choice",
-        choices=["choice", "choice-specials", "chopta"],
-        help="the ruleset played",
+        default=DEFAULT,
+        choices=list(RULESETS),
+        help="the ruleset played (every registered one: built in or installed)",
     )
     tournament.add_argument(
         "--format",
@@ -297,8 +300,8 @@ def build_parser() -> argparse.ArgumentParser:
     tournament.add_argument(
         "--bots",
         nargs="*",
-        choices=["random", "greedy", "strong"],
-        help="reference bots, one entrant each (none given: all three)",
+        choices=sorted({name for ruleset in RULESETS for name in bot_names(ruleset)}),
+        help="reference bots, one entrant each (none given: each of the ruleset's house bots)",
     )
     tournament.add_argument("--table-size", type=int, default=2, help="seats per game")
     tournament.add_argument(
@@ -312,7 +315,7 @@ def build_parser() -> argparse.ArgumentParser:
     tournament.add_argument(
         "--options",
         help="ruleset options as JSON, e.g. '{\"schedule\": [3]}' (CHOICE: 3 rolls per postal "
-        "round) or, with --ruleset chopta, '{\"target\": 30}'",
+        "round); each ruleset's options are listed by GET /v1/rulesets",
     )
     tournament.add_argument(
         "--seed", help="hex, 32 to 64 bytes: fixes every round's dice (none: a random one)"

@@ -7,7 +7,9 @@ engine's surface (``referee.games.Ruleset``); a ``bots`` attribute (name -> a fu
 seed that makes a bot) adds its house bots. A plug-in that fails to load, or lacks part of
 that surface, is disabled with one log line naming it and why: the referee starts without it.
 Two rulesets with one id are an error that stops the start (``DuplicateRuleset``): a game's
-document names its ruleset by id alone.
+document names its ruleset by id alone. A move body is decoded by one union of every
+ruleset's moves, told apart by ``type``: a plug-in whose moves are not Structs tagged by
+``type``, or that names a move as another ruleset names a different one, is disabled too.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ import logging
 from importlib.metadata import entry_points, version
 from typing import Any
 
-from .bots import BOTS
 from .games import ORIGINS, RULESETS, register
 
 __all__ = ["GROUP", "load_plugins"]
@@ -64,6 +65,23 @@ def _builtins() -> None:
             register(ruleset, "referee", own)
 
 
+def _move_clash(ruleset: Any) -> str | None:
+    """Why a ruleset's moves cannot join the union of every registered ruleset's, if so."""
+    taken: dict[Any, tuple[Any, str]] = {}
+    for other in RULESETS.values():
+        if other.id != ruleset.id:
+            for move in getattr(other.Move, "__args__", (other.Move,)):
+                taken.setdefault(move.__struct_config__.tag, (move, other.id))
+    for move in getattr(ruleset.Move, "__args__", (ruleset.Move,)):
+        config = getattr(move, "__struct_config__", None)
+        if config is None or config.tag_field != "type" or not isinstance(config.tag, str):
+            return f"its move {getattr(move, '__name__', move)!r} is no Struct tagged by 'type'"
+        known = taken.get(config.tag)
+        if known is not None and known[0] is not move:
+            return f"its move type {config.tag!r} is another move of {known[1]!r}"
+    return None
+
+
 def load_plugins(*, again: bool = False) -> list[str]:
     """Register every installed plug-in, once per process (``again``: look anew); the ids of
     those registered now."""
@@ -86,8 +104,11 @@ def load_plugins(*, again: bool = False) -> list[str]:
         if missing:
             log.error("ruleset plug-in %s is disabled: it lacks %s", source, ", ".join(missing))
             continue
+        clash = _move_clash(ruleset)
+        if clash:
+            log.error("ruleset plug-in %s is disabled: %s", source, clash)
+            continue
         register(ruleset, distribution, release)
-        BOTS[ruleset.id] = dict(getattr(ruleset, "bots", None) or {})
         added.append(ruleset.id)
         log.info("ruleset %s registered from %s", ruleset.id, source)
     return added

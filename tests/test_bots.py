@@ -9,8 +9,8 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from referee.bots import BOTS, get_bot
-from referee.games import get_ruleset
+from referee.bots import bot_names, get_bot
+from referee.games import RULESETS, get_ruleset
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
 from bots import play
@@ -34,7 +34,7 @@ def test_bots_always_choose_a_listed_move(ruleset_id, seats, options, bot_name):
 
 
 def test_every_ruleset_has_the_three_reference_bots():
-    assert {name: set(bots) for name, bots in BOTS.items()} == {
+    assert {name: set(bot_names(name)) for name in RULESETS} == {
         r: {"random", "greedy", "strong"} for r in ("choice", "choice-specials", "chopta")
     }
 

@@ -6,8 +6,8 @@ import msgspec
 import pytest
 from choice_helpers import force_rolls
 
-from referee.games import InvalidOption, RuleViolation, score_marks
-from referee.games.choice import FreeThrow, Mark, Pass, round_moves
+from referee.games import InvalidOption, RuleViolation
+from referee.rulesets.choice.engine import FreeThrow, Mark, Pass, round_moves, score_marks
 
 KEY = b"choice-test-key"
 
@@ -497,7 +497,7 @@ def test_warmed_round_caches_hold_every_round_play_can_meet(ruleset_id):
     import random
 
     from referee.games import get_ruleset, warm_caches
-    from referee.games.choice import _round_move_set
+    from referee.rulesets.choice.engine import _round_move_set
 
     round_moves.cache_clear()
     _round_move_set.cache_clear()

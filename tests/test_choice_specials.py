@@ -7,8 +7,16 @@ import pytest
 from choice_helpers import force_rolls
 
 from referee.games import RuleViolation
-from referee.games.choice import FreeThrow, Mark
-from referee.games.choice_specials import CARDS, Fdh, Kur, Minus1, Minus2, Null, SuppenKasper
+from referee.rulesets.choice.engine import FreeThrow, Mark
+from referee.rulesets.choice_specials.engine import (
+    CARDS,
+    Fdh,
+    Kur,
+    Minus1,
+    Minus2,
+    NullCard,
+    SuppenKasper,
+)
 
 KEY = b"specials-test-key"
 
@@ -55,7 +63,7 @@ def test_card_moves_are_listed_after_the_normal_moves(specials):
     kinds = [type(m).__name__ for m in legal]
     first_card = kinds.index("Fdh")
     assert set(kinds[:first_card]) == {"Mark"}
-    order = ["Fdh", "Null", "Kur", "Minus1", "Minus2", "SuppenKasper"]
+    order = ["Fdh", "NullCard", "Kur", "Minus1", "Minus2", "SuppenKasper"]
     assert [
         k for i, k in enumerate(kinds) if i >= first_card and (i == 0 or kinds[i - 1] != k)
     ] == order
@@ -102,7 +110,7 @@ def test_null_marks_two_pairs_and_plates_the_fifth_die(specials):
     state = new(specials)
     sheet_with(state, [4, 5, 6], [1, 1, 1])
     force_rolls(state, (1, 2, 3, 4, 6))
-    specials.decide(state, 0, [Null(((1, 2), (3, 4)), 6)])
+    specials.decide(state, 0, [NullCard(((1, 2), (3, 4)), 6)])
     sheet = state.sheets[0]
     assert sheet.plate == [6] and sheet.fifth_counts == [1, 1, 1]
     assert sheet.marks[3 - 2] == 1 and sheet.marks[7 - 2] == 1

@@ -5,8 +5,8 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from referee.games import InvalidOption, RuleViolation, score_area
-from referee.games.chopta import Place, Swap, swap_takes
+from referee.games import InvalidOption, RuleViolation
+from referee.rulesets.chopta.engine import Place, Swap, score_area, swap_takes
 
 KEY = b"chopta-test-key"
 

@@ -3,19 +3,23 @@ test, with entry points in the group ``referee.rulesets``, found as any installe
 
 from __future__ import annotations
 
+import json
 import logging
+import os
+import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
-from referee.bots import BOTS
+from referee.bots import bot_names
 from referee.games import ORIGINS, RULESETS, DuplicateRuleset
 from referee.plugins import load_plugins
 
 PLUGIN = """
-from referee.bots.choice import random_bot
-from referee.games.choice import ChoiceRuleset
+from referee.rulesets.choice.bots import random_bot
+from referee.rulesets.choice.engine import ChoiceRuleset
 
 
 class TinyChoice(ChoiceRuleset):
@@ -43,9 +47,9 @@ def _distribution(root, name: str, version: str, points: dict[str, str], module:
 def installed(tmp_path, monkeypatch):
     """Put distributions on the path; afterwards, the registry as it was."""
     monkeypatch.syspath_prepend(str(tmp_path))
-    rulesets, origins, bots = dict(RULESETS), dict(ORIGINS), dict(BOTS)
+    rulesets, origins = dict(RULESETS), dict(ORIGINS)
     yield lambda *args: _distribution(tmp_path, *args)
-    for registry, saved in ((RULESETS, rulesets), (ORIGINS, origins), (BOTS, bots)):
+    for registry, saved in ((RULESETS, rulesets), (ORIGINS, origins)):
         registry.clear()
         registry.update(saved)
     for name in [m for m in sys.modules if m.startswith("plugin_")]:
@@ -58,7 +62,7 @@ def test_a_plugin_is_registered_with_its_distribution_and_bots(installed):
     ruleset = RULESETS["tiny-choice"]
     assert ORIGINS["tiny-choice"] == ("plugin_tiny", "1.2.3")
     assert ORIGINS["choice"][0] == "referee"
-    assert set(BOTS["tiny-choice"]) == {"random"}
+    assert bot_names("tiny-choice") == ["random"]
     state = ruleset.create({}, 2, b"k" * 32)  # it plays as the registry hands it out
     ruleset.decide(state, 0, [ruleset.legal_moves(state, 0)[0]])
     assert ruleset.public_seq(state, 0) == 1
@@ -90,3 +94,60 @@ def test_loading_twice_changes_nothing(installed):
     assert load_plugins(again=True) == ["tiny-choice"]
     assert load_plugins() == []
     assert load_plugins(again=True) == ["tiny-choice"]  # the same distribution: replaced
+
+
+def test_a_plugin_is_in_the_contract_its_bodies_built_from_the_registry(tmp_path):
+    """A referee started with a plug-in installed states its game and tournament bodies, its
+    moves and its score route in the contract, as the built-in rulesets'; the views it took
+    from CHOICE by subclassing (tagged ``choice``) are not stated as its own."""
+    _distribution(tmp_path, "plugin_tiny", "1.2.3", {"tiny": "plugin_tiny:TinyChoice"}, PLUGIN)
+    out = tmp_path / "openapi.json"
+    root = Path(__file__).parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(root)])}
+    done = subprocess.run(
+        [sys.executable, "-m", "referee.cli", "openapi", "-o", str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    contract = json.loads(out.read_text())
+    schemas = contract["components"]["schemas"]
+    assert "CreateTinyChoiceGame" in schemas and "CreateTinyChoiceTournament" in schemas
+    assert "tiny-choice" in schemas["CreateGame"]["discriminator"]["mapping"]
+    assert "tiny-choice" in schemas["CreateTournament"]["discriminator"]["mapping"]
+    score = contract["paths"]["/v1/rulesets/tiny-choice/score"]["post"]
+    assert score["operationId"] == "scoreTinyChoice"
+    assert "tiny-choice" not in schemas["GameView"]["discriminator"]["mapping"]
+    assert set(schemas["GameView"]["discriminator"]["mapping"]) == {
+        "choice",
+        "choice-specials",
+        "chopta",
+    }
+
+
+CLASHING = """
+import msgspec
+from referee.rulesets.choice.engine import ChoiceRuleset
+
+
+class Mark(msgspec.Struct, frozen=True, tag="mark", tag_field="type"):
+    value: int
+
+
+class Clashing(ChoiceRuleset):
+    id = "clashing"
+    Move = Mark
+"""
+
+
+def test_a_plugin_whose_move_type_another_ruleset_names_is_disabled(installed, caplog):
+    """Every ruleset's moves are decoded by one union told apart by ``type``: a plug-in that
+    names a move ``mark`` that is not CHOICE's would make it unreadable, so it is left out."""
+    installed("plugin_clashing", "0.4", {"clashing": "plugin_clashing:Clashing"}, CLASHING)
+    with caplog.at_level(logging.ERROR, logger="referee"):
+        assert load_plugins(again=True) == []
+    lines = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert any("its move type 'mark' is another move of 'choice'" in x for x in lines), lines
+    assert "clashing" not in RULESETS

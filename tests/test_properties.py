@@ -10,10 +10,10 @@ import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from referee.games import GameError, get_ruleset, score_area
-from referee.games.choice import POINTS, FreeThrow, Mark
-from referee.games.choice_specials import Fdh, Kur, Minus1, Minus2, Null, SuppenKasper
-from referee.games.chopta import Place, Swap
+from referee.games import GameError, get_ruleset
+from referee.rulesets.choice.engine import POINTS, FreeThrow, Mark
+from referee.rulesets.choice_specials.engine import Fdh, Kur, Minus1, Minus2, NullCard, SuppenKasper
+from referee.rulesets.chopta.engine import Place, Swap, score_area
 
 MAX_DECISIONS = 20_000
 PROPERTY = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -27,7 +27,7 @@ choice_moves = st.one_of(
 )
 card_moves = st.one_of(
     st.builds(Fdh, pair, pair, st.none() | die, st.none() | die),
-    st.builds(Null, pairs, die),
+    st.builds(NullCard, pairs, die),
     st.builds(Kur, die),
     st.just(Minus1()),
     st.builds(Minus2, die),
@@ -79,7 +79,7 @@ def moves_from(dice, cards):
             out |= {
                 Fdh((p[0], p[1]), (p[2], p[3]), fifth=p[4]),
                 Fdh((p[0], p[1]), (p[2], p[3]), set_aside=p[4]),
-                Null(((p[0], p[1]), (p[2], p[3])), p[4]),
+                NullCard(((p[0], p[1]), (p[2], p[3])), p[4]),
             }
     if cards:
         out |= {Kur(v) for v in range(1, 7)} | {Minus2(v) for v in range(1, 7)} | {Minus1()}

@@ -15,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-from ..bots import BOTS, get_bot
+from ..bots import bot_names, get_bot
 from ..games import (
     GameError,
     RuleViolation,
@@ -300,10 +300,11 @@ def _check_house(ruleset_id: str, seats: list[dict[str, Any]]) -> None:
     """House bots: known ones, at most ``HOUSE_SEATS_MAX``, and never every seat."""
     house = [i for i, seat in enumerate(seats) if seat.get("bot") is not None]
     for index in house:
-        if seats[index]["bot"] not in BOTS[ruleset_id]:
+        names = bot_names(ruleset_id)
+        if seats[index]["bot"] not in names:
             raise Refusal(
                 "house-bot-limit",
-                f"the house bots are {', '.join(BOTS[ruleset_id])}",
+                f"the house bots are {', '.join(names)}",
                 field=f"seats[{index}].bot",
             )
     if len(house) > HOUSE_SEATS_MAX or (house and len(house) == len(seats)):

@@ -71,19 +71,22 @@ def replay(game: GameViews, decisions: list[bytes]) -> dict[str, Any]:
 
 
 def postal_report(game: GameViews, decisions: list[bytes]) -> dict[str, Any]:
-    """The turn report of every round that is over: a CHOICE game's postal rounds (its
-    batches of rolls: the rolls, then every sheet, plate and cards left as the round
-    ended), or a CHOPTA game's rounds (every play area and total as the round ended)."""
+    """The turn report of every round that is over: what was dealt as it began (the ruleset's
+    ``round_dealt`` fields of its view), then every seat as it ended. A round is the span in
+    which the view's ``round_field`` stays the same (a CHOICE game's postal rounds, its
+    ``batch``; a CHOPTA game's ``round``); a ruleset whose view has none has no rounds to
+    report."""
     doc = game.doc
-    key = "round" if doc.ruleset == "chopta" else "batch"
+    key = getattr(game.ruleset, "round_field", "round")
+    dealt = getattr(game.ruleset, "round_dealt", ())
     rounds: list[dict[str, Any]] = []
     if game.state is not None:
         frames, _ = _frames(game, decisions)
         start = frames[0]["view"]
-        for frame in frames[1:]:
+        for frame in frames[1:] if key in start else ():
             view = frame["view"]
             if view[key] != start[key] or view["status"] == "finished":
-                rounds.append(_round_over(key, start, view))
+                rounds.append(_round_over(key, dealt, start, view))
                 start = view
     return {
         "id": doc.id,
@@ -94,7 +97,9 @@ def postal_report(game: GameViews, decisions: list[bytes]) -> dict[str, Any]:
     }
 
 
-def _round_over(key: str, start: dict[str, Any], end: dict[str, Any]) -> dict[str, Any]:
+def _round_over(
+    key: str, dealt: tuple[str, ...], start: dict[str, Any], end: dict[str, Any]
+) -> dict[str, Any]:
     """One round of the report: what was dealt at its start and every seat at its end."""
     seats = [{k: v for k, v in s.items() if k not in ("decided", "deadline")} for s in end["seats"]]
     entry: dict[str, Any] = {
@@ -102,7 +107,5 @@ def _round_over(key: str, start: dict[str, Any], end: dict[str, Any]) -> dict[st
         "seats": seats,
         "finished": end["status"] == "finished",
     }
-    if key == "batch":
-        entry["first_roll"] = start["first_roll"]
-        entry["rolls"] = start["rolls"]
+    entry.update((name, start[name]) for name in dealt)
     return entry

@@ -1,4 +1,6 @@
-"""Pure rules engines (no I/O): ``choice``, ``choice-specials`` and ``chopta``.
+"""What every ruleset shares (no I/O): the engine's protocol, dice, records, refusals, and the
+registry of rulesets: the built-in ones (``referee.rulesets``, one package each, registered
+here, the one place outside them that names them) and the plug-ins ``referee.plugins`` adds.
 
 The service, the clients' offline tools and the tests all share these. Nothing here imports
 the web or storage layers.
@@ -9,9 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from ._common import Ruleset, places
-from .choice import ChoiceRuleset, score_marks, warm_rounds
-from .choice_specials import ChoiceSpecialsRuleset
-from .chopta import ChoptaRuleset, score_area
 from .dice import commitment, dice_key, new_seed, roll
 from .errors import GameError, InvalidOption, RuleViolation
 from .record import (
@@ -27,6 +26,7 @@ from .record import (
 )
 
 __all__ = [
+    "DEFAULT",
     "ORIGINS",
     "RULESETS",
     "Decision",
@@ -49,17 +49,13 @@ __all__ = [
     "record_decision",
     "register",
     "roll",
-    "score_area",
-    "score_marks",
     "verify",
     "warm_caches",
 ]
 
 #: The registry: every ruleset by its id (the built-in ones, then each plug-in that
 #: ``referee.plugins`` found installed), and where each comes from: (distribution, version).
-RULESETS: dict[str, Any] = {
-    r.id: r for r in (ChoiceRuleset(), ChoiceSpecialsRuleset(), ChoptaRuleset())
-}
+RULESETS: dict[str, Any] = {}
 ORIGINS: dict[str, tuple[str, str]] = {}
 
 
@@ -85,8 +81,15 @@ def register(ruleset: Any, distribution: str, version: str) -> None:
 
 def warm_caches() -> None:
     """Fill the engines' bounded caches now (tens of milliseconds), rather than during play:
-    a long-running server then holds them from the start, with its other startup objects."""
-    warm_rounds()
+    a long-running server then holds them from the start, with its other startup objects.
+    A ruleset with such caches has a ``warm()`` method; one method shared by several rulesets
+    runs once."""
+    done = set()
+    for ruleset in RULESETS.values():
+        warm = getattr(type(ruleset), "warm", None)
+        if warm is not None and warm not in done:
+            done.add(warm)
+            warm(ruleset)
 
 
 def get_ruleset(ruleset_id: str) -> Any:
@@ -99,3 +102,20 @@ def get_ruleset(ruleset_id: str) -> Any:
             f"unknown ruleset {ruleset_id!r}; choose one of {', '.join(RULESETS)}",
             field="ruleset",
         ) from None
+
+
+def _builtins() -> None:
+    """The built-in rulesets, registered when the registry is first imported (their origin,
+    the referee's distribution and version, is added by ``referee.plugins``)."""
+    from ..rulesets.choice import ChoiceRuleset
+    from ..rulesets.choice_specials import ChoiceSpecialsRuleset
+    from ..rulesets.chopta import ChoptaRuleset
+
+    for ruleset in (ChoiceRuleset(), ChoiceSpecialsRuleset(), ChoptaRuleset()):
+        RULESETS[ruleset.id] = ruleset
+
+
+#: the ruleset a tool plays when none is named (the bench, the load generator, the command line)
+DEFAULT = "choice"
+
+_builtins()

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any, ClassVar, Protocol
 
 import msgspec
 
 from .errors import InvalidOption
 
-__all__ = ["Die", "Ruleset", "check_seats", "parse_options", "places", "plain"]
+__all__ = ["Die", "Ruleset", "Scorer", "check_seats", "parse_options", "places", "plain"]
 
 Die = Annotated[int, msgspec.Meta(ge=1, le=6, description="a die face, 1..6")]
 
@@ -58,6 +58,20 @@ def plain(value: Any) -> Any:
 def places(totals: Sequence[int]) -> list[int]:
     """Competition ranking (1, 1, 3): highest total first, equal totals share the place."""
     return [1 + sum(1 for other in totals if other > mine) for mine in totals]
+
+
+class Scorer(msgspec.Struct, frozen=True):
+    """A ruleset's score calculator, served as ``POST /v1/rulesets/{id}/score`` (operation
+    ``score<Ruleset>``): the body it reads (a Struct, decoded strictly), the answer it gives (a
+    Struct), the pure function from one to the other, and the operation's summary and
+    description in the contract. A ruleset declares one as its ``scorer`` attribute
+    (optional: a ruleset without one has no such route)."""
+
+    request: type
+    response: type
+    score: Callable[[Any], Any]
+    summary: str
+    description: str
 
 
 class Ruleset(Protocol):

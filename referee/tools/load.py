@@ -15,11 +15,13 @@ import httpx
 import msgspec
 
 from .._gc import settle_collector
+from ..games import DEFAULT
 
 __all__ = ["BENCH_GAME", "Client", "Http", "head", "play_game", "run_load"]
 
-#: The game every load generator plays: 2-seat CHOICE, no deadlines.
-BENCH_GAME = {"ruleset": "choice", "seats": [{"name": "a"}, {"name": "b"}], "deadline_s": 0}
+#: The game every load generator plays: the registry's default ruleset (CHOICE), 2 seats, no
+#: deadlines.
+BENCH_GAME = {"ruleset": DEFAULT, "seats": [{"name": "a"}, {"name": "b"}], "deadline_s": 0}
 
 
 class _TurnNeeded(msgspec.Struct):

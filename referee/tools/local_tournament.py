@@ -24,7 +24,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..bots import get_bot
+from ..bots import bot_names, get_bot
 from ..core.pairing import TournamentSpec, total_games
 from ..store.embedded import start_embedded
 from .launch import LOAD_LIMITS, start_referee
@@ -132,7 +132,7 @@ def _expected_games(spec: dict[str, Any]) -> int:
 
 
 def main(args: Any) -> int:
-    bots = args.bots or ["random", "greedy", "strong"]
+    bots = args.bots or bot_names(args.ruleset)
     spec = {
         "ruleset": args.ruleset,
         "format": args.format,

@@ -18,7 +18,7 @@ from .contract import docs_assets, finish_contract, openapi_config, openapi_json
 from .hot import HotRoutesLitestar
 from .pages import PAGES, static_files
 from .problems import exception_handlers
-from .routes import CONTROLLERS
+from .routes import controllers
 
 __all__ = ["create_app", "openapi_document"]
 
@@ -44,7 +44,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             await services.stop()
 
     app = HotRoutesLitestar(
-        route_handlers=[*CONTROLLERS, docs_assets(), openapi_json, *PAGES, static_files()],
+        route_handlers=[*controllers(), docs_assets(), openapi_json, *PAGES, static_files()],
         lifespan=[lifespan],
         exception_handlers=exception_handlers(),
         request_max_body_size=settings.max_body_bytes,

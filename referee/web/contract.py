@@ -30,20 +30,14 @@ from litestar.openapi.spec import (
 from litestar.response import Redirect
 
 from .. import __version__
+from ..games import RULESETS
 from .models import (
-    AreaRequest,
-    AreaScored,
-    ChoiceScore,
+    CREATE_GAMES,
+    CREATE_TOURNAMENTS,
+    MOVES,
     Claimed,
     ClaimSeat,
-    CreateChoiceGame,
-    CreateChoiceSpecialsGame,
-    CreateChoiceSpecialsTournament,
-    CreateChoiceTournament,
-    CreateChoptaGame,
-    CreateChoptaTournament,
     GameCreated,
-    MarksRequest,
     MoveAccepted,
     NextDecision,
     OneMove,
@@ -58,7 +52,7 @@ from .models import (
 from .problems import PROBLEM
 from .replay_views import REPLAYS, GamePage
 from .tournament_views import TOURNAMENT_VIEWS
-from .views import GAME_VIEWS, RECORDS
+from .views import GAME_VIEWS, RECORDS, SEAT_VIEWS, shape_name
 
 __all__ = [
     "DOCS_ASSETS",
@@ -115,9 +109,6 @@ _DESCRIPTIONS = {
     "readyz": "200 when the store (Redis or Valkey) answers; 503 redis-unreachable otherwise.",
     "listRulesets": "Each ruleset's id, seat limits, options (name, default, JSON Schema) and "
     "move types.",
-    "scoreChoice": "What a CHOICE sheet with these marks scores, row by row.",
-    "scoreChoiceSpecials": "What a CHOICE-with-special-cards sheet with these marks scores.",
-    "scoreChopta": "The best arrangement of a CHOPTA play area into sets and chains.",
     "createGame": "A game of one ruleset. A named seat's token is in the answer (shown once); an "
     "open seat is claimed later (claimSeat). The commitment is the SHA-256 of the seed that "
     "makes every die: the seed is shown when the game is over." + _IDEMPOTENT,
@@ -268,25 +259,17 @@ def _kind(values: list[Any]) -> OpenAPIType | None:
 
 
 _MODELS = (
-    CreateChoiceGame,
-    CreateChoiceSpecialsGame,
-    CreateChoptaGame,
+    *CREATE_GAMES,
     ClaimSeat,
     OneMove,
     PostalMoves,
-    MarksRequest,
-    AreaRequest,
-    ChoiceScore,
-    AreaScored,
     GameCreated,
     Claimed,
     MoveAccepted,
     Turn,
     RulesetInfo,
     Problem,
-    CreateChoiceTournament,
-    CreateChoiceSpecialsTournament,
-    CreateChoptaTournament,
+    *CREATE_TOURNAMENTS,
     Register,
     Registered,
     TournamentCreated,
@@ -303,9 +286,13 @@ def finish_contract(app: Litestar) -> None:
     """Make the contract as exact as the validators: component schemas come from msgspec
     (tuple lengths, dice ranges, patterns, closed objects), and a created game links to the
     operations that take its id."""
+    scorers = [s for r in RULESETS.values() if (s := getattr(r, "scorer", None)) is not None]
     _, definitions = msgspec.json.schema_components(
-        _MODELS, ref_template="#/components/schemas/{name}"
+        (*_MODELS, *(shape for s in scorers for shape in (s.request, s.response))),
+        ref_template="#/components/schemas/{name}",
     )
+    _name_unions(definitions)
+    _explicit_optionals(definitions)
     schema = app.openapi_schema
     components = schema.components.schemas
     for name, definition in definitions.items():
@@ -331,19 +318,16 @@ def finish_contract(app: Litestar) -> None:
 #: where it names one; OneMove and PostalMoves by which of ``move`` and ``moves`` they hold)
 _BODIES: dict[tuple[str, str], tuple[tuple[Any, ...], str | None]] = {
     ("/v1/games", "post"): (
-        (CreateChoiceGame, CreateChoiceSpecialsGame, CreateChoptaGame),
+        CREATE_GAMES,
         "ruleset",
     ),
     ("/v1/games/{game_id}/seats", "post"): ((ClaimSeat,), None),
     ("/v1/games/{game_id}/moves", "post"): ((OneMove, PostalMoves), None),
     ("/v1/tournaments", "post"): (
-        (CreateChoiceTournament, CreateChoiceSpecialsTournament, CreateChoptaTournament),
+        CREATE_TOURNAMENTS,
         "ruleset",
     ),
     ("/v1/tournaments/{tournament_id}/entrants", "post"): ((Register,), None),
-    ("/v1/rulesets/choice/score", "post"): ((MarksRequest,), None),
-    ("/v1/rulesets/choice-specials/score", "post"): ((MarksRequest,), None),
-    ("/v1/rulesets/chopta/score", "post"): ((AreaRequest,), None),
 }
 
 
@@ -353,40 +337,119 @@ def _ref(model: Any) -> Reference:
 
 def _exact_bodies(schema: Any) -> None:
     """The handlers read their bodies themselves, strictly (``problems.read_body``): each
-    operation's body is stated here, one object per ruleset where it names one."""
-    for (path, method), (models, tag) in _BODIES.items():
+    operation's body is stated here, one object per ruleset where it names one (and each
+    ruleset's score calculator's, from the registry)."""
+    bodies = dict(_BODIES)
+    for ruleset in RULESETS.values():
+        if (scorer := getattr(ruleset, "scorer", None)) is not None:
+            bodies[(f"/v1/rulesets/{ruleset.id}/score", "post")] = ((scorer.request,), None)
+    for (path, method), (models, tag) in bodies.items():
         if len(models) == 1:
             body_schema: Schema | Reference = _ref(models[0])
         else:
-            body_schema = Schema(one_of=[_ref(model) for model in models])
+            union = Schema(one_of=[_ref(model) for model in models])
             if tag is not None:
                 mapping = {model.__struct_config__.tag: _ref(model).ref for model in models}
-                body_schema.discriminator = Discriminator(property_name=tag, mapping=mapping)
+                union.discriminator = Discriminator(property_name=tag, mapping=mapping)
+            name = _BODY_NAMES.get((path, method))
+            if name is None:
+                body_schema = union
+            else:
+                schema.components.schemas[name] = union
+                body_schema = Reference(ref=f"#/components/schemas/{name}")
         operation = getattr(schema.paths[path], method)
         operation.request_body = RequestBody(
             content={"application/json": OpenAPIMediaType(schema=body_schema)}, required=True
         )
 
 
-#: the answers the handlers build as plain values (the views), one per ruleset
-_ANSWERS: dict[tuple[str, str], tuple[Any, ...]] = {
-    ("/v1/games/{game_id}", "get"): GAME_VIEWS,
-    ("/v1/games/{game_id}/record", "get"): RECORDS,
-    ("/v1/games/{game_id}/replay", "get"): REPLAYS,
-    ("/v1/tournaments/{tournament_id}", "get"): TOURNAMENT_VIEWS,
+#: the unions of the bodies, each a component of its own: every ruleset's new game, tournament
+_BODY_NAMES = {("/v1/games", "post"): "CreateGame", ("/v1/tournaments", "post"): "CreateTournament"}
+
+#: the answers the handlers build as plain values (the views), one per ruleset, each union a
+#: component of its own
+_ANSWERS: dict[tuple[str, str], tuple[str, tuple[Any, ...]]] = {
+    ("/v1/games/{game_id}", "get"): ("GameView", GAME_VIEWS),
+    ("/v1/games/{game_id}/record", "get"): ("GameRecord", RECORDS),
+    ("/v1/games/{game_id}/replay", "get"): ("GameReplay", REPLAYS),
+    ("/v1/tournaments/{tournament_id}", "get"): ("TournamentView", TOURNAMENT_VIEWS),
 }
+
+
+#: the answers encoded as their Structs are: what each field may be is exactly what it is sent as
+_ANSWERED = (MoveAccepted, Problem, NextDecision)
+
+
+def _explicit_optionals(definitions: dict[str, Any]) -> None:
+    """Optional or nullable, never left to guess: a field of an answer that omits its defaults
+    is absent rather than null (so optional, not nullable), and every field of one that
+    omits nothing is sent, null or not (so required)."""
+    for struct in _ANSWERED:
+        definition = definitions[struct.__name__]
+        properties = definition["properties"]
+        if struct.__struct_config__.omit_defaults:
+            for field in msgspec.structs.fields(struct):
+                if field.default is None and field.encode_name in properties:
+                    prop = properties[field.encode_name]
+                    kept = [x for x in prop.get("anyOf", ()) if x != {"type": "null"}]
+                    if len(kept) == 1 and len(prop["anyOf"]) == 2:
+                        rest = {k: v for k, v in prop.items() if k != "anyOf"}
+                        properties[field.encode_name] = {**kept[0], **rest} if rest else kept[0]
+        else:
+            definition["required"] = list(properties)
+
+
+def _union_names() -> dict[frozenset[str], str]:
+    """The unions of moves and seat views that the Structs hold, by the components they join:
+    every move (``AnyMove``), each ruleset's moves (``<Ruleset>Move``), the seat views
+    (``SeatView``)."""
+
+    def refs(types: Any) -> frozenset[str]:
+        return frozenset(_ref(t).ref for t in types)
+
+    names = {refs(MOVES): "AnyMove", refs(SEAT_VIEWS): "SeatView"}
+    for ruleset in RULESETS.values():
+        moves = getattr(ruleset.Move, "__args__", ())
+        if len(moves) > 1:
+            names.setdefault(refs(moves), f"{shape_name(ruleset.id)}Move")
+    return names
+
+
+def _name_unions(definitions: dict[str, Any]) -> None:
+    """Each union of moves or seat views, one component that the others reference, rather
+    than the same ``oneOf`` copied into each place it appears."""
+    names = _union_names()
+    found: dict[str, Any] = {}
+
+    def named(node: Any) -> Any:
+        if isinstance(node, dict):
+            members = node.get("oneOf", node.get("anyOf"))
+            if members is not None and "discriminator" in node:
+                key = frozenset(x.get("$ref", "") for x in members)
+                if key in names:
+                    found[names[key]] = node
+                    return {"$ref": f"#/components/schemas/{names[key]}"}
+            return {k: named(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [named(v) for v in node]
+        return node
+
+    for name in list(definitions):
+        definitions[name] = named(definitions[name])
+    definitions.update(found)
 
 
 def _typed_answers(schema: Any) -> None:
     """The views are built as plain values (``referee.core.views``) and described by
     ``referee.web.views`` and ``tournament_views``: each 200 answer is one of them, told
     apart by ``ruleset``."""
-    for (path, method), models in _ANSWERS.items():
+    for (path, method), (name, models) in _ANSWERS.items():
         mapping = {model.__struct_config__.tag: _ref(model).ref for model in models}
-        answer = Schema(
+        schema.components.schemas[name] = Schema(
             one_of=[_ref(model) for model in models],
             discriminator=Discriminator(property_name="ruleset", mapping=mapping),
         )
+        answer = Reference(ref=f"#/components/schemas/{name}")
         response = getattr(schema.paths[path], method).responses["200"]
         response.content = {"application/json": OpenAPIMediaType(schema=answer)}
 
@@ -397,7 +460,10 @@ def _described(schema: Any) -> None:
         for method in ("get", "post"):
             operation = getattr(item, method, None)
             if operation is not None:
-                operation.description = _DESCRIPTIONS[operation.operation_id]
+                # a ruleset's score route says its own (``Scorer.description``)
+                operation.description = _DESCRIPTIONS.get(
+                    operation.operation_id, operation.description
+                )
     next_decision = schema.paths["/v1/me/next"].get
     next_decision.responses["401"].description = "Unauthorized: send the entrant token"
     for path in ("/v1/games/{game_id}/turn", "/v1/games/{game_id}/moves"):

@@ -1,49 +1,45 @@
 """The bodies of the HTTP contract, requests and responses, as msgspec Structs; a request's
-body refuses fields it does not know."""
+body refuses fields it does not know.
+
+Where a body depends on the ruleset (a move, a new game's or tournament's options and seats),
+its shapes are built here once, at import, from the registry made whole first
+(``load_plugins``): every registered ruleset's ``Move`` Structs make ``AnyMove``, and each
+ruleset's ``Options`` and seat limits a ``Create<Ruleset>Game`` and ``Create<Ruleset>Tournament``
+tagged with its id."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 import msgspec
 
 from ..core.documents import NAME_PATTERN
 from ..core.pairing import TournamentPlan, TournamentSpec
 from ..core.refusals import Refusal
-from ..games._common import Die
-from ..games.choice import ChoiceOptions, ChoiceScore, FreeThrow, Mark, Pass
-from ..games.choice_specials import Fdh, Kur, Minus1, Minus2, Null, SuppenKasper
-from ..games.chopta import ChoptaOptions, Group, Place, Swap
+from ..games import RULESETS
+from ..plugins import load_plugins
 from .codes import PROBLEM_CODES
 from .tournament_views import TournamentStatus
 from .views import (
-    ChoiceSeatView,
-    ChoiceSpecialsSeatView,
-    ChoptaSeatView,
+    SEAT_VIEWS,
     Commitment,
     EpochSeconds,
     GameStatus,
     RulesetId,
     TurnStatus,
+    shape_name,
 )
 
 __all__ = [
+    "CREATE_GAMES",
+    "CREATE_TOURNAMENTS",
+    "MOVES",
     "AnyMove",
-    "AreaRequest",
-    "AreaScored",
-    "ChoiceScore",
     "ClaimSeat",
     "Claimed",
-    "CreateChoiceGame",
-    "CreateChoiceSpecialsGame",
-    "CreateChoiceSpecialsTournament",
-    "CreateChoiceTournament",
-    "CreateChoptaGame",
-    "CreateChoptaTournament",
     "CreateGame",
     "CreateTournament",
     "GameCreated",
-    "MarksRequest",
     "MoveAccepted",
     "MoveSubmission",
     "NextDecision",
@@ -53,7 +49,6 @@ __all__ = [
     "Register",
     "Registered",
     "RulesetInfo",
-    "ScoreOptions",
     "SeatSpec",
     "SeatToken",
     "TournamentCreated",
@@ -61,8 +56,25 @@ __all__ = [
     "move_accepted",
 ]
 
-#: Every move of every ruleset, told apart by ``type``.
-AnyMove = Mark | FreeThrow | Pass | Fdh | Null | Kur | Minus1 | Minus2 | SuppenKasper | Place | Swap
+load_plugins()  # the registry whole before the shapes below are built from it
+
+
+def _moves() -> tuple[type, ...]:
+    """Every registered ruleset's move Structs, each once, in the registry's order."""
+    found: list[type] = []
+    for ruleset in RULESETS.values():
+        for move in getattr(ruleset.Move, "__args__", (ruleset.Move,)):
+            if move not in found:
+                found.append(move)
+    return tuple(found)
+
+
+#: Every move of every ruleset, told apart by ``type`` (the contract's ``AnyMove``).
+MOVES = _moves()
+if TYPE_CHECKING:  # a union built from the registry at run time
+    AnyMove = Any
+else:
+    AnyMove = Union[MOVES]  # noqa: UP007  (a union of a tuple of types made at run time)
 
 Name = Annotated[
     str,
@@ -144,32 +156,37 @@ class _NewGame(msgspec.Struct, forbid_unknown_fields=True, tag_field="ruleset", 
         return self.__struct_config__.tag  # type: ignore[return-value]
 
 
-class CreateChoiceGame(_NewGame, tag="choice"):
-    """A CHOICE game: 1 to 64 seats share each roll."""
-
-    seats: Seats
-    options: ChoiceOptions = ChoiceOptions()
-
-
-class CreateChoiceSpecialsGame(_NewGame, tag="choice-specials"):
-    """A CHOICE game with special cards: 1 to 64 seats share each roll."""
-
-    seats: Seats
-    options: ChoiceOptions = ChoiceOptions()
-
-
-class CreateChoptaGame(_NewGame, tag="chopta"):
-    """A CHOPTA game: 2 to 8 seats."""
-
-    seats: Annotated[
+def _create_game(ruleset: Any) -> type[_NewGame]:
+    """A new game of one ruleset: its seats within its limits, its options."""
+    low, high = ruleset.min_seats, ruleset.max_seats
+    seats = Annotated[
         list[SeatSpec],
-        msgspec.Meta(min_length=2, max_length=8, description="the seats, 2 to 8. " + _HOUSE_LIMITS),
+        msgspec.Meta(
+            min_length=low,
+            max_length=high,
+            description=f"the seats, {low} to {high}. " + _HOUSE_LIMITS,
+        ),
     ]
-    options: ChoptaOptions = ChoptaOptions()
+    made: Any = msgspec.defstruct(
+        f"Create{shape_name(ruleset.id)}Game",
+        [("seats", seats), ("options", ruleset.Options, ruleset.Options())],
+        bases=(_NewGame,),
+        module=__name__,
+        tag=ruleset.id,
+        tag_field="ruleset",
+        forbid_unknown_fields=True,
+        kw_only=True,
+    )
+    made.__doc__ = f"A game of {ruleset.title}: {low} to {high} seats."
+    return made
 
 
-#: A new game, told apart by ``ruleset``; each ruleset has its own options and seat limits.
-CreateGame = CreateChoiceGame | CreateChoiceSpecialsGame | CreateChoptaGame
+#: A new game per ruleset, told apart by ``ruleset``; each has its own options and seat limits.
+CREATE_GAMES = tuple(_create_game(ruleset) for ruleset in RULESETS.values())
+if TYPE_CHECKING:
+    CreateGame = _NewGame
+else:
+    CreateGame = Union[CREATE_GAMES]  # noqa: UP007  (made at run time)
 
 
 class SeatToken(msgspec.Struct):
@@ -267,7 +284,10 @@ class MoveAccepted(msgspec.Struct, omit_defaults=True):
 
 #: A seat's view of its game, told apart by ``ruleset``; null while the game waits for its
 #: seats.
-SeatView = ChoiceSeatView | ChoiceSpecialsSeatView | ChoptaSeatView
+if TYPE_CHECKING:
+    SeatView = Any
+else:
+    SeatView = Union[SEAT_VIEWS]  # noqa: UP007  (a tuple of types)
 
 
 class Turn(msgspec.Struct):
@@ -314,39 +334,6 @@ class RulesetInfo(msgspec.Struct):
     move_types: list[str]
     distribution: Annotated[str, msgspec.Meta(description="the installed package it comes from")]
     version: Annotated[str, msgspec.Meta(description="that package's version")]
-
-
-class ScoreOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """CHOPTA scoring variants."""
-
-    bonus: bool = False
-    face_value: bool = False
-
-
-SumKey = Annotated[str, msgspec.Meta(pattern="^([2-9]|1[0-2])$", description="a sum, 2..12")]
-
-
-class MarksRequest(msgspec.Struct, forbid_unknown_fields=True):
-    """A CHOICE sheet's marks, by sum (a sum left out has none)."""
-
-    marks: dict[SumKey, Annotated[int, msgspec.Meta(ge=0, le=1000)]]
-
-
-class AreaRequest(msgspec.Struct, forbid_unknown_fields=True):
-    """A CHOPTA play area's dice, and the scoring variants."""
-
-    area: Annotated[list[Die], msgspec.Meta(max_length=1000)]
-    options: ScoreOptions = ScoreOptions()
-
-
-class AreaScored(msgspec.Struct):
-    """A CHOPTA play area's best arrangement: its groups, the dice left out, the points
-    (``total`` = ``points``)."""
-
-    total: int
-    points: int
-    groups: list[Group]
-    unused: list[int]
 
 
 if TYPE_CHECKING:  # a Literal built from PROBLEM_CODES at run time: statically, a str
@@ -416,26 +403,28 @@ class _NewTournament(TournamentPlan, frozen=True, tag_field="ruleset", kw_only=T
         return TournamentSpec(ruleset=ruleset, **fields)
 
 
-class CreateChoiceTournament(_NewTournament, frozen=True, tag="choice"):
-    """A CHOICE tournament."""
-
-    options: ChoiceOptions = ChoiceOptions()
-
-
-class CreateChoiceSpecialsTournament(_NewTournament, frozen=True, tag="choice-specials"):
-    """A CHOICE-with-special-cards tournament."""
-
-    options: ChoiceOptions = ChoiceOptions()
-
-
-class CreateChoptaTournament(_NewTournament, frozen=True, tag="chopta"):
-    """A CHOPTA tournament."""
-
-    options: ChoptaOptions = ChoptaOptions()
+def _create_tournament(ruleset: Any) -> type[_NewTournament]:
+    made: Any = msgspec.defstruct(
+        f"Create{shape_name(ruleset.id)}Tournament",
+        [("options", ruleset.Options, ruleset.Options())],
+        bases=(_NewTournament,),
+        module=__name__,
+        tag=ruleset.id,
+        tag_field="ruleset",
+        forbid_unknown_fields=True,
+        frozen=True,
+        kw_only=True,
+    )
+    made.__doc__ = f"A tournament of {ruleset.title}."
+    return made
 
 
-#: A new tournament, told apart by ``ruleset``.
-CreateTournament = CreateChoiceTournament | CreateChoiceSpecialsTournament | CreateChoptaTournament
+#: A new tournament per ruleset, told apart by ``ruleset``.
+CREATE_TOURNAMENTS = tuple(_create_tournament(ruleset) for ruleset in RULESETS.values())
+if TYPE_CHECKING:
+    CreateTournament = _NewTournament
+else:
+    CreateTournament = Union[CREATE_TOURNAMENTS]  # noqa: UP007  (made at run time)
 
 
 class Registered(msgspec.Struct):

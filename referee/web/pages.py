@@ -14,13 +14,17 @@ leaves the referee's origin.
 from __future__ import annotations
 
 import html
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from litestar import Controller, Response, get
 from litestar.datastructures import State
+from litestar.params import Parameter
 from litestar.static_files import create_static_files_router
 
+from ..core.refusals import Refusal
+from ..games import RULESETS
 from .params import GameId, TournamentId, services_of
 from .problems import check_id
 
@@ -34,14 +38,6 @@ _POLICY = (
     "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'self'"
 )
 _HEADERS = {"content-security-policy": _POLICY, "referrer-policy": "no-referrer"}
-_CARDS = {
-    "fdh": "FdH",
-    "null": "Null",
-    "kur": "KUR",
-    "minus1": "−1",
-    "minus2": "−2",
-    "suppen_kasper": "Suppen-Kasper",
-}
 _FACES = "⚀⚁⚂⚃⚄⚅"
 
 
@@ -110,6 +106,14 @@ class PageController(Controller):
         report = await services_of(state).games.report(game_id)
         return Response(report_text(report), media_type="text/plain", headers=_HEADERS)
 
+    @get("/rulesets/{ruleset_id:str}/page.js", name="page-ruleset-script")
+    async def ruleset_script(
+        self, ruleset_id: Annotated[str, Parameter(max_length=64)]
+    ) -> Response[bytes]:
+        """A ruleset's part of the pages (its package's ``page.js``: the board a spectator
+        sees, what a seat clicks), which ``spectator.js`` and ``play.js`` import by name."""
+        return Response(_script(ruleset_id), media_type="text/javascript", headers=_HEADERS)
+
     @get("/tournaments/{tournament_id:str}", name="page-tournament")
     async def tournament(self, tournament_id: TournamentId) -> Response[str]:
         check_id(tournament_id, "tournament")
@@ -118,6 +122,20 @@ class PageController(Controller):
 
 PAGES = [PageController]
 
+
+@cache
+def _script(ruleset_id: str) -> bytes:
+    """A ruleset's page module as served, read once: a ruleset names it as ``page_script``."""
+    script = getattr(RULESETS.get(ruleset_id), "page_script", None)
+    if script is None:
+        raise Refusal(
+            "ruleset-not-found",
+            f"there is no ruleset {ruleset_id!r} with a page module",
+            field="ruleset_id",
+        )
+    return Path(script).read_bytes()
+
+
 # -- the turn report ---------------------------------------------------------------------------
 
 
@@ -125,48 +143,42 @@ def _name(report: dict[str, Any], seat: int) -> str:
     return report["seats"][seat] or f"seat {seat}"
 
 
-def _sheet_lines(seat: dict[str, Any], specials: bool) -> list[str]:
-    """A CHOICE sheet in a few lines: marks per sum, fifth dice, score, cards and plate."""
-    marks = " ".join(f"{s}:{n}" for s, n in seat["marks"].items() if n)
-    fifth = ", ".join(f"{f['value']}×{f['marks']}" for f in seat["fifth_dice"]) or "none"
-    score = seat["score"]
-    state = " (done)" if seat["done"] else ""
-    state = " (retired)" if seat["retired"] else state
-    lines = [
-        f"    marks     {marks or 'none'}",
-        f"    fifth die {fifth}; free throws {seat['free_throws']}",
-        f"    score     +{score['plus']} −{score['minus']} = {score['total']}{state}",
-    ]
-    if specials:
-        cards = ", ".join(_CARDS[c] for c in seat["cards"]) or "none"
-        plate = " ".join(str(d) for d in seat["plate"]) or "empty"
-        lines += [f"    cards     {cards}", f"    plate     {plate}"]
-    return lines
+class _PlainReport:
+    """A round of the report of a ruleset that has no renderer of its own (``report``): its
+    number, and each seat's figures as the view shows them."""
+
+    def title(self, entry: dict[str, Any]) -> str:
+        number = next((v for k, v in entry.items() if isinstance(v, int)), None)
+        return "Round" if number is None else f"Round {number + 1}"
+
+    def rolls(self, entry: dict[str, Any]) -> list[tuple[int, list[int]]]:
+        return []
+
+    def seat_lines(self, seat: dict[str, Any]) -> list[str]:
+        return [f"    {key:<9} {value}" for key, value in seat.items() if key != "seat"]
+
+    def seat_cells(self, seat: dict[str, Any], dice_html: Any) -> str:
+        return f"<td>{'<br>'.join(html.escape(x.strip()) for x in self.seat_lines(seat))}</td>"
+
+
+def _renderer(report: dict[str, Any]) -> Any:
+    ruleset = RULESETS.get(report["ruleset"])
+    return getattr(ruleset, "report", None) or _PlainReport()
 
 
 def report_text(report: dict[str, Any]) -> str:
     """The turn report as plain text, one block per round that is over."""
-    ruleset = report["ruleset"]
+    ruleset, renderer = report["ruleset"], _renderer(report)
     lines = [f"Game {report['id']} ({ruleset}), {report['status']}", ""]
     if not report["rounds"]:
         lines.append("No round is over yet.")
     for entry in report["rounds"]:
-        if ruleset == "chopta":
-            lines.append(f"Round {entry['round'] + 1}")
-            for seat in entry["seats"]:
-                area = " ".join(str(d) for d in seat["area"]) or "empty"
-                rounds = ", ".join(str(p) for p in seat["rounds"])
-                lines.append(f"  {_name(report, seat['seat'])}")
-                lines.append(f"    area      {area}")
-                lines.append(f"    rounds    {rounds}; total {seat['total']}")
-        else:
-            first = entry["first_roll"]
-            lines.append(f"Postal round {entry['batch'] + 1}")
-            for index, roll in enumerate(entry["rolls"]):
-                lines.append(f"  roll {first + index + 1}: {' '.join(str(d) for d in roll)}")
-            for seat in entry["seats"]:
-                lines.append(f"  {_name(report, seat['seat'])}")
-                lines += _sheet_lines(seat, ruleset == "choice-specials")
+        lines.append(renderer.title(entry))
+        for number, roll in renderer.rolls(entry):
+            lines.append(f"  roll {number}: {' '.join(str(d) for d in roll)}")
+        for seat in entry["seats"]:
+            lines.append(f"  {_name(report, seat['seat'])}")
+            lines += renderer.seat_lines(seat)
         lines.append("")
     return "\n".join(lines)
 
@@ -187,25 +199,16 @@ def report_html(report: dict[str, Any]) -> str:
     ]
     if not report["rounds"]:
         parts.append("<p>No round is over yet.</p>")
+    renderer = _renderer(report)
     for entry in report["rounds"]:
-        if ruleset == "chopta":
-            parts.append(f'<section class="report"><h2>Round {entry["round"] + 1}</h2>')
-        else:
-            parts.append(f'<section class="report"><h2>Postal round {entry["batch"] + 1}</h2>')
-            for index, roll in enumerate(entry["rolls"]):
-                number = entry["first_roll"] + index + 1
-                parts.append(f'<p class="roll">Roll {number}: {_dice_html(roll)}</p>')
+        parts.append(f'<section class="report"><h2>{html.escape(renderer.title(entry))}</h2>')
+        for number, roll in renderer.rolls(entry):
+            parts.append(f'<p class="roll">Roll {number}: {_dice_html(roll)}</p>')
         parts.append('<table class="report-seats"><tbody>')
         for seat in entry["seats"]:
             name = html.escape(_name(report, seat["seat"]))
-            if ruleset == "chopta":
-                text = f"total {seat['total']}; rounds {', '.join(map(str, seat['rounds']))}"
-                cells = f"<td>{_dice_html(seat['area']) or 'empty'}</td><td>{text}</td>"
-            else:
-                text = "<br>".join(
-                    html.escape(x.strip()) for x in _sheet_lines(seat, ruleset == "choice-specials")
-                )
-                cells = f"<td>{text}</td>"
-            parts.append(f'<tr><th scope="row">{name}</th>{cells}</tr>')
+            parts.append(
+                f'<tr><th scope="row">{name}</th>{renderer.seat_cells(seat, _dice_html)}</tr>'
+            )
         parts.append("</tbody></table></section>")
     return "\n".join(parts)

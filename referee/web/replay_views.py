@@ -4,28 +4,15 @@ the game had at that step."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import msgspec
 
-from .views import (
-    ChoiceDecision,
-    ChoiceGameView,
-    ChoiceSpecialsDecision,
-    ChoiceSpecialsGameView,
-    ChoptaDecision,
-    ChoptaGameView,
-    EpochSeconds,
-    GameStatus,
-    NextPage,
-    RulesetId,
-)
+from ..games import RULESETS
+from .views import VIEWS, EpochSeconds, GameStatus, NextPage, RulesetId, shape_name
 
 __all__ = [
     "REPLAYS",
-    "ChoiceReplay",
-    "ChoiceSpecialsReplay",
-    "ChoptaReplay",
     "GamePage",
     "GameSummary",
 ]
@@ -70,52 +57,27 @@ _Verified = Annotated[
 ]
 
 
-class ChoiceFrame(msgspec.Struct):
-    """One step: the decision that led to it (null: the game's start) and the view after it."""
-
-    decision: ChoiceDecision | None
-    view: ChoiceGameView
-
-
-class ChoiceSpecialsFrame(msgspec.Struct):
-    """One step: the decision that led to it (null: the game's start) and the view after it."""
-
-    decision: ChoiceSpecialsDecision | None
-    view: ChoiceSpecialsGameView
-
-
-class ChoptaFrame(msgspec.Struct):
-    """One step: the decision that led to it (null: the game's start) and the view after it."""
-
-    decision: ChoptaDecision | None
-    view: ChoptaGameView
-
-
-class ChoiceReplay(msgspec.Struct, tag_field="ruleset", tag="choice"):
-    """A finished CHOICE game, step by step."""
-
-    id: str
-    verified: _Verified
-    problems: _Problems
-    frames: list[ChoiceFrame]
+def _replay(ruleset_id: str) -> Any:
+    """A ruleset's replay: its frames, each its decision and its public view."""
+    shapes, name = VIEWS[ruleset_id], shape_name(ruleset_id)
+    frame: Any = msgspec.defstruct(
+        f"{name}Frame",
+        [("decision", shapes.decision | None), ("view", shapes.game_view)],
+        module=__name__,
+    )
+    frame.__doc__ = (
+        "One step: the decision that led to it (null: the game's start) and the view after it."
+    )
+    replay: Any = msgspec.defstruct(
+        f"{name}Replay",
+        [("id", str), ("verified", _Verified), ("problems", _Problems), ("frames", list[frame])],
+        module=__name__,
+        tag=ruleset_id,
+        tag_field="ruleset",
+    )
+    replay.__doc__ = f"A finished {RULESETS[ruleset_id].title} game, step by step."
+    return replay
 
 
-class ChoiceSpecialsReplay(msgspec.Struct, tag_field="ruleset", tag="choice-specials"):
-    """A finished CHOICE-with-special-cards game, step by step."""
-
-    id: str
-    verified: _Verified
-    problems: _Problems
-    frames: list[ChoiceSpecialsFrame]
-
-
-class ChoptaReplay(msgspec.Struct, tag_field="ruleset", tag="chopta"):
-    """A finished CHOPTA game, step by step."""
-
-    id: str
-    verified: _Verified
-    problems: _Problems
-    frames: list[ChoptaFrame]
-
-
-REPLAYS = (ChoiceReplay, ChoiceSpecialsReplay, ChoptaReplay)
+#: each ruleset's replay, joined from the registry
+REPLAYS: tuple[Any, ...] = tuple(_replay(ruleset_id) for ruleset_id in VIEWS)

@@ -24,19 +24,15 @@ from .. import __version__
 from ..core.documents import check_name
 from ..core.game import HIDDEN_STEP
 from ..core.refusals import Refusal
-from ..games import ORIGINS, RULESETS, score_area, score_marks
+from ..games import ORIGINS, RULESETS
 from ..service import AVAILABILITY, STORE_UNAVAILABLE
 from .access import client_address, organizer_of
 from .idempotent import REPLAYED, IdempotencyKey, once
 from .models import (
-    AreaRequest,
-    AreaScored,
-    ChoiceScore,
     Claimed,
     ClaimSeat,
     CreateGame,
     GameCreated,
-    MarksRequest,
     MoveAccepted,
     MoveSubmission,
     RulesetInfo,
@@ -67,8 +63,9 @@ from .problems import (
 )
 from .replay_views import GamePage, GameSummary
 from .tournament_routes import MeController, TournamentController
+from .views import shape_name
 
-__all__ = ["CONTROLLERS"]
+__all__ = ["controllers"]
 
 log = logging.getLogger("referee")
 _EVENT = msgspec.json.Decoder()
@@ -150,19 +147,6 @@ class RulesetController(Controller):
             )
         return out
 
-    @post(
-        "/chopta/score",
-        operation_id="scoreChopta",
-        status_code=200,
-        summary="Score a CHOPTA play area: its best arrangement",
-        responses=problems(400, 413),
-    )
-    async def score_chopta(self, request: Request) -> AreaScored:
-        data = await read_body(request, AreaRequest)
-        options = data.options
-        result = score_area(data.area, bonus=options.bonus, face_value=options.face_value)
-        return AreaScored(result.points, result.points, result.groups, result.unused)
-
     @post("/{ruleset_id:str}/score", include_in_schema=False)
     async def score_unknown(self, ruleset_id: Annotated[str, Parameter(max_length=64)]) -> None:
         """Each ruleset has a score route of its own: any other id names no ruleset."""
@@ -171,24 +155,26 @@ class RulesetController(Controller):
         )
 
 
-def _marks_calculator(ruleset_id: str, operation_id: str, title: str) -> HTTPRouteHandler:
-    """A CHOICE ruleset's score calculator: a sheet's marks, scored (both rulesets score
-    sheets alike; each has its own route, as the contract states one body per route)."""
+def _score_route(ruleset: Any) -> HTTPRouteHandler:
+    """A ruleset's score calculator (its ``scorer``): the body read strictly, the answer its
+    pure function gives, each Struct the ruleset's own."""
+    scorer = ruleset.scorer
+    operation_id = f"score{shape_name(ruleset.id)}"
 
-    @post(
-        f"/v1/rulesets/{ruleset_id}/score",
+    async def score(request: Request) -> Any:
+        return scorer.score(await read_body(request, scorer.request))
+
+    score.__annotations__["return"] = scorer.response  # the answer's shape, for the contract
+    return post(
+        f"/v1/rulesets/{ruleset.id}/score",
         operation_id=operation_id,
         name=operation_id,
         status_code=200,
         tags=["rulesets"],
-        summary=f"Score a {title} sheet from its marks",
+        summary=scorer.summary,
+        description=scorer.description,
         responses=problems(400, 413),
-    )
-    async def score(request: Request) -> ChoiceScore:
-        data = await read_body(request, MarksRequest)
-        return score_marks({int(k): v for k, v in data.marks.items()})
-
-    return score
+    )(score)
 
 
 class GameController(Controller):
@@ -225,7 +211,7 @@ class GameController(Controller):
             return GameCreated(
                 doc.id,
                 # the document keeps a str of each: one of RulesetId, of GameStatus
-                doc.ruleset,  # type: ignore[arg-type]
+                doc.ruleset,
                 doc.status,  # type: ignore[arg-type]
                 doc.commitment,
                 [SeatToken(i, s.name, tokens[i]) for i, s in enumerate(doc.seats)],
@@ -421,12 +407,19 @@ class GameController(Controller):
         return await services_of(state).games.replay(game_id)
 
 
-CONTROLLERS = [
-    SystemController,
-    RulesetController,
-    _marks_calculator("choice", "scoreChoice", "CHOICE"),
-    _marks_calculator("choice-specials", "scoreChoiceSpecials", "CHOICE-with-special-cards"),
-    GameController,
-    TournamentController,
-    MeController,
-]
+def controllers() -> list[Any]:
+    """Every route handler of the API, a score calculator for each registered ruleset that
+    has one among them: called once the registry is whole (after ``load_plugins``)."""
+    scores = [
+        _score_route(ruleset)
+        for ruleset in RULESETS.values()
+        if getattr(ruleset, "scorer", None) is not None
+    ]
+    return [
+        SystemController,
+        RulesetController,
+        *scores,
+        GameController,
+        TournamentController,
+        MeController,
+    ]

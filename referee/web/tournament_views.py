@@ -5,19 +5,15 @@ tournament's view (``getTournament``), a union told apart by ``ruleset``, and th
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
-from ..games.choice import ChoiceOptions
-from ..games.chopta import ChoptaOptions
-from .views import RANKING, Commitment, EpochSeconds, NextPage, Placing, RulesetId, Seed
+from ..games import RULESETS
+from .views import RANKING, Commitment, EpochSeconds, NextPage, Placing, RulesetId, Seed, shape_name
 
 __all__ = [
     "TOURNAMENT_VIEWS",
-    "ChoiceSpecialsTournamentView",
-    "ChoiceTournamentView",
-    "ChoptaTournamentView",
     "TournamentPage",
     "TournamentStatus",
     "TournamentSummary",
@@ -95,24 +91,6 @@ class _Plan(msgspec.Struct, kw_only=True):
     deadline_s: Annotated[float, msgspec.Meta(description="seconds per decision; 0: none")]
 
 
-class ChoiceTournamentPlan(_Plan, tag_field="ruleset", tag="choice"):
-    """A CHOICE tournament's plan (its seed stays secret until it is over)."""
-
-    options: ChoiceOptions
-
-
-class ChoiceSpecialsTournamentPlan(_Plan, tag_field="ruleset", tag="choice-specials"):
-    """A CHOICE-with-special-cards tournament's plan."""
-
-    options: ChoiceOptions
-
-
-class ChoptaTournamentPlan(_Plan, tag_field="ruleset", tag="chopta"):
-    """A CHOPTA tournament's plan."""
-
-    options: ChoptaOptions
-
-
 class _Tournament(msgspec.Struct, kw_only=True):
     id: str
     status: TournamentStatus
@@ -131,25 +109,34 @@ class _Tournament(msgspec.Struct, kw_only=True):
     ]
 
 
-class ChoiceTournamentView(_Tournament, tag_field="ruleset", tag="choice"):
-    """A CHOICE tournament: its rounds, tables and standings."""
+def _tournament_view(ruleset: Any) -> Any:
+    """A ruleset's tournament view: its plan holds the ruleset's options."""
+    name = shape_name(ruleset.id)
+    plan: Any = msgspec.defstruct(
+        f"{name}TournamentPlan",
+        [("options", ruleset.Options)],
+        bases=(_Plan,),
+        module=__name__,
+        tag=ruleset.id,
+        tag_field="ruleset",
+        kw_only=True,
+    )
+    plan.__doc__ = f"A {ruleset.title} tournament's plan (its seed stays secret until it is over)."
+    view: Any = msgspec.defstruct(
+        f"{name}TournamentView",
+        [("spec", plan)],
+        bases=(_Tournament,),
+        module=__name__,
+        tag=ruleset.id,
+        tag_field="ruleset",
+        kw_only=True,
+    )
+    view.__doc__ = f"A {ruleset.title} tournament: its rounds, tables and standings."
+    return view
 
-    spec: ChoiceTournamentPlan
 
-
-class ChoiceSpecialsTournamentView(_Tournament, tag_field="ruleset", tag="choice-specials"):
-    """A CHOICE-with-special-cards tournament: its rounds, tables and standings."""
-
-    spec: ChoiceSpecialsTournamentPlan
-
-
-class ChoptaTournamentView(_Tournament, tag_field="ruleset", tag="chopta"):
-    """A CHOPTA tournament: its rounds, tables and standings."""
-
-    spec: ChoptaTournamentPlan
-
-
-TOURNAMENT_VIEWS = (ChoiceTournamentView, ChoiceSpecialsTournamentView, ChoptaTournamentView)
+#: each ruleset's tournament view, joined from the registry
+TOURNAMENT_VIEWS: tuple[Any, ...] = tuple(_tournament_view(r) for r in RULESETS.values())
 
 
 class TournamentSummary(msgspec.Struct):

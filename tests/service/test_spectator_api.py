@@ -158,3 +158,18 @@ def test_the_pages_are_served_with_a_policy_that_keeps_them_on_this_origin(http)
         assert refused.status_code == 404 and refused.json()["code"] == "game-not-found"
     report = http.get(f"/games/{game['id']}/report.txt").text
     assert "No round is over yet." in report
+
+
+def test_each_ruleset_serves_its_part_of_the_pages_by_name(http):
+    """spectator.js and play.js import a ruleset's module from /rulesets/{id}/page.js: every
+    ruleset listed has one, a module that draws its board and its picks; an id that names no
+    ruleset is a 404 problem."""
+    for ruleset in http.get("/v1/rulesets").json():
+        module = http.get(f"/rulesets/{ruleset['id']}/page.js")
+        assert module.status_code == 200, ruleset["id"]
+        assert module.headers["content-type"].startswith("text/javascript")
+        assert "default-src 'none'" in module.headers["content-security-policy"]
+        assert "export function drawBoard(" in module.text
+        assert "export function pickRows(" in module.text
+    refused = http.get("/rulesets/no-such-ruleset/page.js")
+    assert refused.status_code == 404 and refused.json()["code"] == "ruleset-not-found"

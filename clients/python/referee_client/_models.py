@@ -79,6 +79,6 @@ class Registered(msgspec.Struct):
 class NextDecision(msgspec.Struct):
     status: str  # your_turn | waiting | finished
     tournament_id: str
-    game_id: str | None = None
-    seat_token: str | None = None
-    turn: Turn | None = None
+    game_id: str | None  # null unless status is your_turn
+    seat_token: str | None
+    turn: Turn | None

@@ -2,7 +2,6 @@
 // calling the API. No library and nothing from another origin.
 
 export const FACES = "⚀⚁⚂⚃⚄⚅";
-export const CARDS = { fdh: "FdH", null: "Null", kur: "KUR", minus1: "−1", minus2: "−2", suppen_kasper: "Suppen-Kasper" };
 
 /** An element with attributes (class, text, on*) and children. */
 export function el(tag, attrs = {}, ...children) {
@@ -76,25 +75,42 @@ export function tickDeadlines(root) {
   for (const node of root.querySelectorAll("[data-deadline]")) showTimeLeft(node);
 }
 
-const pairs = (two) => two.map((p) => `${p.join("+")}`).join(" and ");
-
-/** A move in words (past tense for CHOPTA's "placed", as the event feed tells it). */
-export function describeMove(move, nameOf = (seat) => `seat ${seat}`) {
-  switch (move.type) {
-    case "place": return `placed a ${move.die}`;
-    case "swap": return `swapped a ${move.die} into ${nameOf(move.opponent)}'s area for a ${move.take}`;
-    case "mark": return `fifth die ${move.fifth}, pairs ${pairs(move.pairs)}`;
-    case "free_throw": return `free throw: set aside ${move.set_aside}, pairs ${pairs(move.pairs)}`;
-    case "pass": return "sheet complete: the rest of the postal round passed";
-    case "fdh": {
-      const last = move.fifth ? `fifth die ${move.fifth}` : move.set_aside ? `set aside ${move.set_aside}` : "no fifth die";
-      return `card FdH: ${move.remove.join(" and ")} to the plate, pair ${move.pair.join("+")}, ${last}`;
-    }
-    case "null": return `card Null: pairs ${pairs(move.pairs)}, ${move.plate} to the plate`;
-    case "kur": return `card KUR: fifth die ${move.fifth}, the other four to the plate`;
-    case "minus1": return "card −1: the roll refused, all five to the plate";
-    case "minus2": return `card −2: the roll refused, a mark off fifth die ${move.value}`;
-    case "suppen_kasper": return `card Suppen-Kasper: eats ${move.eat.join(" ")} from the plate, then ${describeMove(move.round, nameOf)}`;
-    default: return move.type;
+/** A ruleset's part of the pages, from the module its package serves (/rulesets/{id}/page.js),
+ * loaded once by name: ``drawBoard(view, kit)`` (the board of a public view),
+ * ``pickRows(turn, kit, choosing)`` (what a seat clicks to choose, or sees while it waits),
+ * ``clicksOf(move)`` (the clicks that choose a move: variants of groups of tokens, each group
+ * clicked in any order; a token names where a die is clicked and its value, ``roll:4``, or a
+ * card, ``card:kur``), ``describeMove(move, nameOf)`` (a move in words, as the event feed
+ * tells it) and ``choiceText(move, nameOf)`` (a legal move as a choice). A ruleset with none
+ * is drawn plainly: each seat's figures and each move as the view shows them. */
+const renderers = new Map();
+export function rendererOf(rulesetId) {
+  if (!renderers.has(rulesetId)) {
+    renderers.set(rulesetId, import(`/rulesets/${encodeURIComponent(rulesetId)}/page.js`).catch(() => PLAIN));
   }
+  return renderers.get(rulesetId);
 }
+
+const PLAIN = {
+  drawBoard(view, kit) {
+    const figures = (seat) => Object.entries(seat)
+      .filter(([key]) => !["seat", "name", "claimed", "deadline"].includes(key))
+      .map(([key, value]) => `${key}: ${JSON.stringify(value)}`).join(" · ");
+    return el("div", { cls: "seats-plain" }, view.seats.map((seat) => el("section", { "data-seat": seat.seat },
+      el("h3", {}, el("span", { cls: "name", text: kit.seatName(seat) }), " ", timeLeft(seat.deadline)),
+      el("p", { cls: "small", text: figures(seat) }))));
+  },
+  pickRows() {
+    return [];
+  },
+  clicksOf() {
+    return [[]]; // no dice to click: each move is offered as it is
+  },
+  describeMove(move) {
+    const { type, ...rest } = move;
+    return `${type} ${JSON.stringify(rest)}`;
+  },
+  choiceText(move) {
+    return PLAIN.describeMove(move);
+  },
+};

@@ -3,7 +3,7 @@
 // choice is posted as any bot posts it. The token stays in this tab (sessionStorage); it is
 // sent only in the Authorization header, never in a URL.
 
-import { CARDS, FACES, api, describeMove, die, el, refusal, timeLeft } from "./common.js";
+import { FACES, api, el, refusal, rendererOf, timeLeft } from "./common.js";
 
 const SHOWN = 24; // moves listed at once; clicking dice narrows the rest
 const storageKey = (gameId) => `referee.seat.${gameId}`;
@@ -41,34 +41,6 @@ export function seatToken(gameId) {
   return sessionStorage.getItem(storageKey(gameId));
 }
 
-/**
- * The clicks that choose a move: variants (the two pairs in either order) of groups of tokens,
- * each group clicked in any order. A token names where a die is clicked and its value
- * (``roll:4``, ``plate:2``, ``eaten:5``, ``pool:6``, ``area1:3``) or a card (``card:kur``).
- */
-export function clicksOf(move, from = "roll") {
-  const dice = (values, source = from) => values.map((d) => `${source}:${d}`);
-  const twoPairs = (head, [a, b]) => [[...head, dice(a), dice(b)], [...head, dice(b), dice(a)]];
-  switch (move.type) {
-    case "mark": return twoPairs([dice([move.fifth])], move.pairs);
-    case "free_throw": return twoPairs([dice([move.set_aside])], move.pairs);
-    case "pass": return [[]]; // no dice to click: the move is offered as it is
-    case "fdh": {
-      const last = move.fifth ?? move.set_aside;
-      return [[["card:fdh"], dice(move.remove), dice(move.pair), ...(last ? [dice([last])] : [])]];
-    }
-    case "null": return twoPairs([["card:null"], dice([move.plate])], move.pairs);
-    case "kur": return [[["card:kur"], dice([move.fifth])]];
-    case "minus1":
-    case "minus2": return [[[`card:${move.type}`]]];
-    case "suppen_kasper":
-      return clicksOf(move.round, "eaten").map((round) => [["card:suppen_kasper"], dice(move.eat, "plate"), ...round]);
-    case "place": return [[[`pool:${move.die}`]]];
-    case "swap": return [[[`pool:${move.die}`], [`area${move.opponent}:${move.take}`]]];
-    default: return [[]];
-  }
-}
-
 /** Whether ``picks`` (tokens, in click order) start one of a move's variants; ``whole``: all of it. */
 function fits(variants, picks, whole = false) {
   return variants.some((groups) => {
@@ -87,13 +59,6 @@ function fits(variants, picks, whole = false) {
   });
 }
 
-/** A legal move as a choice: what playing it does, in words. */
-function choiceText(move, nameOf) {
-  if (move.type === "place") return `place a ${move.die} in your area`;
-  if (move.type === "swap") return `swap a ${move.die} into ${nameOf(move.opponent)}'s area for their ${move.take}`;
-  return describeMove(move, nameOf);
-}
-
 /**
  * The panel of a seat played in the browser: ``view()`` is the latest public view (for the
  * seats' names). It runs until the game is over or the token is refused.
@@ -108,23 +73,29 @@ export function seatPanel(gameId, token, view) {
   const message = el("p", { cls: "message", role: "status" });
   const node = el("section", { cls: "seat-panel", "aria-label": "Your seat" }, heading, prompt, rows, actions, moves, message);
   // picks: the tokens clicked, in order; where: the die or card each click took
-  const state = { turn: null, picks: [], where: [], busy: false };
+  const state = { turn: null, renderer: null, picks: [], where: [], busy: false };
 
   function say(text, problem = false) {
     message.textContent = text;
     message.classList.toggle("problem", problem);
   }
 
-  function show(turn) {
+  async function show(turn) {
+    state.renderer ??= await rendererOf(turn.ruleset);
     state.turn = turn;
     state.picks = [];
     state.where = [];
     draw();
   }
 
+  /** What the ruleset's module draws the picks with: ``open`` tells which tokens still fit. */
+  function kit(open) {
+    const pick = (token, where, shown, kind = "die") => pickButton(token, where, shown, open, kind);
+    return { row, pick, picks: state.picks, nameOf };
+  }
+
   function draw() {
     const turn = state.turn;
-    const mine = turn.view.you;
     const deadline = turn.status === "your_turn" ? timeLeft(turn.deadline) : null;
     heading.replaceChildren(`You: ${nameOf(turn.seat)} (seat ${turn.seat}) `, ...(deadline ? [deadline] : []));
     rows.replaceChildren();
@@ -137,31 +108,16 @@ export function seatPanel(gameId, token, view) {
     }
     if (turn.status !== "your_turn") {
       prompt.textContent = turn.game_status === "waiting" ? "Waiting for the other seats to be taken…" : "Waiting for the others to decide…";
-      if (turn.view.ruleset === "chopta") rows.append(poolRow(mine.pool, false));
+      if (turn.view) rows.append(...state.renderer.pickRows(turn, kit(() => false), false));
       return;
     }
-    const variants = turn.legal_moves.map((move) => clicksOf(move));
+    const variants = turn.legal_moves.map((move) => state.renderer.clicksOf(move));
     const fitting = turn.legal_moves.map((move, i) => [move, i]).filter(([, i]) => fits(variants[i], state.picks));
     const open = (token) => fitting.some(([, i]) => fits(variants[i], [...state.picks, token]));
     prompt.textContent = state.picks.length
       ? `${fitting.length} move${fitting.length === 1 ? "" : "s"} fit your picks.`
       : "Your turn: click dice (and cards) to choose, or pick a move below.";
-    if (turn.view.ruleset === "chopta") {
-      rows.append(poolRow(mine.pool, true, open));
-      turn.view.seats.filter((s) => s.seat !== turn.seat).forEach((s) => {
-        rows.append(row(`${nameOf(s.seat)}'s area`, s.area.map((d, i) => pickButton(`area${s.seat}:${d}`, `area${s.seat}#${i}`, d, open))));
-      });
-    } else {
-      const roll = turn.view.rolls[mine.roll_index];
-      rows.append(row(`roll ${turn.view.first_roll + mine.roll_index + 1}`, roll.map((d, i) => pickButton(`roll:${d}`, `roll#${i}`, d, open))));
-      if (turn.view.ruleset === "choice-specials") {
-        const sheet = turn.view.seats[turn.seat];
-        rows.append(row("your cards", sheet.cards.map((card) => pickButton(`card:${card}`, `card#${card}`, CARDS[card], open, "card"))));
-        if (sheet.plate.length) rows.append(row("your plate", sheet.plate.map((d, i) => pickButton(`plate:${d}`, `plate#${i}`, d, open))));
-        const eaten = state.picks.filter((t) => t.startsWith("plate:")).map((t) => Number(t.slice(6)));
-        if (eaten.length === 5) rows.append(row("eaten", eaten.map((d, i) => pickButton(`eaten:${d}`, `eaten#${i}`, d, open))));
-      }
-    }
+    rows.append(...state.renderer.pickRows(turn, kit(open), true));
     actions.append(
       el("button", { type: "button", text: "Undo pick", disabled: !state.picks.length, onclick: undo }), " ",
       el("button", { type: "button", text: "Clear picks", disabled: !state.picks.length, onclick: () => show(turn) }),
@@ -172,7 +128,7 @@ export function seatPanel(gameId, token, view) {
       const whole = complete.some(([, j]) => j === i);
       moves.append(el("li", {}, el("button", {
         type: "button", cls: `move${whole ? " whole" : ""}`, "data-move": JSON.stringify(move), disabled: state.busy,
-        text: `Play: ${choiceText(move, nameOf)}`, onclick: () => submit(move),
+        text: `Play: ${state.renderer.choiceText(move, nameOf)}`, onclick: () => submit(move),
       })));
     }
     if (ordered.length > SHOWN) moves.append(el("li", { cls: "more", text: `${ordered.length - SHOWN} more fit: click dice to narrow them.` }));
@@ -180,11 +136,6 @@ export function seatPanel(gameId, token, view) {
 
   function row(label, buttons) {
     return el("p", { cls: "pick-row" }, el("span", { cls: "label", text: `${label}: ` }), buttons.length ? buttons : "none");
-  }
-
-  function poolRow(pool, choosing, open) {
-    const dice = choosing ? pool.map((d, i) => pickButton(`pool:${d}`, `pool#${i}`, d, open)) : pool.map((d) => die(d));
-    return row(`your pool (${pool.length}, hidden from the others)`, dice);
   }
 
   /** A die or card to click: ``token`` is what it picks, ``where`` the one physical thing. */
@@ -217,7 +168,7 @@ export function seatPanel(gameId, token, view) {
     say("Sending…");
     try {
       const answer = await api(`/v1/games/${gameId}/moves?wait=25`, { token, body: { seq: state.turn.seq, move } });
-      say(`Played: ${choiceText(move, nameOf)}.`);
+      say(`Played: ${state.renderer.choiceText(move, nameOf)}.`);
       state.busy = false;
       if (answer.turn) show(answer.turn);
       else await next();

@@ -2,12 +2,10 @@
 // public endpoints, so a spectator sees exactly what the public view shows. No build step, no
 // library, nothing from another origin (the pages' Content-Security-Policy forbids it).
 
-import { CARDS, api, describeMove, die, el, hiddenDie, tickDeadlines, timeLeft } from "./common.js";
+import { api, el, rendererOf, tickDeadlines } from "./common.js";
 import { playOnSubmit, seatPanel, seatToken } from "./play.js";
 
 const app = document.getElementById("app");
-// the rulebook's points value of each sum (RULES.md, CHOICE 5.)
-const POINTS = { 2: 100, 3: 70, 4: 60, 5: 50, 6: 40, 7: 30, 8: 40, 9: 50, 10: 60, 11: 70, 12: 100 };
 const EVENTS = [
   "game_created", "seat_claimed", "game_started", "decision", "timeout", "rolls", "rolls_decided",
   "seat_done", "played", "round_over", "game_over",
@@ -44,7 +42,9 @@ function practiceForm() {
   const field = (id, label, input) => el("p", {}, el("label", { for: id, text: label }), " ", input);
   const select = (id, options, chosen) => el("select", { id, name: id }, options.map((o) => el("option", { value: o, text: o, selected: o === chosen })));
   const name = el("input", { id: "practice-name", required: true, maxlength: 64, value: "me", autocomplete: "nickname" });
-  const ruleset = select("practice-ruleset", ["choice", "choice-specials", "chopta"], "choice");
+  const ruleset = select("practice-ruleset", [], null);
+  // every ruleset the referee plays, the first (its default) chosen
+  api("/v1/rulesets").then((all) => ruleset.replaceChildren(...all.map((r, i) => el("option", { value: r.id, text: r.id, selected: i === 0 })))).catch(fail);
   const bots = select("practice-bots", ["1", "2", "3"], "1");
   const level = select("practice-level", ["random", "greedy", "strong"], "strong");
   const deadline = el("input", { id: "practice-deadline", type: "number", min: 0, max: 3600, value: 300, inputmode: "numeric" });
@@ -134,7 +134,7 @@ function tournamentRow(t) {
 
 /** A game as it happens (or its replay); ``playing``: this tab also plays a seat of it. */
 function gamePage(gameId, playing = false) {
-  const watch = { view: null, feed: [], replay: null, frame: 0, timer: null, stream: null };
+  const watch = { view: null, renderer: null, feed: [], replay: null, frame: 0, timer: null, stream: null };
   const board = el("div", { cls: "board" });
   const head = el("div", { cls: "game-head" });
   const seats = el("div", { cls: "your-seat" });
@@ -155,6 +155,7 @@ function gamePage(gameId, playing = false) {
   async function refresh() {
     try {
       watch.view = await api(`/v1/games/${gameId}`);
+      watch.renderer ??= await rendererOf(watch.view.ruleset);
     } catch (error) {
       fail(error);
       return;
@@ -164,7 +165,7 @@ function gamePage(gameId, playing = false) {
     if (watch.view.status === "finished" && !watch.replay && !watch.view.sealed) {
       await loadReplay();
     }
-    if (!watch.replay) board.replaceChildren(drawGame(watch.view));
+    if (!watch.replay) board.replaceChildren(drawGame(watch.view, watch.renderer));
   }
 
   async function loadReplay() {
@@ -192,9 +193,9 @@ function gamePage(gameId, playing = false) {
       slider,
       el("button", { type: "button", text: "▶", "aria-label": "Step forward", onclick: () => go(watch.frame + 1) }),
       el("button", { type: "button", text: "▶|", "aria-label": "Last step", onclick: () => go(frames.length - 1) }),
-      el("span", { cls: "step", text: `step ${watch.frame} of ${frames.length - 1}: ${describeDecision(frame.decision, frame.view)}` }),
+      el("span", { cls: "step", text: `step ${watch.frame} of ${frames.length - 1}: ${describeDecision(frame.decision, frame.view, watch.renderer)}` }),
     );
-    board.replaceChildren(drawGame(frame.view));
+    board.replaceChildren(drawGame(frame.view, watch.renderer));
   }
 
   document.addEventListener("keydown", (event) => {
@@ -205,7 +206,7 @@ function gamePage(gameId, playing = false) {
 
   function heard(event) {
     const data = JSON.parse(event.data);
-    watch.feed.unshift(describeEvent(data, watch.view));
+    watch.feed.unshift(describeEvent(data, watch.view, watch.renderer));
     watch.feed.length = Math.min(watch.feed.length, 40);
     feed.replaceChildren(...watch.feed.map((line) => el("li", { text: line })));
     clearTimeout(watch.timer);
@@ -289,97 +290,27 @@ async function checkCommitment(seed, commitment) {
   return hex === commitment ? "✓ its SHA-256 is the commitment (checked in this page)" : "✗ its SHA-256 is NOT the commitment";
 }
 
-function drawGame(view) {
-  if (view.sealed || !view.seats.some((s) => "score" in s || "area" in s)) {
+/** The board, drawn by the game's ruleset's module (``rendererOf``), once the game runs. */
+function drawGame(view, renderer) {
+  if (view.sealed || view.status === "waiting") {
     return el("div", { cls: "seats-only" },
       el("h2", { text: view.status === "waiting" ? "Waiting for its seats" : "Seats" }),
       el("ul", {}, view.seats.map((s) => el("li", { text: seatName(s) }))));
   }
-  return view.ruleset === "chopta" ? drawChopta(view) : drawChoice(view);
+  return renderer.drawBoard(view, { seatName });
 }
 
-function drawChoice(view) {
-  const specials = view.ruleset === "choice-specials";
-  const rolls = el("section", { cls: "rolls", "aria-label": "Current rolls", hidden: !(view.rolls || []).length },
-    el("h2", { text: `Postal round ${view.batch + 1}` }),
-    (view.rolls || []).map((roll, i) => el("p", { cls: "roll" }, el("span", { cls: "label", text: `roll ${view.first_roll + i + 1}` }), roll.map((d) => die(d)))));
-  const sheets = el("div", { cls: "sheets" }, view.seats.map((seat) => sheet(seat, view, specials)));
-  return el("div", {}, rolls, sheets);
-}
-
-function sheet(seat, view, specials) {
-  const deciding = view.to_decide.includes(seat.seat);
-  const rows = seat.score.sums.map((row) => {
-    const boxes = [];
-    for (let i = 0; i < 10; i += 1) boxes.push(el("span", { cls: i < row.marks ? "box marked" : "box", "aria-hidden": "true" }));
-    return el("tr", { cls: row.points > 0 ? "plus" : row.points < 0 ? "minus" : "" },
-      el("th", { scope: "row", text: row.sum }),
-      el("td", { cls: "value", text: POINTS[row.sum] }),
-      el("td", { cls: "boxes", "aria-label": `${row.marks} marks` }, boxes, row.marks > 10 ? el("span", { cls: "extra", text: `+${row.marks - 10}` }) : null),
-      el("td", { cls: "points", text: row.points }));
-  });
-  const slots = [0, 1, 2].map((i) => {
-    const fifth = seat.fifth_dice[i];
-    const toward = view.end_marks;
-    const boxes = [];
-    for (let j = 0; j < toward; j += 1) boxes.push(el("span", { cls: fifth && j < fifth.marks ? "box marked" : "box", "aria-hidden": "true" }));
-    return el("tr", {},
-      el("th", { scope: "row" }, fifth ? die(fifth.value) : el("span", { cls: "empty-slot", text: "—" })),
-      el("td", { cls: "boxes", "aria-label": fifth ? `${fifth.marks} of ${toward}` : "empty slot" }, boxes),
-      el("td", { text: fifth ? `${fifth.marks}/${toward}` : "" }));
-  });
-  const state = seat.retired ? "retired" : seat.done ? "done" : deciding ? "deciding" : seat.decided ? "decided" : "";
-  const parts = [
-    el("h3", {}, el("span", { cls: "name", text: seatName(seat) }), " ", state ? el("span", { cls: `badge ${state}`, text: state }) : null, " ", timeLeft(seat.deadline)),
-    el("table", { cls: "score" },
-      el("caption", { text: "sums 2 to 12: points value, marks, points" }),
-      el("tbody", {}, rows),
-      el("tfoot", {},
-        el("tr", {}, el("th", { scope: "row", text: "plus" }), el("td", { colspan: 3, text: seat.score.plus })),
-        el("tr", {}, el("th", { scope: "row", text: "minus" }), el("td", { colspan: 3, text: seat.score.minus })),
-        el("tr", { cls: "total" }, el("th", { scope: "row", text: "total" }), el("td", { colspan: 3, cls: "seat-total", text: seat.score.total })))),
-    el("table", { cls: "fifth" }, el("caption", { text: `fifth die: marks toward ${view.end_marks}` }), el("tbody", {}, slots)),
-    el("p", { cls: "small", text: `${seat.rounds} rounds · ${seat.free_throws} free throws` }),
-  ];
-  if (specials) {
-    parts.push(
-      el("p", { cls: "cards" }, "cards left: ", seat.cards.length ? seat.cards.map((c) => el("span", { cls: "card", text: CARDS[c] })) : "none"),
-      el("p", { cls: "plate" }, "leftovers plate: ", seat.plate.length ? seat.plate.map((d) => die(d)) : "empty"),
-    );
-  }
-  return el("section", { cls: `sheet${deciding ? " deciding" : ""}`, "aria-label": `${seatName(seat)}'s sheet`, "data-seat": seat.seat }, parts);
-}
-
-function drawChopta(view) {
-  const over = view.status === "finished";
-  const header = el("p", { cls: "chopta-turn" },
-    over ? "Game over" : `Round ${view.round + 1} · ${view.turn === null ? "between turns" : `${seatName(view.seats[view.turn])} to play`}`);
-  const areas = view.seats.map((seat) => {
-    const groups = seat.arrangement.groups.map((g) => el("span", { cls: `group ${g.kind}`, title: `${g.kind}: ${g.points} points` },
-      el("span", { cls: "kind", text: `${g.kind} ${g.points}` }), g.dice.map((d) => die(d))));
-    const unused = seat.arrangement.unused.map((d) => die(d, "unused"));
-    const pool = [];
-    for (let i = 0; i < seat.pool_size; i += 1) pool.push(hiddenDie());
-    return el("section", { cls: `area${view.turn === seat.seat ? " deciding" : ""}`, "aria-label": `${seatName(seat)}'s play area`, "data-seat": seat.seat },
-      el("h3", {}, el("span", { cls: "name", text: seatName(seat) }), seat.retired ? el("span", { cls: "badge retired", text: "retired" }) : null, " ", timeLeft(seat.deadline)),
-      el("p", { cls: "arranged" }, "play area: ", groups.length || unused.length ? [groups, unused] : "empty", el("span", { cls: "small", text: ` (this round: ${seat.arrangement.points})` })),
-      el("p", { cls: "pool" }, `pool (${seat.pool_size}): `, pool.length ? pool : "empty"),
-      el("p", { cls: "rounds" }, "rounds: ", seat.rounds.join(" + ") || "—", " = ", el("strong", { cls: "seat-total", text: seat.total })));
-  });
-  return el("div", {}, header, el("div", { cls: "areas" }, areas));
-}
-
-function describeDecision(decision, view) {
+function describeDecision(decision, view, renderer) {
   if (!decision) return "the start";
   const who = seatName(view.seats[decision.seat]);
-  const moves = decision.moves.map((move) => describeMove(move, (s) => seatName(view.seats[s]))).join("; ");
+  const moves = decision.moves.map((move) => renderer.describeMove(move, (s) => seatName(view.seats[s]))).join("; ");
   return `${who}${decision.timeout ? " (timed out)" : ""}: ${moves}`;
 }
 
-function describeEvent(event, view) {
+function describeEvent(event, view, renderer) {
   const name = (seat) => (view && view.seats[seat] ? seatName(view.seats[seat]) : `seat ${seat}`);
   switch (event.type) {
-    case "played": return `${name(event.seat)} ${describeMove(event.move, name)}${event.auto ? " (retired: placed for it)" : ""}`;
+    case "played": return `${name(event.seat)} ${renderer.describeMove(event.move, name)}${event.auto ? " (retired: placed for it)" : ""}`;
     case "decision": return `${name(event.seat)} decided`;
     case "timeout": return `${name(event.seat)} timed out`;
     case "rolls": return `postal round ${event.batch + 1}: ${event.rolls.map((r) => r.join(" ")).join(" | ")}`;

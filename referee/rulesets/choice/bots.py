@@ -7,7 +7,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from ..games.choice import POINTS
+from .engine import POINTS
 
 __all__ = ["greedy_bot", "random_bot", "sheet_after", "strong_bot"]
 

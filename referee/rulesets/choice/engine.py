@@ -1,7 +1,7 @@
 """Sid Sackson's CHOICE: every seat evaluates the same shared roll, marks two sums and a fifth die.
 
 Rules: RULES.md "CHOICE" and docs/RULES.md. The engine is shared with ``choice-specials``
-(see :mod:`referee.games.choice_specials`), which adds cards through the ``_card_*`` hooks.
+(see :mod:`referee.rulesets.choice_specials`), which adds cards through the ``_card_*`` hooks.
 
 Rolls are handed out in *postal rounds* (batches) of k rolls (option ``schedule``). Every active
 seat decides each roll of the batch; its decisions stay hidden (``drafts``) until every active
@@ -10,16 +10,18 @@ seat has completed the batch, then all are revealed together and the next batch 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache, lru_cache
 from itertools import combinations, combinations_with_replacement
+from pathlib import Path
 from typing import Annotated, Any, ClassVar, Generic, NoReturn, TypeVar
 
 import msgspec
 
-from . import dice as _dice
-from ._common import Die, check_seats, parse_options, places, plain
-from .errors import RuleViolation
+from ...games import dice as _dice
+from ...games._common import Die, Scorer, check_seats, parse_options, places, plain
+from ...games.errors import RuleViolation
+from ...games.shapes import ViewShapes
 
 __all__ = [
     "POINTS",
@@ -413,6 +415,23 @@ class ChoiceRuleset:
     Options: ClassVar[type] = ChoiceOptions
     Move: ClassVar[Any] = ChoiceMove
     State: ClassVar[Any] = ChoiceState[ChoiceMove]
+    #: house bots by name, each a function of a seed (the package sets them: ``bots.py``)
+    bots: ClassVar[dict[str, Callable[[int | None], Any]]] = {}
+    #: its score calculator (the package sets it: ``shapes.py``)
+    scorer: ClassVar[Scorer | None] = None
+    #: the shapes of its views in the contract (the package sets them: ``shapes.py``)
+    views: ClassVar[ViewShapes | None] = None
+    #: its part of the pages, a JavaScript module (the package sets it: ``page.js``)
+    page_script: ClassVar[Path | None] = None
+    #: its rounds in the turn report (the package sets it: ``report.py``)
+    report: ClassVar[Any] = None
+    #: the turn report's rounds: the postal rounds (the view's ``batch``), each with its rolls
+    round_field: ClassVar[str] = "batch"
+    round_dealt: ClassVar[tuple[str, ...]] = ("first_roll", "rolls")
+
+    def warm(self) -> None:
+        """Fill the round caches before a server freezes its startup objects."""
+        warm_rounds()
 
     # -- creation ------------------------------------------------------------------------------
 

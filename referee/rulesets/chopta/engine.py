@@ -6,15 +6,17 @@ turn is two decisions by the same seat in a row.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
+from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
 import msgspec
 
-from . import dice as _dice
-from ._common import Die, check_seats, parse_options, places
-from .errors import RuleViolation
+from ...games import dice as _dice
+from ...games._common import Die, Scorer, check_seats, parse_options, places
+from ...games.errors import RuleViolation
+from ...games.shapes import ViewShapes
 
 __all__ = [
     "AreaScore",
@@ -223,6 +225,19 @@ class ChoptaRuleset:
     Options: ClassVar[type] = ChoptaOptions
     Move: ClassVar[Any] = ChoptaMove
     State: ClassVar[type] = ChoptaState
+    #: house bots by name, each a function of a seed (the package sets them: ``bots.py``)
+    bots: ClassVar[dict[str, Callable[[int | None], Any]]] = {}
+    #: its score calculator (the package sets it: ``shapes.py``)
+    scorer: ClassVar[Scorer | None] = None
+    #: the shapes of its views in the contract (the package sets them: ``shapes.py``)
+    views: ClassVar[ViewShapes | None] = None
+    #: its part of the pages, a JavaScript module (the package sets it: ``page.js``)
+    page_script: ClassVar[Path | None] = None
+    #: its rounds in the turn report (the package sets it: ``report.py``)
+    report: ClassVar[Any] = None
+    #: the turn report's rounds: the view's ``round``
+    round_field: ClassVar[str] = "round"
+    round_dealt: ClassVar[tuple[str, ...]] = ()
 
     def options(self, raw: Any) -> ChoptaOptions:
         return parse_options(ChoptaOptions, raw)

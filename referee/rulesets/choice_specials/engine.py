@@ -12,8 +12,9 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from ._common import Die
-from .choice import (
+from ...games._common import Die
+from ...games.errors import RuleViolation
+from ..choice.engine import (
     ChoiceRuleset,
     ChoiceState,
     FreeThrow,
@@ -33,7 +34,6 @@ from .choice import (
     normalize,
     round_moves,
 )
-from .errors import RuleViolation
 
 __all__ = [
     "CARDS",
@@ -43,7 +43,7 @@ __all__ = [
     "Kur",
     "Minus1",
     "Minus2",
-    "Null",
+    "NullCard",
     "SuppenKasper",
 ]
 
@@ -60,8 +60,8 @@ class Fdh(msgspec.Struct, frozen=True, tag="fdh", forbid_unknown_fields=True):
     set_aside: Die | None = None
 
 
-class Null(msgspec.Struct, frozen=True, tag="null", forbid_unknown_fields=True):
-    """Null: no fifth die; two pairs marked, the fifth die goes to the plate."""
+class NullCard(msgspec.Struct, frozen=True, tag="null", forbid_unknown_fields=True):
+    """The Null card: no fifth die; two pairs marked, the fifth die goes to the plate."""
 
     pairs: tuple[Pair, Pair]
     plate: Die
@@ -83,7 +83,7 @@ class Minus2(msgspec.Struct, frozen=True, tag="minus2", forbid_unknown_fields=Tr
     value: Die
 
 
-CardInRound = Fdh | Null | Kur | Minus1 | Minus2
+CardInRound = Fdh | NullCard | Kur | Minus1 | Minus2
 
 
 class SuppenKasper(msgspec.Struct, frozen=True, tag="suppen_kasper", forbid_unknown_fields=True):
@@ -96,11 +96,11 @@ class SuppenKasper(msgspec.Struct, frozen=True, tag="suppen_kasper", forbid_unkn
     round: Mark | FreeThrow | CardInRound
 
 
-ChoiceSpecialsMove = Mark | FreeThrow | Pass | Fdh | Null | Kur | Minus1 | Minus2 | SuppenKasper
+ChoiceSpecialsMove = Mark | FreeThrow | Pass | Fdh | NullCard | Kur | Minus1 | Minus2 | SuppenKasper
 
 _CARD_OF: dict[type, str] = {
     Fdh: "fdh",
-    Null: "null",
+    NullCard: "null",
     Kur: "kur",
     Minus1: "minus1",
     Minus2: "minus2",
@@ -117,7 +117,7 @@ def _normalize(move: Any) -> Any:
     """Canonical form of any move: pairs and dice lists sorted."""
     if isinstance(move, Fdh):
         return msgspec.structs.replace(move, remove=_sorted2(move.remove), pair=_sorted2(move.pair))
-    if isinstance(move, Null):
+    if isinstance(move, NullCard):
         return msgspec.structs.replace(move, pairs=_sorted_pairs(move.pairs))
     if isinstance(move, SuppenKasper):
         # five dice sorted are five dice; a round's move normalizes to one of its own kind
@@ -173,7 +173,7 @@ class ChoiceSpecialsRuleset(ChoiceRuleset):
             moves.extend(_fdh_moves(sheet, dice))
         if "null" in cards:
             for plate in sorted(set(dice)):
-                moves.extend(Null(pairs, plate) for pairs in _pairings(_without(dice, plate)))
+                moves.extend(NullCard(pairs, plate) for pairs in _pairings(_without(dice, plate)))
         if "kur" in cards:
             allowed, _ = _fifth_options(sheet, dice)
             moves.extend(Kur(v) for v in allowed)
@@ -275,7 +275,7 @@ class ChoiceSpecialsRuleset(ChoiceRuleset):
                     "free-throw-not-allowed",
                     f"a fifth die must be marked (one of {_fmt(allowed)}), not set aside",
                 )
-        elif isinstance(move, Null):
+        elif isinstance(move, NullCard):
             check_uses_dice([move.plate, *move.pairs[0], *move.pairs[1]], dice)
         elif isinstance(move, Kur):
             allowed, _ = _fifth_options(sheet, dice)
@@ -318,7 +318,7 @@ class ChoiceSpecialsRuleset(ChoiceRuleset):
                     mark_fifth(sheet, move.fifth)
                 else:
                     sheet.free_throws += 1
-            elif isinstance(move, Null):
+            elif isinstance(move, NullCard):
                 plate.append(move.plate)
                 mark_sum(sheet, move.pairs[0])
                 mark_sum(sheet, move.pairs[1])

@@ -1,0 +1,157 @@
+"""What the views of every ruleset share, as the contract states them: statuses, seats,
+places, the commitment, seed and chain, and the bases of a ruleset's public seat, public
+view, decision and record. A ruleset's package subclasses them with its own fields, tagged
+with its id (``ruleset``), and names them in its ``views`` (a :class:`ViewShapes`); the web
+layer joins every registered ruleset's into the contract's unions."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+__all__ = [
+    "RANKING",
+    "Chain",
+    "Commitment",
+    "Decided",
+    "EpochSeconds",
+    "GameBase",
+    "GameStatus",
+    "Placing",
+    "Ranking",
+    "RecordBase",
+    "Seat",
+    "Seed",
+    "Sitting",
+    "TurnStatus",
+    "ViewShapes",
+]
+
+GameStatus = Annotated[
+    Literal["waiting", "running", "finished"],
+    msgspec.Meta(description="waiting: open seats to claim; running: being played; finished: over"),
+]
+TurnStatus = Annotated[
+    Literal["your_turn", "waiting", "finished"],
+    msgspec.Meta(
+        description="your_turn: decide now (legal_moves); waiting: others decide first, or "
+        "the game waits for its seats; finished: the game is over"
+    ),
+]
+Seat = Annotated[int, msgspec.Meta(ge=0, le=63, description="a seat number, from 0")]
+Placing = Annotated[
+    int,
+    msgspec.Meta(
+        ge=1,
+        description="a place: 1 is first; equal totals share a place and the next place is "
+        "skipped (1, 1, 3)",
+    ),
+]
+#: how a finished game ranks its seats (docs/RULES.md, Ranking)
+RANKING = (
+    "each seat's place, in seat order (ranking[s] is seat s's place): highest total first; "
+    "equal totals share a place and the next place is skipped (totals 30, 30, 10 rank 1, 1, "
+    "3). No tie-break: seats that tie share the place"
+)
+Ranking = Annotated[list[Placing], msgspec.Meta(description=RANKING + "; once the game is over")]
+Commitment = Annotated[
+    str,
+    msgspec.Meta(
+        pattern="^[0-9a-f]{64}$",
+        description="SHA-256 of the seed, hex: shown from the start, so the dice cannot change",
+    ),
+]
+Seed = Annotated[
+    str,
+    msgspec.Meta(
+        pattern="^[0-9a-f]+$",
+        description="the seed that made every die, hex; shown once the game (and every game "
+        "dealt the same dice) is over, so anyone can replay them (referee verify)",
+    ),
+]
+Chain = Annotated[
+    str,
+    msgspec.Meta(
+        pattern="^[0-9a-f]{64}$",
+        description="SHA-256 hash chain over the decisions told so far, hex",
+    ),
+]
+EpochSeconds = Annotated[float, msgspec.Meta(description="seconds since the Unix epoch (UTC)")]
+
+
+class Sitting(msgspec.Struct, kw_only=True):
+    """Who sits at a seat of the public view, and when its decision times out."""
+
+    seat: Seat
+    name: Annotated[str | None, msgspec.Meta(description="null while the seat is open")]
+    claimed: bool
+    deadline: (
+        Annotated[
+            EpochSeconds | None,
+            msgspec.Meta(description="when the seat's current decision times out; null: none"),
+        ]
+        | UnsetType
+    ) = UNSET
+
+
+class GameBase(msgspec.Struct, kw_only=True):
+    """What every game's public view shows (a ruleset adds its board and seats)."""
+
+    id: str
+    status: GameStatus
+    commitment: Commitment
+    deadline_s: Annotated[float, msgspec.Meta(ge=0, description="seconds per decision; 0: none")]
+    to_decide: Annotated[list[Seat], msgspec.Meta(description="the seats to decide now")]
+    sealed: Annotated[
+        bool,
+        msgspec.Meta(
+            description="true while other games dealt the same dice play on: the view shows "
+            "only who sits where"
+        ),
+    ]
+    seed: Seed | UnsetType = UNSET
+    chain: Chain | UnsetType | None = UNSET
+
+
+class Decided(msgspec.Struct, kw_only=True):
+    """A decision as the record tells it (a ruleset adds its ``moves``)."""
+
+    seat: Seat
+    seq: Annotated[int, msgspec.Meta(ge=0, description="the seat's seq this decided")]
+    timeout: Annotated[bool, msgspec.Meta(description="the deadline chose for the seat")]
+    at: EpochSeconds
+
+
+class RecordBase(msgspec.Struct, kw_only=True):
+    """What every record shows (a ruleset adds its options, decisions, dice and final
+    figures)."""
+
+    seats: Annotated[list[str], msgspec.Meta(description="names, in seat order")]
+    commitment: Commitment
+    client_seeds: Annotated[
+        list[str], msgspec.Meta(description="the seeds the seats mixed into the dice")
+    ]
+    totals: Annotated[list[int], msgspec.Meta(description="empty until the game is over")]
+    ranking: Annotated[
+        list[Placing], msgspec.Meta(description=RANKING + "; empty until the game is over")
+    ]
+    finished: bool
+    chain: Annotated[
+        Chain | None,
+        msgspec.Meta(description="null while the record holds back an undisclosed decision"),
+    ]
+    seed: Annotated[Seed | None, msgspec.Meta(description="null until the game is over")]
+
+
+class ViewShapes(msgspec.Struct, frozen=True):
+    """The shapes of a ruleset's views, each a Struct tagged with its id (``ruleset``): a
+    seat's (``Turn.view``), the public one (``getGame``), a decision as the record and the
+    replay tell it, and the record (``getRecord``). A ruleset declares them as its ``views``
+    attribute; ``tests/service/test_typed_views.py`` checks every engine view against them."""
+
+    seat_view: type
+    game_view: type
+    decision: type
+    record: type
