@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_noninterference import a_point_of_play, seen_by_others
 
-from referee.bots import BOTS, get_bot
+from referee.bots import bot_names, get_bot
 from referee.core.game import LoadedGame, new_game
 from referee.games import ORIGINS, RULESETS, Recorder, get_ruleset, verify
 from referee.plugins import GROUP, SURFACE, load_plugins
@@ -54,7 +54,7 @@ def installed(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(EXAMPLE))
     monkeypatch.syspath_prepend(str(tmp_path))
     distribution = _dist_info(tmp_path)
-    saved = [(registry, dict(registry)) for registry in (RULESETS, ORIGINS, BOTS)]
+    saved = [(registry, dict(registry)) for registry in (RULESETS, ORIGINS)]
     added = load_plugins(again=True)
     yield added, distribution
     for registry, before in saved:
@@ -71,7 +71,7 @@ def test_load_plugins_registers_it_with_its_distribution_version_and_bots(instal
     assert ORIGINS["liars-dice"] == distribution == ("referee-liars-dice", "0.1.0")
     assert ORIGINS["chopta"][0] == "referee"
     assert [name for name in SURFACE if not hasattr(ruleset, name)] == []
-    assert set(BOTS["liars-dice"]) == {"random", "greedy", "strong"}
+    assert set(bot_names("liars-dice")) == {"random", "greedy", "strong"}
     assert "referee_liars_dice" in sys.modules
 
 

@@ -1,12 +1,13 @@
 """A referee process with the Liar's dice distribution installed (as in
 tests/test_liars_dice_plugin.py: its folder and a ``.dist-info`` from its pyproject.toml on the
-path) finds it by its entry point as it starts, and lists it over HTTP with its distribution
-and version. Playing it over HTTP waits for issue 35's contract change; until then a game of it
-is refused with a problem, never a 500."""
+path) finds it by its entry point as it starts, lists it over HTTP with its distribution and
+version, and plays a game of it over HTTP to a record that ``referee verify`` accepts."""
 
 from __future__ import annotations
 
 import os
+import random
+import subprocess
 import sys
 
 import httpx
@@ -26,6 +27,9 @@ def test_an_installed_plugin_is_listed_with_its_distribution_and_version(valkey,
                 "/v1/games",
                 json={"ruleset": "liars-dice", "seats": [{"name": "a"}, {"name": "b"}]},
             )
+            assert game.status_code == 201, game.text
+            final = _play(http, game.json(), random.Random(3))
+            record = http.get(f"/v1/games/{final['id']}/record").content
     finally:
         process.terminate()
         process.wait(timeout=10)
@@ -37,7 +41,29 @@ def test_an_installed_plugin_is_listed_with_its_distribution_and_version(valkey,
     options = {o["name"]: o["default"] for o in liars["options"]}
     assert options == {"dice_per_seat": 5, "bidding_rule": "reset-face"}
     assert listed["chopta"]["distribution"] == "referee"
-    assert game.status_code != 500, game.text
-    assert game.status_code == 201 or game.headers["content-type"].startswith(
-        "application/problem+json"
+    assert final["status"] == "finished" and sorted(final["ranking"]) in ([1, 2], [1, 1])
+    saved = tmp_path / "record.json"
+    saved.write_bytes(record)
+    verified = subprocess.run(
+        [sys.executable, "-m", "referee.cli", "verify", str(saved)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": path},
+        timeout=60,
     )
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def _play(http: httpx.Client, game: dict, rnd: random.Random) -> dict:
+    """Each seat, as a bot over HTTP does: its turn, a random legal move, until the end."""
+    for _ in range(500):
+        public = http.get(f"/v1/games/{game['id']}").json()
+        if public["status"] == "finished":
+            return public
+        for seat in public["to_decide"]:
+            auth = {"Authorization": f"Bearer {game['seats'][seat]['token']}"}
+            turn = http.get(f"/v1/games/{game['id']}/turn", headers=auth).json()
+            body = {"seq": turn["seq"], "move": rnd.choice(turn["legal_moves"])}
+            reply = http.post(f"/v1/games/{game['id']}/moves", headers=auth, json=body)
+            assert reply.status_code == 200, reply.text
+    raise AssertionError("the game did not end")
