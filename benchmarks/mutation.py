@@ -144,8 +144,10 @@ def in_signature_annotation(node) -> bool:
     there is no mutant."""
     while node.parent is not None:
         parent = node.parent
-        if parent.type in ("param", "funcdef") and node is getattr(parent, "annotation", None):
-            return True
+        if parent.type == "funcdef" and node is parent.annotation:
+            return True  # the return annotation
+        if parent.type == "tfpdef" and node is parent.children[-1]:
+            return True  # a parameter's: `name: annotation`
         node = parent
     return False
 

@@ -799,6 +799,39 @@ def test_a_bad_option_is_refused_naming_it(ruleset_id, options, field, facts):
         assert fact in refusal.message, refusal.message
 
 
+# (ruleset, option, the limits it takes, one past each limit): the contract's documented ranges
+OPTION_LIMITS = [
+    ("choice", "schedule", [[1], [20], [1] * 64], [[0], [21], [1] * 65]),
+    ("chopta", "target", [1, 10_000], [0, 10_001]),
+    ("chopta", "dice_per_turn", [1, 2], [0, 3]),
+    ("chopta", "max_rounds", [1, 1_000], [0, 1_001]),
+]
+
+
+@pytest.mark.parametrize(("ruleset_id", "name", "taken", "refused"), OPTION_LIMITS)
+def test_an_option_takes_its_limits_and_nothing_past_them(ruleset_id, name, taken, refused):
+    ruleset = get_ruleset(ruleset_id)
+    for value in taken:
+        options = ruleset.create({name: value}, 2, KEY).options
+        assert msgspec.json.decode(msgspec.json.encode(options))[name] == value
+    for value in refused:
+        with pytest.raises(InvalidOption) as caught:
+            ruleset.create({name: value}, 2, KEY)
+        assert caught.value.field.startswith(f"options.{name}")
+
+
+def test_a_swap_names_one_of_eight_seats():
+    chopta = get_ruleset("chopta")
+    for opponent in (0, 7):
+        move = msgspec.convert({"type": "swap", "die": 6, "opponent": opponent, "take": 1}, Swap)
+        assert move == Swap(6, opponent, 1)
+    for opponent in (-1, 8):
+        with pytest.raises(msgspec.ValidationError, match="opponent"):
+            msgspec.convert(
+                {"type": "swap", "die": 6, "opponent": opponent, "take": 1}, chopta.Move
+            )
+
+
 @pytest.mark.parametrize(
     ("ruleset_id", "seats", "message"),
     [
