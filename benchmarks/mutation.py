@@ -26,6 +26,7 @@ import json
 import os
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -69,7 +70,56 @@ MODULES = (
 SKIPPED_OPERATORS = ("core/VariableReplacer", "core/VariableInserter")
 
 # (module, original line, mutated line) -> why no test can tell the mutant from the original
-EQUIVALENT: dict[tuple[str, str, str], str] = {}
+_CANONICAL = "if p[0] <= p[1] and q[0] <= q[1] and p <= q:"
+_PROGRESS = (
+    "a seat's progress never passes its postal round's rolls (more moves are refused: "
+    "batch-complete), so >= is ==; and ints this small are cached, so `is` is =="
+)
+_PROTOCOL = "a declaration of the Ruleset Protocol: nothing reads it at run time"
+EQUIVALENT: dict[tuple[str, str, str], str] = {
+    ("referee/games/_common.py", "return raw", "pass"): (
+        "msgspec.convert returns a Struct of the target type as it is: the early return only "
+        "saves the call"
+    ),
+    **{
+        ("referee/games/_common.py", f"{name}: ClassVar[{kind}]", "pass"): _PROTOCOL
+        for name, kind in (
+            ("id", "str"),
+            ("title", "str"),
+            ("min_seats", "int"),
+            ("max_seats", "int"),
+            ("Options", "type"),
+            ("Move", "Any"),
+            ("State", "type"),
+        )
+    },
+    **{
+        (
+            "referee/games/choice.py",
+            _CANONICAL,
+            _CANONICAL.replace(part, part.replace("<=", op), 1),
+        ): (
+            "a stricter test before normalize's early return: the full path gives the same "
+            "canonical move"
+        )
+        for part in ("p[0] <= p[1]", "q[0] <= q[1]", "p <= q")
+        for op in ("==", "<", "is")
+    },
+    **{
+        ("referee/games/choice.py", line, line.replace(">= len", f"{op} len")): _PROGRESS
+        for line in (
+            "return self._current(state, seat).done or state.progress[seat] >= len(state.rolls)",
+            "if state.finished or sheet.done or progress >= len(state.rolls):",
+        )
+        for op in ("==", "is")
+    },
+    ("referee/games/choice.py", "if len(moves) > 1:", "if len(moves) != 1:"): (
+        "an empty list of moves is refused (no-moves) before the loop, so there are never 0"
+    ),
+    ("referee/games/dice.py", "if len(_PADS) >= 4096:", "if len(_PADS) == 4096:"): (
+        "the pad cache grows by one key at a time, so it reaches 4096 before it could pass it"
+    ),
+}
 
 
 class DeleteStatement(Operator):
@@ -256,6 +306,17 @@ def score(mutants: list[Mutant]) -> dict:
     }
 
 
+def rescore(report: dict) -> dict:
+    """A report's scores with the equivalent mutants as EQUIVALENT names them now."""
+    mutants = [Mutant(**m) for m in report["mutants"]]
+    for mutant in mutants:
+        if mutant.key in EQUIVALENT:
+            mutant.outcome = "equivalent"
+    for module, row in report["modules"].items():
+        row.update(score([m for m in mutants if m.module == module]))
+    return {**report, "mutants": [asdict(m) for m in mutants]}
+
+
 def markdown(report: dict) -> str:
     out = [
         BEGIN,
@@ -313,7 +374,18 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=0, help="s per mutant (0: 5x baseline)")
     parser.add_argument("--json", type=Path, help="write every mutant's outcome here (JSON)")
     parser.add_argument("--write-results", action="store_true", help=f"update {RESULTS}")
+    parser.add_argument(
+        "--rescore", type=Path, help="no run: score a --json report again with EQUIVALENT as now"
+    )
     args = parser.parse_args()
+    if args.rescore:
+        report = rescore(json.loads(args.rescore.read_text()))
+        print(markdown(report))
+        if args.write_results:
+            write_results(markdown(report), RESULTS)
+        return
+    # stopped (kill PID): end the running tests and remove the copy, as Ctrl-C would
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("stopped"))
     root = args.root.resolve()
     modules = args.modules
     if args.package:

@@ -228,6 +228,35 @@ def test_the_ranking_is_shown_only_once_the_game_is_over(ruleset_id):
         assert view["turn"] is None
 
 
+@pytest.mark.parametrize(
+    "pairs",
+    [((3, 1), (4, 6)), ((1, 3), (6, 4)), ((4, 6), (1, 3)), ((6, 4), (3, 1))],
+    ids=["first pair", "second pair", "pair order", "all three"],
+)
+@pytest.mark.parametrize("ruleset_id", ["choice", "choice-specials"])
+def test_a_move_is_kept_in_its_canonical_form_however_it_was_written(ruleset_id, pairs):
+    ruleset, state = choice_state(ruleset_id, roll=(1, 3, 4, 4, 6))
+    canonical = Mark(4, ((1, 3), (4, 6)))
+    assert ruleset.normalize(Mark(4, pairs)) == canonical
+    assert ruleset.normalize(canonical) is canonical
+    assert ruleset.normalize(FreeThrow(4, pairs)) == FreeThrow(4, ((1, 3), (4, 6)))
+    events = ruleset.decide(state, 0, [Mark(4, pairs)])
+    assert events[0]["decisions"] == {"0": [canonical]}
+    assert ruleset.view(state)["seats"][0]["marks"]["4"] == 1
+    assert ruleset.dice_log(state)[0]["roll"] == 0
+
+
+def test_a_seat_that_decided_its_postal_round_has_no_legal_move_until_the_next():
+    choice = get_ruleset("choice")
+    state = choice.create({"schedule": [2]}, 2, KEY)
+    choice.decide(state, 0, choice.default_moves(state, 0))
+    assert state.progress[0] == len(state.rolls) == 2
+    assert choice.legal_moves(state, 0) == [] and not choice.must_decide(state, 0)
+    assert choice.to_decide(state) == [1]
+    choice.decide(state, 1, choice.default_moves(state, 1))
+    assert choice.legal_moves(state, 0) and choice.to_decide(state) == [0, 1]
+
+
 def test_choice_discloses_a_seats_decisions_at_each_reveal_and_all_at_the_end():
     choice = get_ruleset("choice")
     state = choice.create({"schedule": [2]}, 2, KEY)
@@ -439,6 +468,16 @@ REFUSALS = [
         "free-throw-not-allowed",
         None,
         ["the dice show 2", "mark it as fifth die"],
+    ),
+    (
+        "a free throw, too, uses every die of the roll once",
+        lambda: (
+            *choice_state(values=[2, 4, 5], counts=[1, 1, 1], roll=(1, 3, 3, 6, 6)),
+            [FreeThrow(1, ((3, 3), (6, 1)))],
+        ),
+        "dice-not-in-roll",
+        None,
+        ["uses dice 1,1,3,3,6", "the roll is 1,3,3,6,6"],
     ),
     (
         "at least one move",
