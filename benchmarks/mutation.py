@@ -25,6 +25,7 @@ import difflib
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -116,10 +117,34 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("referee/games/choice.py", "if len(moves) > 1:", "if len(moves) != 1:"): (
         "an empty list of moves is refused (no-moves) before the loop, so there are never 0"
     ),
+    (
+        "referee/games/choice_specials.py",
+        "if (move.fifth is None) == (move.set_aside is None):",
+        "if (move.fifth is None) is (move.set_aside is None):",
+    ): "both sides are bools, and True and False are singletons: `is` is ==",
+    (
+        "referee/games/record.py",
+        'return [_json.encode(e) for e in events if e.get("type") != "timeout"]',
+        'return [_json.encode(e) for e in events if e.get("type") is not "timeout"]',
+    ): (
+        "an event's type is one of the engines' own string literals, which CPython interns: "
+        "`is not` is !="
+    ),
     ("referee/games/dice.py", "if len(_PADS) >= 4096:", "if len(_PADS) == 4096:"): (
         "the pad cache grows by one key at a time, so it reaches 4096 before it could pass it"
     ),
 }
+
+
+_CACHE_BOUND = re.compile(r"@lru_cache\(maxsize= ?\d+\)")
+
+
+def equivalence(module: str, before: str, after: str) -> str | None:
+    """Why a mutant is equivalent, or None: EQUIVALENT's entries, then one pattern."""
+    reason = EQUIVALENT.get((module, before, after))
+    if reason is None and _CACHE_BOUND.fullmatch(before) and _CACHE_BOUND.fullmatch(after):
+        reason = "a cache's bound changes memory and speed, never a result"
+    return reason
 
 
 class DeleteStatement(Operator):
@@ -310,7 +335,7 @@ def rescore(report: dict) -> dict:
     """A report's scores with the equivalent mutants as EQUIVALENT names them now."""
     mutants = [Mutant(**m) for m in report["mutants"]]
     for mutant in mutants:
-        if mutant.key in EQUIVALENT:
+        if equivalence(*mutant.key):
             mutant.outcome = "equivalent"
     for module, row in report["modules"].items():
         row.update(score([m for m in mutants if m.module == module]))
@@ -346,7 +371,7 @@ def markdown(report: dict) -> str:
     equivalent = [m for m in report["mutants"] if m["outcome"] == "equivalent"]
     out += [
         f"- {m['module']}:{m['line']} `{m['before']}` → `{m['after']}`: "
-        f"{EQUIVALENT[(m['module'], m['before'], m['after'])]}"
+        f"{equivalence(m['module'], m['before'], m['after'])}"
         for m in equivalent
     ] or ["- none"]
     out += ["", END]
@@ -418,7 +443,7 @@ def main() -> None:
                     break
             sampled.sort(key=lambda pair: (pair[0].line, pair[0].operator, pair[0].occurrence))
             for mutant, mutated in sampled:
-                if mutant.key in EQUIVALENT:
+                if equivalence(*mutant.key):
                     mutant.outcome = "equivalent"
                 else:
                     (copy / module).write_text(mutated)

@@ -24,14 +24,17 @@ from referee.games import (
     GameError,
     InvalidOption,
     RuleViolation,
+    chain_link,
+    chain_start,
     get_ruleset,
     new_seed,
     places,
+    record_decision,
     score_marks,
 )
 from referee.games import dice as dice_module
 from referee.games.choice import FreeThrow, Mark
-from referee.games.choice_specials import CARDS, Fdh, Kur, Minus1, Minus2, SuppenKasper
+from referee.games.choice_specials import CARDS, Fdh, Kur, Minus1, Minus2, Null, SuppenKasper
 from referee.games.chopta import Place, Swap, swap_takes
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -212,6 +215,17 @@ def test_chopta_first_seat_moves_clockwise_each_round():
         play_round(chopta, state)
 
 
+@pytest.mark.parametrize("max_rounds", [1, 4])
+def test_max_rounds_is_the_number_of_rounds_played(max_rounds):
+    chopta = get_ruleset("chopta")
+    state = chopta.create({"target": 10_000, "max_rounds": max_rounds}, 2, KEY)
+    for played in range(1, max_rounds + 1):
+        assert not state.finished
+        play_round(chopta, state)
+        assert len(state.history) == played
+    assert state.finished
+
+
 @pytest.mark.parametrize("ruleset_id", ["choice", "chopta"])
 def test_the_ranking_is_shown_only_once_the_game_is_over(ruleset_id):
     ruleset = get_ruleset(ruleset_id)
@@ -333,6 +347,21 @@ def test_every_test_has_a_time_limit(request):
     """pytest-timeout is loaded and its limit set (pyproject.toml): a looping rule fails."""
     assert float(request.config.getini("timeout")) == 900
     assert request.config.getini("timeout_method") == "signal"
+
+
+# --- the record's hash chain, from its documented form (referee/games/record.py)
+
+
+def test_the_chain_starts_from_the_commitment_and_hashes_each_parts_length_and_bytes():
+    commitment = "ab" * 32
+    start = hashlib.sha256(b"referee-record\0" + commitment.encode()).digest()
+    assert chain_start(commitment) == start
+    parts = [b"decision", b"", b"event-1"]
+    framed = b"".join(len(p).to_bytes(4, "big") + p for p in parts)
+    assert chain_link(start, parts[0], parts[1:]) == hashlib.sha256(start + framed).digest()
+    assert record_decision(1, 2, [Place(3)], True, 1.5) == msgspec.json.encode(
+        {"seat": 1, "seq": 2, "moves": [{"type": "place", "die": 3}], "timeout": True, "at": 1.5}
+    )
 
 
 # --- public surfaces
@@ -589,6 +618,27 @@ REFUSALS = [
         "fifth-or-set-aside",
         None,
         ["exactly one of fifth and set_aside"],
+    ),
+    (
+        "FdH names a fifth die or a set-aside one, not neither",
+        lambda: (*specials_state(), [Fdh((1, 2), (3, 5))]),
+        "fifth-or-set-aside",
+        None,
+        ["exactly one of fifth and set_aside"],
+    ),
+    (
+        "Null's pairs use the roll's dice",
+        lambda: (*specials_state(), [Null(((1, 4), (3, 5)), 6)]),
+        "dice-not-in-roll",
+        None,
+        ["uses dice 1,3,4,5,6", "the roll is 1,2,3,5,6"],
+    ),
+    (
+        "Null's plate die is one of the roll",
+        lambda: (*specials_state(), [Null(((1, 2), (3, 5)), 4)]),
+        "dice-not-in-roll",
+        None,
+        ["uses dice 1,2,3,4,5", "the roll is 1,2,3,5,6"],
     ),
     (
         "FdH uses the roll's dice",
