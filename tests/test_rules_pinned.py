@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import hmac
+import json
 import re
 from pathlib import Path
 
@@ -23,7 +24,9 @@ from referee.games import (
     RULESETS,
     GameError,
     InvalidOption,
+    Recorder,
     RuleViolation,
+    VerifyReport,
     chain_link,
     chain_start,
     get_ruleset,
@@ -31,6 +34,7 @@ from referee.games import (
     places,
     record_decision,
     score_marks,
+    verify,
 )
 from referee.games import dice as dice_module
 from referee.games.choice import FreeThrow, Mark
@@ -978,3 +982,163 @@ def test_every_code_a_rule_raises_is_asserted_here():
     assert len(raised) > 20, "the search for raised codes found too few"
     assert raised - UNREACHABLE <= asserted, sorted(raised - UNREACHABLE - asserted)
     assert raised >= UNREACHABLE, "a code listed as unreachable is no longer raised"
+
+
+# --- the record's verification: each problem it can find, in its words
+
+
+SEED = bytes(range(32))
+
+
+def recorded(ruleset_id="choice", seats=1, options=None, timeouts=()):
+    """A game played through a Recorder: the first legal move each time, deadlines at the
+    decisions numbered in ``timeouts``."""
+    ruleset = get_ruleset(ruleset_id)
+    recorder = Recorder(ruleset, options or {}, [f"bot{i}" for i in range(seats)], SEED)
+    count = 0
+    while not ruleset.finished(recorder.state):
+        seat = ruleset.to_decide(recorder.state)[0]
+        if count in timeouts:
+            events = recorder.timeout(seat, at=2.0)
+        else:
+            events = recorder.decide(seat, ruleset.legal_moves(recorder.state, seat)[:1])
+            assert events == [] or events[0]["type"] in ("rolls_decided", "played")
+        count += 1
+    return json.loads(msgspec.json.encode(recorder.record))
+
+
+def test_a_recorders_decision_answers_the_rulesets_events():
+    chopta = get_ruleset("chopta")
+    recorder = Recorder(chopta, {}, ["a", "b"], SEED)
+    move = chopta.legal_moves(recorder.state, 0)[0]
+    assert recorder.decide(0, [move]) == [
+        {"type": "played", "seat": 0, "move": msgspec.to_builtins(move)}
+    ]
+    assert recorder.timeout(1)[0] == {"type": "timeout", "seat": 1, "retired": False}
+
+
+def verified(record, *args, **kwargs):
+    return verify(json.dumps(record).encode(), *args, **kwargs)
+
+
+def test_a_played_record_verifies_and_a_published_chain_may_be_upper_case():
+    record = recorded(timeouts=(2,))
+    assert verified(record) == VerifyReport(True, [], [])
+    assert verified(record, None, record["chain"].upper()).ok
+
+
+def edit(path_and_value):
+    def change(record):
+        *path, last = path_and_value[0]
+        target = record
+        for key in path:
+            target = target[key]
+        target[last] = path_and_value[1]
+
+    return change
+
+
+def drop_last_decision(record):
+    record["decisions"].pop()
+
+
+def default_moves_changed(record):
+    decision = record["decisions"][2]
+    assert decision["timeout"]
+    decision["moves"] = [{"type": "mark", "fifth": 6, "pairs": [[6, 6], [6, 6]]}]
+
+
+def unordered_pairs(record):
+    move = record["decisions"][0]["moves"][0]
+    move["pairs"] = [move["pairs"][1], move["pairs"][0]]
+
+
+# (case, change to a played CHOICE record with a timeout at decision 2, problem's words)
+VERIFY_PROBLEMS = [
+    ("not a record", lambda r: r.update(ruleset=5), "the record is malformed: Expected `str`"),
+    ("no seed", lambda r: r.update(seed=None), "no seed: the game is not over"),
+    ("a seed that is not hex", lambda r: r.update(seed="zz"), "the seed is not hex"),
+    (
+        "another seed",
+        lambda r: r.update(seed="00" * 32),
+        "SHA-256 of the seed does not match the commitment",
+    ),
+    (
+        "options the game cannot take",
+        lambda r: r.update(options={"schedule": [0]}),
+        "the game cannot be created: options.schedule[0]",
+    ),
+    (
+        "a seq ahead of the seat's",
+        edit((["decisions", 1, "seq"], 2)),
+        "decision 1 (seat 0, seq 2): the seat's seq is 1",
+    ),
+    (
+        "a seq behind the seat's",
+        edit((["decisions", 1, "seq"], 0)),
+        "decision 1 (seat 0, seq 0): the seat's seq is 1",
+    ),
+    ("a deadline's moves changed", default_moves_changed, "decision 2 (seat 0, seq 2): the def"),
+    ("pairs out of order", unordered_pairs, "decision 0 (seat 0, seq 0): the moves are not in"),
+    (
+        "a move the rules refuse",
+        edit((["decisions", 0, "moves"], [{"type": "free_throw", "set_aside": 1, "pairs": []}])),
+        "decision 0 (seat 0, seq 0): refused on replay: ",
+    ),
+    (
+        "no chain on a finished record",
+        lambda r: r.update(chain=None),
+        "the record carries no chain: its decisions cannot be checked",
+    ),
+    (
+        "an edited chain",
+        lambda r: r.update(chain="00" * 32),
+        "do not hash to the record's chain: the record was edited",
+    ),
+    ("a decision short", drop_last_decision, "the replayed game is not over"),
+    ("an edited die", edit((["dice", 0, "roll"], 1)), "the recorded dice differ from the dice"),
+    ("an edited total", edit((["totals", 0], 12345)), "the totals replay as ["),
+    ("an edited ranking", edit((["ranking", 0], 2)), "the ranking replays as [1]"),
+    ("an edited final sheet", edit((["final", 0, "rounds"], 0)), "seat 0's final figures replay"),
+    ("a final sheet too many", lambda r: r["final"].append({}), "has final figures for 2 seats"),
+    (
+        "over, but said not to be",
+        lambda r: r.update(finished=False),
+        "the record says the game is not over, but its decisions end it",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"), [pytest.param(*case[1:], id=case[0]) for case in VERIFY_PROBLEMS]
+)
+def test_verify_names_what_does_not_replay(change, problem):
+    record = recorded(timeouts=(2,))
+    change(record)
+    report = verified(record)
+    assert not report.ok
+    assert any(problem in p for p in report.problems), report.problems
+
+
+def test_a_published_chain_that_differs_is_a_problem():
+    report = verified(recorded(), None, "00" * 32)
+    assert report.problems == ["the decisions do not hash to the chain the referee published"]
+
+
+def test_a_record_of_a_game_not_over_verifies_as_a_prefix_and_says_so():
+    full = recorded("chopta", 2, {"max_rounds": 1})
+    ruleset = get_ruleset("chopta")
+    recorder = Recorder(ruleset, {"max_rounds": 1}, ["bot0", "bot1"], SEED)
+    for _ in range(5):
+        seat = ruleset.to_decide(recorder.state)[0]
+        recorder.decide(seat, ruleset.legal_moves(recorder.state, seat)[:1])
+    prefix = json.loads(msgspec.json.encode(recorder.record))
+    assert prefix["decisions"] == full["decisions"][:5]
+    report = verified(prefix, SEED)
+    assert report.ok and report.notes == [
+        "a prefix: 5 decisions replayed; the game was not over when the record was taken, so "
+        "no dice, totals or final figures were compared"
+    ]
+    prefix["chain"] = None
+    report = verified(prefix, SEED.hex())
+    assert report.ok and report.notes[0].startswith("the record carries no chain (it holds")
