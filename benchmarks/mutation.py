@@ -351,6 +351,8 @@ def markdown(report: dict) -> str:
         f"deletion and return-None, {report['sample']} mutants sampled per module "
         f"(seed {report['seed']}), each against the pure rules tests "
         f"({', '.join(report['tests'])}) with a {report['timeout']:.0f} s limit per mutant. "
+        "Mutants that do not compile and mutants inside parameter or return annotations are not "
+        "made; a mutant that outlives the limit (an endless loop) counts as killed. "
         "The score is killed / (sampled - equivalent).",
         "",
         "| module | mutants in all | sampled | equivalent | killed | survived | score |",

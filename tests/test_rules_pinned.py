@@ -1101,6 +1101,7 @@ VERIFY_PROBLEMS = [
     ("an edited ranking", edit((["ranking", 0], 2)), "the ranking replays as [1]"),
     ("an edited final sheet", edit((["final", 0, "rounds"], 0)), "seat 0's final figures replay"),
     ("a final sheet too many", lambda r: r["final"].append({}), "has final figures for 2 seats"),
+    ("no final sheet", lambda r: r.update(final=[]), "the record has final figures for 0 seats"),
     (
         "over, but said not to be",
         lambda r: r.update(finished=False),
