@@ -130,6 +130,27 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "an event's type is one of the engines' own string literals, which CPython interns: "
         "`is not` is !="
     ),
+    **{
+        (module, line, "pass"): (
+            "dead code: the diagnosis before it raises a more precise rule for every move "
+            "outside the legal set (tests/test_rules_pinned.py, UNREACHABLE)"
+        )
+        for module, line in (
+            (
+                "referee/games/choice.py",
+                'raise RuleViolation("illegal-move", "the move is not legal on this roll")',
+            ),
+            (
+                "referee/games/choice_specials.py",
+                'raise RuleViolation("illegal-move", "the extra round\'s move is not legal")',
+            ),
+            (
+                "referee/games/choice_specials.py",
+                'raise RuleViolation("illegal-move", f"this {card} move is not legal on '
+                'this roll")',
+            ),
+        )
+    },
     ("referee/games/dice.py", "if len(_PADS) >= 4096:", "if len(_PADS) == 4096:"): (
         "the pad cache grows by one key at a time, so it reaches 4096 before it could pass it"
     ),
@@ -355,6 +376,7 @@ def markdown(report: dict) -> str:
         "made; a mutant that outlives the limit (an endless loop) counts as killed. "
         "The score is killed / (sampled - equivalent).",
         "",
+        *([report["note"] + ".", ""] if report.get("note") else []),
         "| module | mutants in all | sampled | equivalent | killed | survived | score |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
@@ -368,6 +390,16 @@ def markdown(report: dict) -> str:
     out += [
         f"- {m['module']}:{m['line']} {m['operator']}: `{m['before']}` → `{m['after']}`"
         for m in survivors
+    ] or ["- none"]
+    out += [
+        "",
+        "Killed by the time limit (the tests outlived it; in the suite, the per-test timeout):",
+        "",
+    ]
+    looping = [m for m in report["mutants"] if m["outcome"] == "timeout"]
+    out += [
+        f"- {m['module']}:{m['line']} {m['operator']}: `{m['before']}` → `{m['after']}`"
+        for m in looping
     ] or ["- none"]
     out += ["", "Equivalent mutants met in the sample, with the reason:", ""]
     equivalent = [m for m in report["mutants"] if m["outcome"] == "equivalent"]

@@ -275,6 +275,22 @@ def test_a_seat_that_decided_its_postal_round_has_no_legal_move_until_the_next()
     assert choice.legal_moves(state, 0) and choice.to_decide(state) == [0, 1]
 
 
+@pytest.mark.parametrize("ruleset_id", ["choice", "choice-specials"])
+def test_a_timeout_writes_each_default_move_of_the_postal_round_on_the_sheet(ruleset_id):
+    ruleset = get_ruleset(ruleset_id)
+    state = ruleset.create({"schedule": [3]}, 1, KEY)
+    defaults = ruleset.default_moves(state, 0)
+    assert len(defaults) == 3 and all(isinstance(m, Mark) for m in defaults)
+    events = ruleset.timeout(state, 0)
+    assert events[0]["decisions"] == {"0": defaults}
+    sheet = ruleset.view(state)["seats"][0]
+    assert sheet["rounds"] == 3 and sum(sheet["marks"].values()) == 6
+    assert sum(f["marks"] for f in sheet["fifth_dice"]) == 3
+    assert [f["value"] for f in sheet["fifth_dice"]] == list(
+        dict.fromkeys(m.fifth for m in defaults)
+    )
+
+
 def test_choice_discloses_a_seats_decisions_at_each_reveal_and_all_at_the_end():
     choice = get_ruleset("choice")
     state = choice.create({"schedule": [2]}, 2, KEY)
