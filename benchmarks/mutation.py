@@ -152,6 +152,16 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
             ),
         )
     },
+    (
+        "referee/games/chopta.py",
+        "lo6, hi6 = max(0, n - y2), min(y5, c6)",
+        "lo6, hi6 = max( -1, n - y2), min(y5, c6)",
+    ): "y2 is at most n, so n - y2 is never below 0: max(-1, x) is max(0, x)",
+    (
+        "referee/games/chopta.py",
+        "lo1, hi1 = max(0, n - y5), min(y2, c1)",
+        "lo1, hi1 = max( -1, n - y5), min(y2, c1)",
+    ): "y5 is at most n, so n - y5 is never below 0: max(-1, x) is max(0, x)",
     ("referee/games/dice.py", "if len(_PADS) >= 4096:", "if len(_PADS) == 4096:"): (
         "the pad cache grows by one key at a time, so it reaches 4096 before it could pass it"
     ),

@@ -13,7 +13,9 @@ import ast
 import hashlib
 import hmac
 import json
+import random
 import re
+import typing
 from pathlib import Path
 
 import msgspec
@@ -33,6 +35,7 @@ from referee.games import (
     new_seed,
     places,
     record_decision,
+    score_area,
     score_marks,
     verify,
 )
@@ -182,6 +185,45 @@ def test_seat_limits_are_the_rulebooks():
     for ruleset in RULESETS.values():
         for seats in (ruleset.min_seats, ruleset.max_seats):
             assert len(ruleset.totals(ruleset.create({}, seats, KEY))) == seats
+
+
+@pytest.mark.parametrize("options", [{}, {"bonus": True, "face_value": True}])
+def test_an_arrangement_uses_the_areas_dice_in_valid_groups_that_add_up_to_its_points(options):
+    """RULEBOOK CHOPTA §3: a set is >= 3 dice of one value, a chain >= 4 consecutive values;
+    each die in at most one group. Two chains from different starts included."""
+    rnd = random.Random(40)
+    areas = [[1, 2, 2, 3, 3, 4, 4, 5], [1, 2, 2, 3, 3, 4, 4, 5, 5], [2, 3, 3, 4, 4, 5, 5, 6]]
+    areas += [[rnd.randint(1, 6) for _ in range(rnd.randint(0, 24))] for _ in range(1500)]
+    face, bonus = options.get("face_value", False), options.get("bonus", False)
+    for area in areas:
+        score = score_area(area, **options)
+        used = sorted(score.unused + [d for g in score.groups for d in g.dice])
+        assert used == sorted(area), area
+        for group in score.groups:
+            values = sorted(set(group.dice))
+            if group.kind == "set":
+                assert len(values) == 1 and len(group.dice) >= 3
+                minimum = 3
+            else:
+                assert group.kind == "chain" and len(group.dice) >= 4
+                assert group.dice == list(range(values[0], values[-1] + 1))
+                minimum = 4
+            worth = sum(group.dice) if face else len(group.dice)
+            assert group.points == worth + (len(group.dice) - minimum if bonus else 0)
+        assert score.points == sum(g.points for g in score.groups), area
+    two_starts = score_area([1, 2, 2, 3, 3, 4, 4, 5, 5])
+    assert [(g.kind, g.dice) for g in two_starts.groups] == [
+        ("chain", [1, 2, 3, 4, 5]),
+        ("chain", [2, 3, 4, 5]),
+    ]
+
+
+@pytest.mark.parametrize("ruleset_id", sorted(RULESETS))
+def test_every_move_is_a_frozen_struct_that_refuses_unknown_fields(ruleset_id):
+    for move_type in typing.get_args(get_ruleset(ruleset_id).Move):
+        config = move_type.__struct_config__
+        assert config.frozen and config.forbid_unknown_fields, move_type
+        assert config.tag is not None
 
 
 # --- CHOPTA's seq, disclosure, first seat and ranking
