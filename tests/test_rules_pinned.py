@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import hmac
+import importlib
 import json
 import random
 import re
@@ -429,9 +430,14 @@ def test_the_chain_starts_from_the_commitment_and_hashes_each_parts_length_and_b
 # --- public surfaces
 
 
-@pytest.mark.parametrize("module", sorted(p.stem for p in GAMES.glob("*.py")))
+@pytest.mark.parametrize(
+    "module",
+    sorted(
+        "referee.games" + ("" if p.stem == "__init__" else f".{p.stem}") for p in GAMES.glob("*.py")
+    ),
+)
 def test_each_rules_module_names_its_public_surface(module):
-    imported = __import__(f"referee.games.{module}", fromlist=["__all__"])
+    imported = importlib.import_module(module)
     names = imported.__all__
     assert names and len(set(names)) == len(names)
     for name in names:
