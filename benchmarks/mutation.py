@@ -58,14 +58,15 @@ PURE_TESTS = (
     "tests/test_chopta.py",
     "tests/test_choice_specials.py",
     "tests/test_choice.py",
+    "tests/test_noninterference.py",
     "tests/test_properties.py",
 )
 MODULES = (
     "referee/games/_common.py",
     "referee/games/dice.py",
-    "referee/games/choice.py",
-    "referee/games/choice_specials.py",
-    "referee/games/chopta.py",
+    "referee/rulesets/choice/engine.py",
+    "referee/rulesets/choice_specials/engine.py",
+    "referee/rulesets/chopta/engine.py",
     "referee/games/record.py",
 )
 # random values (VariableReplacer, VariableInserter) make mutants that differ from run to run
@@ -97,7 +98,7 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     },
     **{
         (
-            "referee/games/choice.py",
+            "referee/rulesets/choice/engine.py",
             _CANONICAL,
             _CANONICAL.replace(part, part.replace("<=", op), 1),
         ): (
@@ -108,18 +109,18 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         for op in ("==", "<", "is")
     },
     **{
-        ("referee/games/choice.py", line, line.replace(">= len", f"{op} len")): _PROGRESS
+        ("referee/rulesets/choice/engine.py", line, line.replace(">= len", f"{op} len")): _PROGRESS
         for line in (
             "return self._current(state, seat).done or state.progress[seat] >= len(state.rolls)",
             "if state.finished or sheet.done or progress >= len(state.rolls):",
         )
         for op in ("==", "is")
     },
-    ("referee/games/choice.py", "if len(moves) > 1:", "if len(moves) != 1:"): (
+    ("referee/rulesets/choice/engine.py", "if len(moves) > 1:", "if len(moves) != 1:"): (
         "an empty list of moves is refused (no-moves) before the loop, so there are never 0"
     ),
     (
-        "referee/games/choice_specials.py",
+        "referee/rulesets/choice_specials/engine.py",
         "if (move.fifth is None) == (move.set_aside is None):",
         "if (move.fifth is None) is (move.set_aside is None):",
     ): "both sides are bools, and True and False are singletons: `is` is ==",
@@ -138,27 +139,27 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         )
         for module, line in (
             (
-                "referee/games/choice.py",
+                "referee/rulesets/choice/engine.py",
                 'raise RuleViolation("illegal-move", "the move is not legal on this roll")',
             ),
             (
-                "referee/games/choice_specials.py",
+                "referee/rulesets/choice_specials/engine.py",
                 'raise RuleViolation("illegal-move", "the extra round\'s move is not legal")',
             ),
             (
-                "referee/games/choice_specials.py",
+                "referee/rulesets/choice_specials/engine.py",
                 'raise RuleViolation("illegal-move", f"this {card} move is not legal on '
                 'this roll")',
             ),
         )
     },
     (
-        "referee/games/chopta.py",
+        "referee/rulesets/chopta/engine.py",
         "lo6, hi6 = max(0, n - y2), min(y5, c6)",
         "lo6, hi6 = max( -1, n - y2), min(y5, c6)",
     ): "y2 is at most n, so n - y2 is never below 0: max(-1, x) is max(0, x)",
     (
-        "referee/games/chopta.py",
+        "referee/rulesets/chopta/engine.py",
         "lo1, hi1 = max(0, n - y5), min(y2, c1)",
         "lo1, hi1 = max( -1, n - y5), min(y2, c1)",
     ): "y5 is at most n, so n - y5 is never below 0: max(-1, x) is max(0, x)",
