@@ -149,6 +149,8 @@ class PublicHttp(HttpToolsProtocol):
     max_line = _limit(_SETTINGS.max_header_line_bytes)
     max_head = _limit(_SETTINGS.max_header_bytes)
     max_fields = _limit(_SETTINGS.max_header_fields)
+    #: a head of fewer bytes than this holds no line too long and is not too long itself
+    _whole_below = min(max_line, max_head)
     max_per_address = _SETTINGS.max_connections_per_address
     #: proxies (REFEREE_TRUSTED_PROXIES) carry many clients' connections: no cap for them
     trusted = frozenset(_SETTINGS.trusted_proxies)
@@ -273,42 +275,42 @@ class PublicHttp(HttpToolsProtocol):
 
     def on_header(self, name: bytes, value: bytes) -> None:
         """uvicorn's (lower-case names, ``Expect: 100-continue`` noted), with the head's
-        limits checked as each field ends, and its Content-Length kept."""
+        bytes counted and its Content-Length kept; the limits are checked once the head is
+        whole (``_check_head``: meanwhile ``data_received`` bounds what a head may hold)."""
         name = name.lower()
         if name == b"content-length":
             self._length = value
         elif name == b"expect" and value.lower() == b"100-continue":
             self.expect_100_continue = True
         self.headers.append((name, value))
-        line = len(name) + len(value) + 2
-        self._head_bytes += line + 2
-        if (
-            line > self.max_line
-            or self._head_bytes > self.max_head
-            or len(self.headers) > self.max_fields
-        ):
-            self._head_refused(name, line)
+        self._head_bytes += len(name) + len(value) + 4
 
-    def _head_refused(self, name: bytes, line: int) -> None:
-        if line > self.max_line:
-            field = name[:64].decode("latin-1")
-            detail = (
-                f"the header field {field!r} is over {self.max_line:.0f} bytes "
-                "(REFEREE_MAX_HEADER_LINE_BYTES)"
-            )
-        elif len(self.headers) > self.max_fields:
-            field = "headers"
+    def _check_head(self) -> None:
+        """The head's limits: its fields' count and bytes, and (where the head is longer
+        than a line may be) each field line's length (431 past any)."""
+        headers = self.headers
+        if self._head_bytes > self.max_line:
+            for name, value in headers:
+                if len(name) + len(value) + 2 > self.max_line:
+                    field = name[:64].decode("latin-1")
+                    detail = (
+                        f"the header field {field!r} is over {self.max_line:.0f} bytes "
+                        "(REFEREE_MAX_HEADER_LINE_BYTES)"
+                    )
+                    self._stop(Refusal("headers-too-large", detail, field=field))
+        if len(headers) > self.max_fields:
             detail = (
                 f"the request has over {self.max_fields:.0f} header fields "
                 "(REFEREE_MAX_HEADER_FIELDS)"
             )
-        else:
-            field = "headers"
+        elif self._head_bytes > self.max_head:
             detail = (
                 f"the request's headers are over {self.max_head:.0f} bytes "
                 "(REFEREE_MAX_HEADER_BYTES)"
             )
-        self._stop(Refusal("headers-too-large", detail, field=field))
+        else:
+            return
+        self._stop(Refusal("headers-too-large", detail, field="headers"))
 
     def _stop(self, refusal: Refusal, cycle: Any = None) -> None:
         """Stop parsing: ``refusal`` answers the request (whose cycle is ``cycle``, if it has
@@ -432,6 +434,8 @@ class PublicHttp(HttpToolsProtocol):
 
     def on_headers_complete(self) -> None:
         self._heading = False
+        if self._head_bytes > self._whole_below or len(self.headers) > self.max_fields:
+            self._check_head()
         upgrade = self.parser.should_upgrade()
         if upgrade and not self._should_upgrade() and self.parser.get_method() != b"CONNECT":
             self._declined = True  # served once the parser stops at the offer
