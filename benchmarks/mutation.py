@@ -163,6 +163,60 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "lo1, hi1 = max(0, n - y5), min(y2, c1)",
         "lo1, hi1 = max( -1, n - y5), min(y2, c1)",
     ): "y5 is at most n, so n - y5 is never below 0: max(-1, x) is max(0, x)",
+    **{
+        ("referee/rulesets/choice/engine.py", line, line.replace(">= len", f"{op} len", 1)): (
+            _PROGRESS
+        )
+        for line in (
+            "if state.finished or state.sheets[seat].done or progress >= len(state.rolls):",
+            "if progress >= len(state.rolls) > state.progress[seat]:  # the seat closes its round",
+        )
+        for op in ("==", "is")
+    },
+    **{
+        (
+            "referee/rulesets/choice/engine.py",
+            "reveals = progress + 1 == len(state.rolls) and self._others_complete(state, seat)",
+            after,
+        ): (
+            "the one-move path's early guess at a reveal: a guess of False only costs a copy "
+            "of the sheet, and _commit works the reveal out again (it is never wrongly True)"
+        )
+        for after in (
+            "reveals = progress - 1 == len(state.rolls) and self._others_complete(state, seat)",
+            "reveals = progress + 1 is len(state.rolls) and self._others_complete(state, seat)",
+        )
+    },
+    (
+        "referee/rulesets/choice/engine.py",
+        "if len(moves) != 1 or type(moves[0]) not in _NORMAL_MOVES or sheet.done:",
+        "if len(moves) != 1 or type(moves[ -1]) not in _NORMAL_MOVES or sheet.done:",
+    ): "only read when there is exactly one move: moves[0] is moves[-1]",
+    (
+        "referee/rulesets/choice/engine.py",
+        "SumScore(s, n, _sum_points(s, n)) for s, n in zip(range(2, 13), counts, strict=True)",
+        "SumScore(s, n, _sum_points(s, n)) for s, n in zip(range(2, 13), counts, strict=False)",
+    ): "a sheet always holds 11 sums' marks: zip's strictness never has a length to refuse",
+    **{
+        ("referee/rulesets/choice/engine.py", before, after): (
+            "an annotation, never evaluated (from __future__ import annotations)"
+        )
+        for before, after in (
+            (
+                "bots: ClassVar[dict[str, Callable[[int | None], Any]]] = {}",
+                "bots: ClassVar[dict[str, Callable[[int - None], Any]]] = {}",
+            ),
+            (
+                "page_script: ClassVar[Path | None] = None",
+                "page_script: ClassVar[Path / None] = None",
+            ),
+        )
+    },
+    (
+        "referee/rulesets/choice_specials/engine.py",
+        "assert single is not None  # exactly one of the two is set: checked just above",
+        "pass",
+    ): "the type checker's narrowing: the test just above refuses both or neither set",
     ("referee/games/dice.py", "if len(_PADS) >= 4096:", "if len(_PADS) == 4096:"): (
         "the pad cache grows by one key at a time, so it reaches 4096 before it could pass it"
     ),
@@ -177,6 +231,8 @@ def equivalence(module: str, before: str, after: str) -> str | None:
     reason = EQUIVALENT.get((module, before, after))
     if reason is None and _CACHE_BOUND.fullmatch(before) and _CACHE_BOUND.fullmatch(after):
         reason = "a cache's bound changes memory and speed, never a result"
+    if reason is None and _CACHE_BOUND.fullmatch(before) and not after.strip():
+        reason = "a cache removed: the function gives the same results, only slower"
     return reason
 
 

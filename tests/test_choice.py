@@ -227,6 +227,7 @@ def test_game_ends_when_every_player_is_done(choice):
     events = choice.decide(state, 1, [Mark(2, ((1, 2), (2, 2)))])
     assert not state.finished and not state.sheets[1].done
     assert [e["type"] for e in events] == ["rolls_decided", "seat_done", "rolls"]
+    assert events[1] == {"type": "seat_done", "seat": 0, "retired": False}  # the done one
 
 
 def test_marks_past_ten_are_allowed(choice):

@@ -9,6 +9,7 @@ import pytest
 from referee.core import LoadedGame, Refusal, new_game, token_hash
 from referee.core.documents import decode_doc, next_version, version_number
 from referee.core.pairing import GameResult, TournamentSpec, next_round
+from referee.core.replay import postal_report
 from referee.core.tournament import (
     EntrantDoc,
     TableDoc,
@@ -132,6 +133,18 @@ def test_a_whole_game_played_in_the_core_gives_a_record_that_verifies():
     report = verify(msgspec.json.encode(record))
     assert report.ok, report.problems
     assert game.public_view()["seed"] == SEED.hex()
+    # the turn report: each postal round's rolls as dealt (CHOICE's round_dealt), each in turn
+    rounds = postal_report(game, decisions)["rounds"]
+    assert rounds and [r["first_roll"] for r in rounds] == list(range(len(rounds)))
+    assert all(len(r["rolls"]) == 1 and len(r["rolls"][0]) == 5 for r in rounds)
+    assert rounds[-1]["finished"] and not rounds[0]["finished"]
+
+
+def test_a_choice_state_is_stored_as_an_array():
+    """Games already stored decode as the fields' order says, with no names: the layout is
+    part of what a stored game is (array_like)."""
+    game, _ = _game(seats=1)
+    assert msgspec.msgpack.decode(msgspec.msgpack.encode(game.state))[0] == "choice"
 
 
 def test_a_running_games_record_and_view_hold_no_seed_or_dice():
