@@ -217,6 +217,14 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "assert single is not None  # exactly one of the two is set: checked just above",
         "pass",
     ): "the type checker's narrowing: the test just above refuses both or neither set",
+    (
+        "referee/rulesets/choice_specials/engine.py",
+        "if move.set_aside is not None and not free:",
+        "if move.set_aside is not None or not free:",
+    ): (
+        "the diagnosis runs only for an FdH the legal list lacks: with a fifth die (no "
+        "set_aside) that passed the checks above, no such FdH exists, so `or` adds no case"
+    ),
     ("referee/games/dice.py", "if len(_PADS) >= 4096:", "if len(_PADS) == 4096:"): (
         "the pad cache grows by one key at a time, so it reaches 4096 before it could pass it"
     ),
