@@ -225,6 +225,12 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "the diagnosis runs only for an FdH the legal list lacks: with a fifth die (no "
         "set_aside) that passed the checks above, no such FdH exists, so `or` adds no case"
     ),
+    (
+        "referee/rulesets/chopta/engine.py",
+        "if state.timeouts[seat] >= 3:",
+        "if state.timeouts[seat] == 3:",
+    ): "a seat retired at its third timeout in a row stays retired: past 3 the test only "
+    "sets what is set already",
     ("referee/games/dice.py", "if len(_PADS) >= 4096:", "if len(_PADS) == 4096:"): (
         "the pad cache grows by one key at a time, so it reaches 4096 before it could pass it"
     ),
