@@ -326,3 +326,12 @@ def test_state_round_trips_through_bytes(chopta):
     data = msgspec.msgpack.encode(state)
     again = msgspec.msgpack.decode(data, type=chopta.State)
     assert again == state and msgspec.msgpack.encode(again) == data
+
+
+def test_two_chains_that_leave_a_set_of_fives_behind_score_best():
+    """1 2 3 3 4 4 5 5 5 5 6: the chains 1-2-3-4 and 3-4-5-6 beside a set of the three fives
+    left are worth 8 + 3 = 11 (one die a point); the best with no five kept out of chains
+    scores 9. The search must try the top of the fives' flat part (4 - 3 = 1 five in chains),
+    not only as many fives as the chains can take."""
+    area = [1, 2, 3, 3, 4, 4, 5, 5, 5, 5, 6]
+    assert score_area(area).points == 11
