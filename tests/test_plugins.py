@@ -151,3 +151,12 @@ def test_a_plugin_whose_move_type_another_ruleset_names_is_disabled(installed, c
     lines = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
     assert any("its move type 'mark' is another move of 'choice'" in x for x in lines), lines
     assert "clashing" not in RULESETS
+
+
+def test_a_rulesets_score_calculator_is_a_frozen_value():
+    """A scorer is shared by every request its route serves: nothing may change it."""
+    scorers = [r.scorer for r in RULESETS.values() if getattr(r, "scorer", None) is not None]
+    assert scorers
+    for scorer in scorers:
+        with pytest.raises(AttributeError):
+            scorer.request = dict
