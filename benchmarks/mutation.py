@@ -216,7 +216,7 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     (
         "referee/rulesets/choice_specials/engine.py",
         "assert single is not None  # exactly one of the two is set: checked just above",
-        "pass",
+        "pass  # exactly one of the two is set: checked just above",
     ): "the type checker's narrowing: the test just above refuses both or neither set",
     (
         "referee/rulesets/choice_specials/engine.py",
@@ -246,7 +246,8 @@ def equivalence(module: str, before: str, after: str) -> str | None:
     reason = EQUIVALENT.get((module, before, after))
     if reason is None and _CACHE_BOUND.fullmatch(before) and _CACHE_BOUND.fullmatch(after):
         reason = "a cache's bound changes memory and speed, never a result"
-    if reason is None and _CACHE_BOUND.fullmatch(before.strip()) and not after.strip():
+    # a decorator removed is recorded with the blank lines before it, each as " / "
+    if reason is None and _CACHE_BOUND.fullmatch(before.strip(" /")) and not after.strip():
         reason = "a cache removed: the function gives the same results, only slower"
     return reason
 
