@@ -273,3 +273,34 @@ def test_each_bot_beats_the_one_below_it_heads_up(liars, better, worse, at_least
         state = play(liars, players, seed)
         wins += state.call.winner == first
     assert wins >= at_least, f"{better} won {wins} of 200 against {worse}"
+
+
+def test_a_seat_not_on_turn_has_no_legal_move_before_or_after_the_one_that_is(liars):
+    state = game(liars, seats=3, bids=[(1, 2)])  # seat 1 to bid
+    assert liars.legal_moves(state, 1)
+    assert liars.legal_moves(state, 0) == [] and liars.legal_moves(state, 2) == []
+
+
+@pytest.mark.parametrize(
+    ("rule", "how"),
+    [
+        ("reset-face", "a higher quantity, or as many of a higher face"),
+        ("reset-quantity", "a higher face, or more of the same face"),
+    ],
+)
+def test_a_bid_too_low_says_what_beats_it_under_its_rule(liars, rule, how):
+    state = game(liars, bids=[(3, 3)], bidding_rule=rule)
+    refusal = refused(liars, state, 1, [Bid(2, 2)])
+    assert refusal.code == "bid-not-higher" and f"({rule}: bid {how})" in refusal.message
+
+
+def test_the_options_are_a_frozen_value(liars):
+    options = liars.options({})
+    with pytest.raises(AttributeError):
+        options.dice_per_seat = 1
+
+
+def test_the_call_ends_round_zero_of_the_one_round_game(liars):
+    state = game(liars, bids=[(1, 2)])
+    (over, *_) = [e for e in liars.decide(state, 1, [Liar()]) if e["type"] == "round_over"]
+    assert over["round"] == 0 and len(over["dice"]) == 2
