@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._common import Ruleset, places
+from ._common import Ruleset, check_seats, parse_options, places
 from .dice import commitment, dice_key, new_seed, roll
 from .errors import GameError, InvalidOption, RuleViolation
 from .record import (
@@ -40,11 +40,13 @@ __all__ = [
     "VerifyReport",
     "chain_link",
     "chain_start",
+    "check_seats",
     "commitment",
     "dice_key",
     "final_seats",
     "get_ruleset",
     "new_seed",
+    "parse_options",
     "places",
     "record_decision",
     "register",

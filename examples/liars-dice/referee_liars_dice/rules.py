@@ -14,7 +14,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 import msgspec
 
-from referee.games import InvalidOption, RuleViolation, places, roll
+from referee.games import RuleViolation, check_seats, parse_options, places, roll
 
 from . import bots as _bots
 
@@ -191,23 +191,11 @@ class LiarsDiceRuleset:
     }
 
     def options(self, raw: Any) -> LiarsDiceOptions:
-        if raw is None:
-            raw = {}
-        if isinstance(raw, LiarsDiceOptions):
-            return raw
-        try:
-            return msgspec.convert(raw, LiarsDiceOptions)
-        except msgspec.ValidationError as exc:
-            raise InvalidOption("invalid-option", f"options: {exc}", field="options") from None
+        return parse_options(LiarsDiceOptions, raw)
 
     def create(self, options: Any, seats: int, key: bytes) -> LiarsDiceState:
         options = self.options(options)
-        if not isinstance(seats, int) or not self.min_seats <= seats <= self.max_seats:
-            raise InvalidOption(
-                "invalid-seat-count",
-                f"{self.id} is played by {self.min_seats}..{self.max_seats} seats, not {seats}",
-                field="seats",
-            )
+        check_seats(seats, self.min_seats, self.max_seats, self.id)
         dice = [sorted(self._rolled(key, options, s)) for s in range(seats)]
         return LiarsDiceState(self.id, options, key, 0, dice, [], [0] * seats, [0] * seats)
 
