@@ -167,17 +167,25 @@ def _create_game(ruleset: Any) -> type[_NewGame]:
             description=f"the seats, {low} to {high}. " + _HOUSE_LIMITS,
         ),
     ]
+    doc = f"A game of {ruleset.title}: {low} to {high} seats."
+    return _creation(ruleset, "Game", [("seats", seats)], _NewGame, doc)
+
+
+def _creation(ruleset: Any, kind: str, fields: list, base: type, doc: str, **config: Any) -> Any:
+    """A creation's body for one ruleset: ``fields`` and the ruleset's options over ``base``,
+    tagged by ``ruleset``, strict."""
     made: Any = msgspec.defstruct(
-        f"Create{shape_name(ruleset.id)}Game",
-        [("seats", seats), ("options", ruleset.Options, ruleset.Options())],
-        bases=(_NewGame,),
+        f"Create{shape_name(ruleset.id)}{kind}",
+        [*fields, ("options", ruleset.Options, ruleset.Options())],
+        bases=(base,),
         module=__name__,
         tag=ruleset.id,
         tag_field="ruleset",
         forbid_unknown_fields=True,
         kw_only=True,
+        **config,
     )
-    made.__doc__ = f"A game of {ruleset.title}: {low} to {high} seats."
+    made.__doc__ = doc
     return made
 
 
@@ -404,18 +412,10 @@ class _NewTournament(TournamentPlan, frozen=True, tag_field="ruleset", kw_only=T
 
 
 def _create_tournament(ruleset: Any) -> type[_NewTournament]:
-    made: Any = msgspec.defstruct(
-        f"Create{shape_name(ruleset.id)}Tournament",
-        [("options", ruleset.Options, ruleset.Options())],
-        bases=(_NewTournament,),
-        module=__name__,
-        tag=ruleset.id,
-        tag_field="ruleset",
-        forbid_unknown_fields=True,
-        frozen=True,
-        kw_only=True,
+    doc = f"A tournament of {ruleset.title}."
+    made: type[_NewTournament] = _creation(
+        ruleset, "Tournament", [], _NewTournament, doc, frozen=True
     )
-    made.__doc__ = f"A tournament of {ruleset.title}."
     return made
 
 
