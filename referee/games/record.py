@@ -20,6 +20,7 @@ import msgspec
 from . import dice as _dice
 from ._common import plain
 from .errors import GameError
+from .registry import get_ruleset
 
 __all__ = [
     "Decision",
@@ -181,8 +182,6 @@ def verify(
     ``step(ruleset, state, decision)`` watches the replay: called with the new game (decision
     None), then after each decision is applied (a replay page draws its frames from it).
     """
-    from . import get_ruleset  # the registry imports this module
-
     problems: list[str] = []
     notes: list[str] = []
     try:
