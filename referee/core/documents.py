@@ -34,7 +34,6 @@ __all__ = [
     "decode_doc",
     "decode_state",
     "encode",
-    "event_order",
     "first_deadline",
     "holder_of",
     "invite_hash",
@@ -118,14 +117,6 @@ def first_deadline(doc: GameDoc) -> float | None:
         if deadline is not None and (first is None or deadline.at < first):
             first = deadline.at
     return first
-
-
-@functools.lru_cache(maxsize=8192)
-def event_order(event_id: str) -> tuple[int, int]:
-    """Stream ids ("<ms>-<seq>", "0" for none) in the order Redis gave them; remembered, as
-    each commit's id is compared some five times (heard, remembered, waited after)."""
-    ms, _, seq = event_id.partition("-")
-    return int(ms), int(seq or 0)
 
 
 # -- versions ----------------------------------------------------------------------------------

@@ -28,8 +28,8 @@ from typing import Any
 
 from lru import LRU
 
-from ..core.documents import event_order, version_number
-from ..store import Commit, Stored
+from ..core.documents import version_number
+from ..store import Commit, Stored, event_order
 
 __all__ = ["InFlight", "Memory", "TurnTaking"]
 

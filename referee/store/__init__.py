@@ -17,6 +17,7 @@ from redis.exceptions import TimeoutError as _TimeoutError
 
 from .availability import AVAILABILITY, Availability, StoreBusy
 from .connection import WaitingPool
+from .events import event_order
 from .games import (
     COMMITS,
     DEADLINES,
@@ -49,6 +50,7 @@ __all__ = [
     "StoreError",
     "Stored",
     "TournamentStore",
+    "event_order",
     "open_store",
     "shown_url",
 ]
