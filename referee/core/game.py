@@ -184,7 +184,7 @@ class LoadedGame(GameViews):
         deadlines: list[Deadline | None] = []
         for seat in range(len(doc.seats)):
             old = doc.deadlines[seat] if seat < len(doc.deadlines) else None
-            if seat not in deciding or doc.deadline_s <= 0:
+            if seat not in deciding:
                 deadlines.append(None)
                 continue
             seq = ruleset.public_seq(state, seat)  # a hidden step moves no deadline
