@@ -98,7 +98,10 @@ public final class PlayGame {
         }
     }
 
-    /** The generated JAX-RS interface as a RESTEasy proxy, sending a seat's token if given. */
+    /**
+     * The generated JAX-RS interface as a RESTEasy proxy, sending a seat's token if given (the
+     * generated GamesApiImpl wraps such a proxy, but only through injection: it has no setter).
+     */
     private static GamesApiSpec games(Client client, String url, String token) {
         ResteasyWebTarget target = (ResteasyWebTarget) client.target(url);
         if (token != null) {
