@@ -107,6 +107,11 @@ def test_the_python_client_plays_it_with_the_house_bots(liars_referee, installed
     assert len(record["dice"]) == 3 and all(len(d["dice"]) == 3 for d in record["dice"])
     assert sorted(record["totals"]) == [-1, 0, 1]
     assert verify(record).ok, verify(record)
+    # the turn report: its view counts no rounds, so the whole game is one, shown once over
+    report = httpx.get(f"{url}/games/{game.id}/report.txt").text
+    assert "Round 1" in report and "No round is over yet." not in report
+    for seat, dice in zip(names, record["final"], strict=True):
+        assert f"    dice      {dice['dice']}" in report.split(f"  {seat}\n", 1)[1]
 
 
 def test_a_tournament_of_it_between_house_bots_and_the_tests_bots(liars_referee, installed):  # noqa: F811
