@@ -184,3 +184,27 @@ def test_a_tournament_of_it_between_house_bots_and_the_tests_bots(liars_referee,
         assert record["options"] == spec["options"] and record["finished"]
         assert record["totals"] == table["result"]["totals"]
         assert verify(record).ok, (table["game_id"], verify(record))
+
+
+def test_referee_tournament_plays_it_between_the_plugins_house_bots(liars_referee):
+    """``referee tournament --ruleset liars-dice``: each house bot in a process the command
+    spawns (which must load the plug-in itself to find its bots), against the referee."""
+    import json
+
+    result = subprocess.run(
+        [
+            *(sys.executable, "-m", "referee.cli", "tournament", "--ruleset", "liars-dice"),
+            *("--url", liars_referee.url, "--games-per-pairing", "1", "--deadline", "0"),
+            *("--options", '{"dice_per_seat": 2}', "--json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env={**os.environ, "PYTHONPATH": liars_referee.path},
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    final = json.loads(result.stdout.strip().splitlines()[-1])
+    assert final["games"] == final["scheduled"] == 3
+    standings = final["standings"]
+    assert sorted(s["name"] for s in standings) == ["0-random", "1-greedy", "2-strong"]
+    assert [s["games"] for s in standings] == [2, 2, 2]

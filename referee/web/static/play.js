@@ -102,7 +102,9 @@ export function seatPanel(gameId, token, view) {
     actions.replaceChildren();
     moves.replaceChildren();
     if (turn.status === "finished") {
-      const totals = turn.view.seats.map((s) => `${nameOf(s.seat)} ${s.total ?? s.score.total}`).join(", ");
+      // a seat's total as its ruleset's view shows it (CHOICE's under its score sheet)
+      const totals = turn.view.seats.filter((s) => (s.total ?? s.score?.total) !== undefined)
+        .map((s) => `${nameOf(s.seat)} ${s.total ?? s.score.total}`).join(", ");
       prompt.textContent = `The game is over${totals ? `: ${totals}` : ""}.`;
       return;
     }
