@@ -405,6 +405,20 @@ def _liars_pair(http: httpx.Client, url: str, seats: int = 3) -> tuple[LiarsGame
     raise AssertionError("no two games were dealt alike but for one seat")
 
 
+def _told(*games: LiarsGame) -> None:
+    """Wait until the games' streams have told everything so far: as many messages in each,
+    and no more coming for a moment (a loaded machine may lag behind a fixed pause)."""
+    counts: list[int] = []
+
+    def settled() -> bool:
+        now = [len(g.stream.messages) for g in games if g.stream is not None]
+        done = now == counts and len(set(now)) == 1
+        counts[:] = now
+        return done
+
+    assert wait_until(lambda: settled() or time.sleep(0.1), seconds=10)
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_liars_dice_no_party_can_tell_a_seats_dice_until_the_call(liars_referee, seed):
     """Two games of the plug-in, dealt the same dice but for seat X's, played alike (the same
@@ -424,7 +438,7 @@ def test_liars_dice_no_party_can_tell_a_seats_dice_until_the_call(liars_referee,
         try:
             rnds = {a: random.Random(seed), b: random.Random(seed)}
             for step in range(random.Random(seed).randint(2, 6)):
-                time.sleep(0.2)  # the streams have told everything so far
+                _told(a, b)
                 for watcher in watchers:
                     left, right = a.masked(a.observe(watcher)), b.masked(b.observe(watcher))
                     assert left == right, (step, watcher, differences(left, right))
@@ -441,7 +455,7 @@ def test_liars_dice_no_party_can_tell_a_seats_dice_until_the_call(liars_referee,
                 (seat,) = game.http.get(game.url).json()["to_decide"]
                 turn = game.turn(seat)
                 assert game.post(seat, turn["seq"], {"type": "liar"}).status_code == 200
-            time.sleep(0.2)
+            _told(a, b)
             seen = [g.observe(watchers[0]) for g in (a, b)]
             assert [v["public"]["seats"][x]["dice"] for v in seen] == [
                 list(a.dice[x]),
