@@ -74,8 +74,8 @@ def postal_report(game: GameViews, decisions: list[bytes]) -> dict[str, Any]:
     """The turn report of every round that is over: what was dealt as it began (the ruleset's
     ``round_dealt`` fields of its view), then every seat as it ended. A round is the span in
     which the view's ``round_field`` stays the same (a CHOICE game's postal rounds, its
-    ``batch``; a CHOPTA game's ``round``); a ruleset whose view has none has no rounds to
-    report."""
+    ``batch``; a CHOPTA game's ``round``); a ruleset whose view has none plays the whole
+    game as one round, reported once the game is over (numbered 0, as a first round is)."""
     doc = game.doc
     key = getattr(game.ruleset, "round_field", "round")
     dealt = getattr(game.ruleset, "round_dealt", ())
@@ -83,6 +83,10 @@ def postal_report(game: GameViews, decisions: list[bytes]) -> dict[str, Any]:
     if game.state is not None:
         frames, _ = _frames(game, decisions)
         start = frames[0]["view"]
+        if key not in start:
+            end = frames[-1]["view"]
+            if end["status"] == "finished":
+                rounds.append(_round_over(key, dealt, {**start, key: 0}, end))
         for frame in frames[1:] if key in start else ():
             view = frame["view"]
             if view[key] != start[key] or view["status"] == "finished":

@@ -26,6 +26,7 @@ from rich.table import Table
 
 from ..bots import bot_names, get_bot
 from ..core.pairing import TournamentSpec, total_games
+from ..plugins import load_plugins
 from ..store.embedded import start_embedded
 from .launch import LOAD_LIMITS, start_referee
 
@@ -94,6 +95,8 @@ def play_entrant(
 
 
 def _entrant_process(url: str, token: str, bot_name: str, seed: int, decisions: Any) -> None:
+    load_plugins()  # a spawned process starts with the built-in rulesets only: their bots too
+
     def counted() -> None:
         with decisions.get_lock():
             decisions.value += 1

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 import time
+from dataclasses import dataclass
 
 import httpx
 import msgspec
@@ -75,6 +78,34 @@ class ThreadServer:
 def server(valkey):
     with ThreadServer(valkey) as running:
         yield running
+
+
+@dataclass(frozen=True)
+class LiarsReferee:
+    """A referee process with the Liar's dice distribution installed (its folder and a
+    ``.dist-info`` made from its pyproject.toml on the path, as tests/test_liars_dice_plugin.py
+    installs it): ``path`` is that PYTHONPATH, for the processes a test starts beside it."""
+
+    url: str
+    path: str
+    distribution: tuple[str, str]
+
+
+@pytest.fixture(scope="session")
+def liars_referee(valkey, tmp_path_factory):
+    from test_liars_dice_plugin import EXAMPLE, _dist_info
+
+    root = tmp_path_factory.mktemp("liars-dice-installed")
+    distribution = _dist_info(root)
+    path = os.pathsep.join([str(root), str(EXAMPLE), *sys.path])
+    # the bench's limits, as the suite's other servers on this Valkey: the limits per address
+    # are counted across processes, and the tests before spent the second's budget
+    process, url = start_referee(valkey, env={**LOAD_LIMITS, "PYTHONPATH": path})
+    try:
+        yield LiarsReferee(url, path, distribution)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
 
 
 @pytest.fixture

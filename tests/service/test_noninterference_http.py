@@ -8,6 +8,12 @@ turn and its ``/v1/me/next``, a problem answered to it, the record, the games li
 tournament's view, and the event stream. While X takes steps that do not close its round,
 nothing may change at all, in either game. The engines' own property:
 ``tests/test_noninterference.py``.
+
+Liar's dice (a plug-in, on the referee that has it installed) hides dice, not decisions: two
+of its games dealt the same dice but for one seat's, played alike, must look byte-identical to
+every other seat and to spectators until the call. The referee deals every die from the game's
+seed (its commitment published first), so no request deals one seat other dice and the rest
+the same; the test deals games until two match so, and masks the commitment with the ids.
 """
 
 from __future__ import annotations
@@ -302,3 +308,161 @@ def test_a_hidden_step_wakes_no_long_poll(server, http, worlds):
     assert a.post(0, turn["seq"], [turn["legal_moves"][0]]).status_code == 200
     waiter.join(10)
     assert answered["status"] == "waiting" and answered["took"] >= 1.9
+
+
+# -- Liar's dice, installed from outside: the secret is a seat's dice, not its decisions -------
+
+
+class LiarsGame:
+    """A game of Liar's dice on the referee that has it installed (``liars_referee``), its
+    seats' tokens, its event stream, and what each seat holds (read with its own token)."""
+
+    def __init__(self, http: httpx.Client, url: str, created: dict) -> None:
+        self.http, self.game = http, created["id"]
+        self.url = f"/v1/games/{self.game}"
+        self.tokens = [seat["token"] for seat in created["seats"]]
+        self.commitment = created["commitment"]
+        self.dice = [tuple(self.turn(s)["view"]["you"]["dice"]) for s in range(len(self.tokens))]
+        self.stream: Stream | None = None
+        self._url = url
+
+    def follow(self) -> None:
+        self.stream = Stream(self._url, self.game)
+
+    def turn(self, seat: int) -> dict:
+        reply = self.http.get(f"{self.url}/turn", headers=auth(self.tokens[seat]))
+        assert reply.status_code == 200, reply.text
+        return reply.json()
+
+    def post(self, seat: int, seq: int, move: dict) -> httpx.Response:
+        body = {"seq": seq, "move": move}
+        return self.http.post(f"{self.url}/moves", headers=auth(self.tokens[seat]), json=body)
+
+    def observe(self, watcher: int) -> dict[str, Any]:
+        """Everything seat ``watcher`` and any spectator may read now."""
+        turn = self.turn(watcher)
+        problem = self.post(watcher, turn["seq"] + 7, {"type": "liar"})  # a seq not yet due
+        listing = self.http.get("/v1/games", params={"limit": 100}).json()["games"]
+        assert self.stream is not None
+        return {
+            "public": self.http.get(self.url).json(),
+            "turn": turn,
+            "problem": (problem.status_code, problem.json()),
+            "record": self.http.get(f"{self.url}/record").json(),
+            "replay": self.http.get(f"{self.url}/replay").status_code,
+            "listed": [g for g in listing if g["id"] == self.game],
+            "events": list(self.stream.messages),
+        }
+
+    def masked(self, observed: dict[str, Any]) -> bytes:
+        """An observation with what differs between any two games by nature replaced: the id,
+        the tokens, clock times (every float), the chain (it hashes the times), and the
+        commitment: the two games' seeds are drawn apart (no HTTP request deals one seat other
+        dice and the rest the same), and a seed's SHA-256 says nothing of its dice."""
+        names = {t: "<seat>" for t in self.tokens}
+        names.update({self.game: "<game>", self.commitment: "<commitment>"})
+
+        def mask(value: Any, key: str = "") -> Any:
+            if key in ("chain", "commitment_at"):
+                return "<chain>" if value else value
+            if isinstance(value, dict):
+                return {k: mask(v, k) for k, v in value.items()}
+            if isinstance(value, list | tuple):
+                return [mask(v) for v in value]
+            if isinstance(value, float):
+                return "<time>"
+            if isinstance(value, str):
+                for name, placeholder in names.items():
+                    value = value.replace(name, placeholder)
+                if value.startswith("{"):
+                    return mask(msgspec.json.decode(value))
+            return value
+
+        return msgspec.json.encode(mask(observed))
+
+
+def _liars_pair(http: httpx.Client, url: str, seats: int = 3) -> tuple[LiarsGame, LiarsGame, int]:
+    """Two games alike in every seat's dice but one's (X's): games are dealt until two match
+    so (one die a seat: a few games, as in the birthday problem); and X."""
+    seen: dict[tuple[int, tuple], LiarsGame] = {}
+    for _ in range(80):
+        created = http.post(
+            "/v1/games",
+            json={
+                "ruleset": "liars-dice",
+                "seats": [{"name": f"s{i}"} for i in range(seats)],
+                "options": {"dice_per_seat": 1},
+                "deadline_s": 3600,
+            },
+        )
+        assert created.status_code == 201, created.text
+        game = LiarsGame(http, url, created.json())
+        for x in range(seats):
+            others = tuple(d for s, d in enumerate(game.dice) if s != x)
+            twin = seen.setdefault((x, others), game)
+            if twin.dice[x] != game.dice[x]:
+                return twin, game, x
+    raise AssertionError("no two games were dealt alike but for one seat")
+
+
+def _told(*games: LiarsGame) -> None:
+    """Wait until the games' streams have told everything so far: as many messages in each,
+    and no more coming for a moment (a loaded machine may lag behind a fixed pause)."""
+    counts: list[int] = []
+
+    def settled() -> bool:
+        now = [len(g.stream.messages) for g in games if g.stream is not None]
+        done = now == counts and len(set(now)) == 1
+        counts[:] = now
+        return done
+
+    assert wait_until(lambda: settled() or time.sleep(0.1), seconds=10)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_liars_dice_no_party_can_tell_a_seats_dice_until_the_call(liars_referee, seed):
+    """Two games of the plug-in, dealt the same dice but for seat X's, played alike (the same
+    bids, from the same random bot): every other seat and every spectator reads byte-identical
+    answers (ids, tokens, times and the seed's commitment aside) after every bid, until the
+    call; the call shows every die, and from then on the two games differ (which this
+    comparison sees)."""
+    with httpx.Client(base_url=liars_referee.url, timeout=30) as http:
+        a, b, x = _liars_pair(http, liars_referee.url)
+        assert a.dice[x] != b.dice[x]
+        assert [d for s, d in enumerate(a.dice) if s != x] == [
+            d for s, d in enumerate(b.dice) if s != x
+        ]
+        watchers = [s for s in range(3) if s != x]
+        for game in (a, b):
+            game.follow()
+        try:
+            rnds = {a: random.Random(seed), b: random.Random(seed)}
+            for step in range(random.Random(seed).randint(2, 6)):
+                _told(a, b)
+                for watcher in watchers:
+                    left, right = a.masked(a.observe(watcher)), b.masked(b.observe(watcher))
+                    assert left == right, (step, watcher, differences(left, right))
+                for game in (a, b):  # the seat to decide bids alike in both (never calls)
+                    (seat,) = game.http.get(game.url).json()["to_decide"]
+                    turn = game.turn(seat)
+                    bids = [m for m in turn["legal_moves"] if m["type"] == "bid"][:6]
+                    if not bids:
+                        break
+                    reply = game.post(seat, turn["seq"], rnds[game].choice(bids))
+                    assert reply.status_code == 200, reply.text
+            # the call: every die is shown, X's too, so the games now differ where X's dice do
+            for game in (a, b):
+                (seat,) = game.http.get(game.url).json()["to_decide"]
+                turn = game.turn(seat)
+                assert game.post(seat, turn["seq"], {"type": "liar"}).status_code == 200
+            _told(a, b)
+            seen = [g.observe(watchers[0]) for g in (a, b)]
+            assert [v["public"]["seats"][x]["dice"] for v in seen] == [
+                list(a.dice[x]),
+                list(b.dice[x]),
+            ]
+            assert a.masked(seen[0]) != b.masked(seen[1])
+        finally:
+            for game in (a, b):
+                if game.stream is not None:
+                    game.stream.close()

@@ -12,6 +12,7 @@ import random
 import shutil
 from pathlib import Path
 
+import httpx
 import pytest
 from helpers import auth, create, decide_due, play_out, play_tournament, start_tournament
 
@@ -39,6 +40,16 @@ def browser():
 def page(browser, server):
     """A fresh page; after the test, no request it made left the referee's origin and no
     script error happened."""
+    yield from _watched_page(browser, server.url)
+
+
+@pytest.fixture
+def liars_page(browser, liars_referee):
+    """The same, on the referee that has Liar's dice installed (``liars_referee``)."""
+    yield from _watched_page(browser, liars_referee.url)
+
+
+def _watched_page(browser, origin: str):
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     opened = context.new_page()
     requests: list[str] = []
@@ -48,7 +59,7 @@ def page(browser, server):
     opened.on("console", lambda m: m.type == "error" and errors.append(m.text))
     yield opened
     context.close()
-    elsewhere = [u for u in requests if not u.startswith(server.url + "/")]
+    elsewhere = [u for u in requests if not u.startswith(origin + "/")]
     assert requests and not elsewhere, elsewhere
     assert not errors, errors
 
@@ -227,6 +238,10 @@ def clicks_for(move: dict, source: str = "roll") -> list[str]:
             *dice(move["eat"], "plate"),
             *clicks_for(move["round"], "eaten"),
         ]
+    if kind == "bid":  # Liar's dice: a face and a quantity; a call is offered as it is
+        return [f"face:{move['face']}", f"quantity:{move['quantity']}"]
+    if kind == "liar":
+        return []
     if kind == "place":
         return [f"pool:{move['die']}"]
     return [f"pool:{move['die']}", f"area{move['opponent']}:{move['take']}"]
@@ -350,3 +365,95 @@ def test_a_token_the_referee_refuses_is_said_so_on_the_play_page(browser, server
     )
     assert tab.locator("button.pick").count() == 0
     context.close()
+
+
+# -- a ruleset installed from outside: Liar's dice, drawn by its own page module --------------
+
+
+def test_a_liars_dice_replay_shows_the_board_and_the_moves_hidden_dice_until_the_call(
+    liars_page, liars_referee
+):
+    """A finished game of the plug-in, on its game page: the plug-in's ``page.js`` draws it
+    (the referee's plain drawing has no bids); the last step shows every die and the call, the
+    first none of the dice, and each step tells its move."""
+    page = liars_page
+    with httpx.Client(base_url=liars_referee.url, timeout=30) as http:
+        game = create(http, "liars-dice", 3, {"dice_per_seat": 2})
+        final = play_out(http, game, random.Random(5))
+        events = http.get(f"/v1/games/{game['id']}/events").text
+    assert final["status"] == "finished" and final["call"]
+    page.goto(f"{liars_referee.url}/games/{game['id']}")
+    page.wait_for_selector("[data-verified=true]")
+    board = page.locator(".liars-dice")
+    assert board.count() == 1
+    # the end: every seat's dice as the referee revealed them, the bids, the call, the totals
+    shown = [
+        [d.get_attribute("aria-label") for d in page.locator(f".area[data-seat='{s}'] .die").all()]
+        for s in range(3)
+    ]
+    assert shown == [[f"die showing {d}" for d in seat["dice"]] for seat in final["seats"]]
+    assert page.locator(".bids li").count() == len(final["bids"])
+    call = final["call"]
+    assert f"{call['matches']} " in page.locator(".call").inner_text()
+    assert totals_shown(page) == [s["total"] for s in final["seats"]]
+    shot(page, "replay-end-liars-dice")
+    # the start: six hidden dice, no bid; each step forward tells its move as the feed does
+    page.get_by_role("button", name="First step").click()
+    assert page.locator(".area .die.hidden").count() == 6
+    assert page.locator(".area .die:not(.hidden)").count() == 0
+    assert page.locator(".bids li").count() == 0 and page.locator(".call").count() == 0
+    assert "step 0 of" in page.locator(".step").inner_text()
+    first = final["bids"][0]
+    page.get_by_role("button", name="Step forward").click()
+    assert (
+        page.locator(".step")
+        .inner_text()
+        .endswith(f"bot{first['seat']}: bid {first['quantity']} × {first['face']}")
+    )
+    assert page.locator(".bids li").count() == 1
+    assert page.locator(".area .die.hidden").count() == 6
+    shot(page, "replay-start-liars-dice")
+    # the event feed tells the game's story in the module's words
+    assert "event: played" in events
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.feed li')]"
+        ".some((li) => li.textContent.endsWith('called the last bid a lie'))"
+    )
+
+
+def test_a_person_plays_liars_dice_against_a_house_bot_seeing_only_their_own_dice(
+    liars_page, liars_referee
+):
+    """The practice form lists the plug-in; its play page shows the seat its own dice and
+    every other die as hidden until the call; bids are clicked as a face and a quantity."""
+    page = liars_page
+    page.goto(f"{liars_referee.url}/")
+    page.wait_for_selector("#practice-ruleset option[value='liars-dice']", state="attached")
+    page.fill("#practice-name", "Ada")
+    page.select_option("#practice-ruleset", "liars-dice")
+    page.select_option("#practice-level", "greedy")
+    page.fill("#practice-deadline", "0")
+    page.get_by_role("button", name="Start a game").click()
+    page.wait_for_url("**/play")
+    game_id = page.url.split("/")[-2]
+    page.wait_for_function(
+        "() => /^(Your turn|The game is over)/.test(document.querySelector('.prompt')?.textContent)"
+    )
+    with httpx.Client(base_url=liars_referee.url, timeout=30) as http:
+        turn = http.get(f"/v1/games/{game_id}/turn", headers=auth(_token_of(page, game_id)))
+        mine = turn.json()["view"]["you"]["dice"]
+        own = page.locator(".seat-panel .pick-row").first
+        assert own.inner_text().startswith("your dice (hidden from the others)")
+        assert [d.get_attribute("aria-label") for d in own.locator(".die").all()] == [
+            f"die showing {d}" for d in mine
+        ]
+        page.wait_for_selector(".area[data-seat='1']")
+        assert page.locator(".area .die.hidden").count() == 10  # the board is the public view
+        played = _play_by_clicks(page, http, game_id, random.Random(21))
+        record = http.get(f"/v1/games/{game_id}/record").json()
+        final = http.get(f"/v1/games/{game_id}").json()
+    assert played and [d["moves"][0] for d in record["decisions"] if d["seat"] == 0] == played
+    page.wait_for_selector("[data-verified=true]")
+    assert page.locator(".area .die.hidden").count() == 0  # the call showed every die
+    assert totals_shown(page) == [s["total"] for s in final["seats"]]
+    shot(page, "play-over-liars-dice")

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import httpx
 import pytest
 
 CLIENT = Path(__file__).parents[2] / "clients" / "typescript"
@@ -57,3 +58,31 @@ def test_typescript_client_waits_out_a_rate_limit(valkey):
         result = _npm("test", env={"REFEREE_URL": limited.url}, timeout=300)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
     assert "# pass 6" in result.stdout and "# fail 0" in result.stdout
+
+
+@pytest.mark.skipif(NODE is None or NPM is None, reason="node and npm are not installed here")
+def test_typescript_client_plays_liars_dice_typed_by_its_referees_contract(liars_referee, tmp_path):
+    """Liar's dice, installed from outside: the client's types are generated from the contract
+    of a referee that has it installed (which holds its bodies and moves), the plug-in's test
+    file type-checks against them, and the client's bot loops play a game and a tournament of
+    it. Afterwards the types are those of the committed contract again."""
+    _installed()
+    contract = tmp_path / "openapi.json"
+    contract.write_bytes(httpx.get(f"{liars_referee.url}/docs/openapi.json").content)
+    try:
+        generated = _npm(
+            "exec", "--", "openapi-typescript", str(contract), "-o", "src/schema.d.ts",
+            "--default-non-nullable", "false",
+        )  # fmt: skip
+        assert generated.returncode == 0, generated.stderr[-3000:]
+        typecheck = _npm("exec", "--", "tsc", "--noEmit", "-p", "tsconfig.plugins.json")
+        assert typecheck.returncode == 0, typecheck.stdout[-3000:] + typecheck.stderr[-3000:]
+        result = _npm(
+            "exec", "--", "tsx", "--test", "plugins/liars-dice.test.ts",
+            env={"REFEREE_URL": liars_referee.url}, timeout=300,
+        )  # fmt: skip
+    finally:
+        restored = _npm("run", "prepare")
+        assert restored.returncode == 0, restored.stderr[-3000:]
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    assert "# pass 2" in result.stdout and "# fail 0" in result.stdout

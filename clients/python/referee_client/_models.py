@@ -33,7 +33,7 @@ class Turn(msgspec.Struct):
     """What a seat must decide now. Read as fields (``turn.legal_moves``) or as a mapping
     (``turn["legal_moves"]``), as the reference bots read it."""
 
-    ruleset: str  # choice | choice-specials | chopta: which moves and view to expect
+    ruleset: str  # the ruleset's id (GET /v1/rulesets): which moves and view to expect
     status: str  # your_turn | waiting | finished
     game_status: str
     seat: int

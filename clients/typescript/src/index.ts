@@ -15,11 +15,9 @@ export type Choose = (turn: Turn) => Move | Move[] | Promise<Move | Move[]>;
 /** A new game: one shape per ruleset, told apart by `ruleset`. */
 export type CreateGame = paths["/v1/games"]["post"]["requestBody"]["content"]["application/json"];
 export type CreateTournament = paths["/v1/tournaments"]["post"]["requestBody"]["content"]["application/json"];
-export type GameView = components["schemas"]["ChoiceGameView"] | components["schemas"]["ChoiceSpecialsGameView"] | components["schemas"]["ChoptaGameView"];
-export type TournamentView =
-  | components["schemas"]["ChoiceTournamentView"]
-  | components["schemas"]["ChoiceSpecialsTournamentView"]
-  | components["schemas"]["ChoptaTournamentView"];
+/** A game's public view and a tournament's: the contract's unions, one shape per ruleset. */
+export type GameView = components["schemas"]["GameView"];
+export type TournamentView = components["schemas"]["TournamentView"];
 export type NextDecision = Omit<components["schemas"]["NextDecision"], "turn"> & { turn?: Turn | null };
 
 export class RefereeError extends Error {

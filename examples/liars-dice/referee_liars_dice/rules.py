@@ -10,6 +10,7 @@ referee's commitment, reveal and ``verify`` hold for this ruleset as for its own
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
 import msgspec
@@ -182,6 +183,9 @@ class LiarsDiceRuleset:
         "greedy": _bots.greedy_bot,
         "strong": _bots.strong_bot,
     }
+    #: its part of the referee's pages (a JavaScript module, served as
+    #: /rulesets/liars-dice/page.js): the board a spectator sees, what a seat clicks
+    page_script: ClassVar[Path] = Path(__file__).parent / "page.js"
     #: the refusal codes this ruleset raises besides the referee's own, and what each means
     codes: ClassVar[dict[str, str]] = {
         "bid-not-higher": "a bid must be higher than the last one in the game's bidding rule",

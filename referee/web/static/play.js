@@ -102,7 +102,9 @@ export function seatPanel(gameId, token, view) {
     actions.replaceChildren();
     moves.replaceChildren();
     if (turn.status === "finished") {
-      const totals = turn.view.seats.map((s) => `${nameOf(s.seat)} ${s.total ?? s.score.total}`).join(", ");
+      // a seat's total as its ruleset's view shows it (CHOICE's under its score sheet)
+      const totals = turn.view.seats.filter((s) => (s.total ?? s.score?.total) !== undefined)
+        .map((s) => `${nameOf(s.seat)} ${s.total ?? s.score.total}`).join(", ");
       prompt.textContent = `The game is over${totals ? `: ${totals}` : ""}.`;
       return;
     }
@@ -138,11 +140,12 @@ export function seatPanel(gameId, token, view) {
     return el("p", { cls: "pick-row" }, el("span", { cls: "label", text: `${label}: ` }), buttons.length ? buttons : "none");
   }
 
-  /** A die or card to click: ``token`` is what it picks, ``where`` the one physical thing. */
+  /** A die, a card or another thing to click (``kind``, which its label names): ``token`` is
+   * what it picks, ``where`` the one physical thing. */
   function pickButton(token, where, shown, open, kind = "die") {
     const order = state.where.indexOf(where) + 1;
     const picked = order > 0;
-    const label = kind === "die" ? `die showing ${shown}` : `card ${shown}`;
+    const label = kind === "die" ? `die showing ${shown}` : `${kind} ${shown}`;
     return el("button", {
       type: "button", cls: `pick ${kind}${picked ? " picked" : ""}`, "data-token": token, "aria-pressed": String(picked),
       "aria-label": picked ? `${label}, pick ${order}` : label, disabled: picked || state.busy || !open(token),
