@@ -129,10 +129,10 @@ def test_a_whole_game_played_in_the_core_gives_a_record_that_verifies():
         decisions += game.change.decisions
         game = _stored(game)
     record = game.record(decisions)
-    assert record["finished"] and record["seed"] == SEED.hex()
+    assert record.finished and record.seed == SEED.hex()
     report = verify(msgspec.json.encode(record))
     assert report.ok, report.problems
-    assert game.public_view()["seed"] == SEED.hex()
+    assert game.public_view().seed == SEED.hex()
     # the turn report: each postal round's rolls as dealt (CHOICE's round_dealt), each in turn
     rounds = postal_report(game, decisions)["rounds"]
     assert rounds and [r["first_roll"] for r in rounds] == list(range(len(rounds)))
@@ -150,10 +150,10 @@ def test_a_choice_state_is_stored_as_an_array():
 def test_a_running_games_record_and_view_hold_no_seed_or_dice():
     game, _ = _game()
     record = game.record([])
-    assert record["seed"] is None and record["dice"] == [] and not record["finished"]
-    assert "seed" not in game.public_view()
+    assert record.seed is None and record.dice == [] and not record.finished
+    assert "seed" not in msgspec.json.decode(msgspec.json.encode(game.public_view()))
     sealed = game.sealed_view()
-    assert sealed["sealed"] and sealed["to_decide"] == [] and "seats" in sealed
+    assert sealed.sealed and sealed.to_decide == [] and len(sealed.seats) == len(game.doc.seats)
     assert game.game_over_event(sealed=True)["seed"] is None
 
 
