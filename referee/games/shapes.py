@@ -84,8 +84,10 @@ Chain = Annotated[
 EpochSeconds = Annotated[float, msgspec.Meta(description="seconds since the Unix epoch (UTC)")]
 
 
-class Sitting(msgspec.Struct, kw_only=True):
-    """Who sits at a seat of the public view, and when its decision times out."""
+class Sitting(msgspec.Struct):
+    """Who sits at a seat of the public view, and when its decision times out. A ruleset's
+    public seat adds its board seat's fields but ``seat``, each absent until the game runs,
+    in the board seat's order (then the referee builds it from positions, not names)."""
 
     seat: Seat
     name: Annotated[str | None, msgspec.Meta(description="null while the seat is open")]

@@ -41,6 +41,7 @@ __all__ = [
     "ChoiceMove",
     "ChoiceOptions",
     "ChoicePublicSeat",
+    "ChoicePublicSheet",
     "ChoiceRecord",
     "ChoiceRoll",
     "ChoiceRuleset",
@@ -293,8 +294,8 @@ class ChoiceSeatView(ChoiceBoard, tag_field="ruleset", tag="choice", kw_only=Tru
     you: ChoiceYou
 
 
-class ChoicePublicSeat(Sitting, kw_only=True):
-    """Who sits there and, once the game runs (and unless sealed), their sheet."""
+class ChoicePublicSheet(Sitting):
+    """A public seat's sheet, once the game runs (and unless sealed)."""
 
     marks: dict[SumKey, int] | UnsetType = UNSET
     fifth_dice: list[FifthDie] | UnsetType = UNSET
@@ -303,6 +304,11 @@ class ChoicePublicSeat(Sitting, kw_only=True):
     rounds: int | UnsetType = UNSET
     free_throws: int | UnsetType = UNSET
     score: ChoiceScore | UnsetType = UNSET
+
+
+class ChoicePublicSeat(ChoicePublicSheet):
+    """Who sits there and, once the game runs (and unless sealed), their sheet."""
+
     decided: bool | UnsetType = UNSET
 
 

@@ -20,7 +20,7 @@ from ..choice.engine import (
     ChoiceBoard,
     ChoiceGame,
     ChoiceOptions,
-    ChoicePublicSeat,
+    ChoicePublicSheet,
     ChoiceRoll,
     ChoiceRuleset,
     ChoiceSheet,
@@ -215,11 +215,12 @@ class ChoiceSpecialsSeatView(
     you: ChoiceSpecialsYou
 
 
-class ChoiceSpecialsPublicSeat(ChoicePublicSeat, kw_only=True):
+class ChoiceSpecialsPublicSeat(ChoicePublicSheet):
     """Who sits there and, once the game runs (and unless sealed), their sheet and cards."""
 
     cards: list[Card] | UnsetType = UNSET
     plate: list[Die] | UnsetType = UNSET
+    decided: bool | UnsetType = UNSET
 
 
 class ChoiceSpecialsGameView(ChoiceGame, tag_field="ruleset", tag="choice-specials", kw_only=True):

@@ -282,7 +282,7 @@ class ChoptaSeatView(ChoptaBoard, tag_field="ruleset", tag="chopta", kw_only=Tru
     you: ChoptaYou
 
 
-class ChoptaPublicSeat(Sitting, kw_only=True):
+class ChoptaPublicSeat(Sitting):
     """Who sits there and, once the game runs (and unless sealed), their play area."""
 
     pool_size: int | UnsetType = UNSET
