@@ -24,7 +24,8 @@ def play(ruleset_id: str, bot_name: str, seed: int) -> int:
     choose = get_bot(ruleset_id, bot_name, seed)
     while not ruleset.finished(state):
         legal = ruleset.legal_moves(state, 0)
-        turn = {"legal_moves": msgspec.to_builtins(legal), "view": ruleset.view(state, 0)}
+        view = msgspec.json.decode(msgspec.json.encode(ruleset.view(state, 0)))  # as a bot gets it
+        turn = {"legal_moves": msgspec.to_builtins(legal), "view": view}
         move = msgspec.convert(choose(turn), ruleset.Move)
         ruleset.decide(state, 0, [move])
     return ruleset.totals(state)[0]

@@ -11,6 +11,7 @@ import pytest
 
 from referee.bots import bot_names, get_bot
 from referee.games import RULESETS, get_ruleset
+from referee.games._common import plain
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
 from bots import play
@@ -28,7 +29,7 @@ def test_bots_always_choose_a_listed_move(ruleset_id, seats, options, bot_name):
     while not ruleset.finished(state):
         for seat in ruleset.to_decide(state):
             legal = msgspec.to_builtins(ruleset.legal_moves(state, seat))
-            move = bots[seat]({"legal_moves": legal, "view": ruleset.view(state, seat)})
+            move = bots[seat]({"legal_moves": legal, "view": plain(ruleset.view(state, seat))})
             assert move in legal
             ruleset.decide(state, seat, [msgspec.convert(move, ruleset.Move)])
 

@@ -248,22 +248,20 @@ def test_decisions_stay_hidden_until_every_active_seat_decided(choice):
     choice.decide(state, 0, [Mark(4, ((1, 3), (4, 6)))])
     public = choice.view(state)
     other = choice.view(state, 1)
-    assert all(sum(seat["marks"].values()) == 0 for seat in public["seats"])
-    assert "you" not in public and other["you"]["decisions"] == []
-    assert choice.view(state, 0)["you"]["decisions"] == [
-        {"type": "mark", "fifth": 4, "pairs": [[1, 3], [4, 6]]}
-    ]
-    assert [s["decided"] for s in public["seats"]] == [True, False, False]
+    assert all(sum(seat.marks.values()) == 0 for seat in public.seats)
+    assert not hasattr(public, "you") and other.you.decisions == []
+    assert choice.view(state, 0).you.decisions == [Mark(4, ((1, 3), (4, 6)))]
+    assert [s.decided for s in public.seats] == [True, False, False]
     assert choice.to_decide(state) == [1, 2]
     choice.decide(state, 1, [choice.legal_moves(state, 1)[0]])
     events = choice.decide(state, 2, [choice.legal_moves(state, 2)[-1]])
     assert events[0]["type"] == "rolls_decided" and set(events[0]["decisions"]) == {"0", "1", "2"}
-    assert sum(choice.view(state)["seats"][0]["marks"].values()) == 2
+    assert sum(choice.view(state).seats[0].marks.values()) == 2
 
 
 def test_every_seat_sees_the_same_roll(choice):
     state = new(choice, seats=4)
-    rolls = {tuple(map(tuple, choice.view(state, s)["rolls"])) for s in range(4)}
+    rolls = {tuple(map(tuple, choice.view(state, s).rolls)) for s in range(4)}
     assert len(rolls) == 1
 
 
@@ -312,12 +310,12 @@ def test_postal_round_accepts_one_roll_at_a_time(choice):
     state = new(choice, schedule=[2])
     force_rolls(state, (1, 2, 3, 4, 5), (2, 2, 3, 3, 6))
     choice.decide(state, 0, [Mark(1, ((2, 3), (4, 5)))])
-    assert sum(choice.view(state)["seats"][0]["marks"].values()) == 0, "revealed too early"
-    assert choice.view(state, 0)["you"]["sheet"]["marks"]["5"] == 1
+    assert sum(choice.view(state).seats[0].marks.values()) == 0, "revealed too early"
+    assert choice.view(state, 0).you.sheet.marks["5"] == 1
     assert choice.legal_moves(state, 0)[0] == Mark(2, ((2, 3), (3, 6)))
     choice.decide(state, 0, [Mark(6, ((2, 2), (3, 3)))])
     assert state.batch == 1
-    assert sum(choice.view(state)["seats"][0]["marks"].values()) == 4
+    assert sum(choice.view(state).seats[0].marks.values()) == 4
 
 
 def test_batch_is_all_or_nothing_and_names_the_bad_move(choice):
@@ -353,7 +351,7 @@ def test_player_finishing_inside_a_batch_submits_no_more(choice):
     # the sheet completed inside the round: the round stays open, in public as for any step,
     # until the seat passes the rest of it (docs/RULES.md "Postal rounds")
     assert not state.finished and choice.to_decide(state) == [0]
-    assert choice.view(state)["seats"][0]["decided"] is False
+    assert choice.view(state).seats[0].decided is False
     assert choice.legal_moves(state, 0) == [Pass()]
     with pytest.raises(RuleViolation) as refused:
         choice.decide(state, 0, [move])

@@ -7,7 +7,7 @@ import pytest
 from choice_helpers import force_rolls
 
 from referee.games import RuleViolation
-from referee.rulesets.choice.engine import FreeThrow, Mark
+from referee.rulesets.choice.engine import FifthDie, FreeThrow, Mark
 from referee.rulesets.choice_specials.engine import (
     CARDS,
     Fdh,
@@ -43,8 +43,8 @@ def refused(ruleset, state, moves, code, seat=0):
 
 def test_every_seat_starts_with_six_cards_and_an_empty_plate(specials):
     state = new(specials, seats=2)
-    for seat in specials.view(state)["seats"]:
-        assert seat["cards"] == list(CARDS) and seat["plate"] == []
+    for seat in specials.view(state).seats:
+        assert seat.cards == list(CARDS) and seat.plate == []
 
 
 def test_seventh_mark_ends_the_player(specials):
@@ -184,9 +184,9 @@ def test_suppen_kasper_plays_five_plate_values_and_empties_the_plate(specials):
     assert move in specials.legal_moves(state, 0)
     specials.decide(state, 0, [move])
     assert state.sheets[0].plate == [1, 1, 2, 4, 6, 6, 6], "hidden until the roll is decided"
-    own = specials.view(state, 0)["you"]["sheet"]
-    assert own["plate"] == [] and own["marks"]["2"] == 1 and own["marks"]["12"] == 1
-    assert own["fifth_dice"] == [{"value": 4, "marks": 1}] and "suppen_kasper" not in own["cards"]
+    own = specials.view(state, 0).you.sheet
+    assert own.plate == [] and own.marks["2"] == 1 and own.marks["12"] == 1
+    assert own.fifth_dice == [FifthDie(4, 1)] and "suppen_kasper" not in own.cards
     # the extra round did not use up the roll: the seat still decides it
     assert specials.to_decide(state) == [0] and state.progress[0] == 0
     specials.decide(state, 0, [Mark(2, ((3, 4), (5, 6)))])
@@ -267,8 +267,8 @@ def test_plates_and_cards_are_public(specials):
     force_rolls(state, (1, 2, 3, 5, 6))
     specials.decide(state, 0, [Minus1()])
     specials.decide(state, 1, [specials.legal_moves(state, 1)[0]])
-    seat = specials.view(state, 1)["seats"][0]
-    assert seat["plate"] == [1, 2, 3, 5, 6] and "minus1" not in seat["cards"]
+    seat = specials.view(state, 1).seats[0]
+    assert seat.plate == [1, 2, 3, 5, 6] and "minus1" not in seat.cards
 
 
 def test_timeout_default_is_a_normal_move_never_a_card(specials):

@@ -6,6 +6,7 @@ import msgspec
 import pytest
 
 from referee.games import InvalidOption, RuleViolation
+from referee.games._common import plain
 from referee.rulesets.chopta.engine import Place, Swap, score_area, swap_takes
 
 KEY = b"chopta-test-key"
@@ -262,11 +263,11 @@ def test_bonus_and_face_value_apply_to_round_scores(chopta):
 
 def test_a_seat_sees_its_own_pool_and_only_sizes_of_others(chopta):
     state = new(chopta, seats=3)
-    public = chopta.view(state)
+    public = plain(chopta.view(state))
     assert "you" not in public
     assert [s["pool_size"] for s in public["seats"]] == [10, 10, 10]
     assert not any("pool" in s for s in public["seats"])
-    mine = chopta.view(state, 1)
+    mine = plain(chopta.view(state, 1))
     assert sorted(mine["you"]["pool"]) == sorted(
         d for v in range(1, 7) for d in [v] * state.pools[1][v]
     )

@@ -7,6 +7,7 @@ import msgspec
 import pytest
 
 from referee.core import LoadedGame, Refusal, new_game, token_hash
+from referee.core import views as views_module
 from referee.core.documents import decode_doc, next_version, version_number
 from referee.core.pairing import GameResult, TournamentSpec, next_round
 from referee.core.replay import postal_report
@@ -18,6 +19,7 @@ from referee.core.tournament import (
     tournament_view,
 )
 from referee.games import verify
+from referee.games.shapes import own_views, public_seat
 
 SEED = bytes(range(32))
 NOW = 1_000_000.0
@@ -129,10 +131,10 @@ def test_a_whole_game_played_in_the_core_gives_a_record_that_verifies():
         decisions += game.change.decisions
         game = _stored(game)
     record = game.record(decisions)
-    assert record["finished"] and record["seed"] == SEED.hex()
+    assert record.finished and record.seed == SEED.hex()
     report = verify(msgspec.json.encode(record))
     assert report.ok, report.problems
-    assert game.public_view()["seed"] == SEED.hex()
+    assert game.public_view().seed == SEED.hex()
     # the turn report: each postal round's rolls as dealt (CHOICE's round_dealt), each in turn
     rounds = postal_report(game, decisions)["rounds"]
     assert rounds and [r["first_roll"] for r in rounds] == list(range(len(rounds)))
@@ -150,11 +152,27 @@ def test_a_choice_state_is_stored_as_an_array():
 def test_a_running_games_record_and_view_hold_no_seed_or_dice():
     game, _ = _game()
     record = game.record([])
-    assert record["seed"] is None and record["dice"] == [] and not record["finished"]
-    assert "seed" not in game.public_view()
+    assert record.seed is None and record.dice == [] and not record.finished
+    assert "seed" not in msgspec.json.decode(msgspec.json.encode(game.public_view()))
     sealed = game.sealed_view()
-    assert sealed["sealed"] and sealed["to_decide"] == [] and "seats" in sealed
+    assert sealed.sealed and sealed.to_decide == [] and len(sealed.seats) == len(game.doc.seats)
     assert game.game_over_event(sealed=True)["seed"] is None
+
+
+@pytest.mark.parametrize("ruleset_id", ["choice", "choice-specials", "chopta"])
+def test_a_public_view_is_the_same_built_from_positions_or_by_name(ruleset_id, monkeypatch):
+    """Each built-in ruleset's public seat is built from positions (the fast way); a ruleset
+    whose public seat does not follow its board seat's order is built by name, to the same
+    view."""
+    game, _ = new_game(ruleset_id, {}, [{"name": "a"}, {"name": "b"}], 30, SEED, NOW)
+    shapes = own_views(game.ruleset)
+    board_seat = type(game.ruleset.view(game.state).seats[0])
+    assert views_module._seat_position(public_seat(shapes.game_view), board_seat) is not None
+    fast = msgspec.json.encode(game.public_view())
+    monkeypatch.setattr(views_module, "_seat_position", lambda *_: None)
+    assert msgspec.json.encode(game.public_view()) == fast
+    seats = msgspec.json.decode(fast)["seats"]
+    assert [s["name"] for s in seats] == ["a", "b"] and any("deadline" in s for s in seats)
 
 
 def test_versions_count_commits_and_never_repeat():

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from referee.games import GameError, get_ruleset
+from referee.games._common import plain
 from referee.rulesets.choice.engine import POINTS, FreeThrow, Mark
 from referee.rulesets.choice_specials.engine import Fdh, Kur, Minus1, Minus2, NullCard, SuppenKasper
 from referee.rulesets.chopta.engine import Place, Swap, score_area
@@ -217,11 +218,11 @@ def test_no_seat_view_contains_another_seats_pool(seats, seed, rnd):
     state = ruleset.create({}, seats, seed)
 
     def check(state, seat, legal):
-        public = ruleset.view(state)
+        public = plain(ruleset.view(state))
         assert "you" not in public
         assert all("pool" not in s for s in public["seats"])
         for viewer in range(seats):
-            view = ruleset.view(state, viewer)
+            view = plain(ruleset.view(state, viewer))
             assert all("pool" not in s for s in view["seats"])
             pool = view["you"]["pool"]
             assert view["you"]["seat"] == viewer
@@ -249,7 +250,7 @@ def test_choice_decisions_stay_hidden_until_the_roll_is_decided_by_all(
     def check(state, seat, legal):
         committed = [list(sheet.marks) for sheet in state.sheets]
         for viewer in [None, *range(seats)]:
-            view = ruleset.view(state, viewer)
+            view = plain(ruleset.view(state, viewer))
             shown = [[s["marks"][str(k)] for k in range(2, 13)] for s in view["seats"]]
             assert shown == committed
             if viewer is not None:
@@ -327,12 +328,13 @@ def test_a_seats_view_is_the_public_view_and_its_seat_view(ruleset_id, seats, se
     state = ruleset.create({}, seats, seed)
 
     def check(state, seat, legal):
-        public = ruleset.view(state)
+        public = plain(ruleset.view(state))
         for viewer in range(seats):
-            assert ruleset.view(state, viewer) == {
+            assert plain(ruleset.view(state, viewer)) == {
+                "ruleset": ruleset_id,
                 **public,
-                "you": ruleset.seat_view(state, viewer),
+                "you": plain(ruleset.seat_view(state, viewer)),
             }
-        assert ruleset.view(state) == public, "a seat's view changed the public one"
+        assert plain(ruleset.view(state)) == public, "a seat's view changed the public one"
 
     random_play(ruleset, state, rnd, check)

@@ -39,6 +39,7 @@ from referee.games import (
     verify,
 )
 from referee.games import dice as dice_module
+from referee.games._common import plain
 from referee.rulesets.choice.engine import FreeThrow, Mark, Pass, score_marks
 from referee.rulesets.choice_specials.engine import (
     CARDS,
@@ -129,7 +130,7 @@ def test_a_seat_is_done_at_the_rulebooks_end_mark_and_not_before(ruleset_id, end
     assert f"{'8th' if end == 8 else '**7th**'} mark" in RULEBOOK
     ruleset = get_ruleset(ruleset_id)
     state = ruleset.create({}, 2, KEY)
-    assert ruleset.view(state)["end_marks"] == end
+    assert plain(ruleset.view(state))["end_marks"] == end
     for seat, before in ((0, end - 2), (1, end - 1)):
         state.sheets[seat].fifth_values, state.sheets[seat].fifth_counts = [1], [before]
     force_rolls(state, (1, 2, 2, 3, 3))
@@ -169,7 +170,7 @@ def test_every_seat_rolls_ten_dice_a_round_and_round_one_starts_with_seat_0():
     assert "each player rolls 10 dice" in RULEBOOK
     chopta = get_ruleset("chopta")
     state = chopta.create({}, 3, KEY)
-    view = chopta.view(state, 0)
+    view = plain(chopta.view(state, 0))
     assert [s["pool_size"] for s in view["seats"]] == [10, 10, 10]
     assert len(view["you"]["pool"]) == 10 and view["turn"] == 0 and view["first_seat"] == 0
     assert chopta.to_decide(state) == [0]
@@ -264,7 +265,7 @@ def test_chopta_first_seat_moves_clockwise_each_round():
     chopta = get_ruleset("chopta")
     state = chopta.create({"target": 10_000}, 3, KEY)
     for round_ in range(4):
-        view = chopta.view(state)
+        view = plain(chopta.view(state))
         assert (view["round"], view["first_seat"], view["turn"]) == (round_, round_ % 3, round_ % 3)
         play_round(chopta, state)
 
@@ -286,10 +287,10 @@ def test_the_ranking_is_shown_only_once_the_game_is_over(ruleset_id):
     options = {"max_rounds": 2} if ruleset_id == "chopta" else {}
     state = ruleset.create(options, 2, KEY)
     while not ruleset.finished(state):
-        assert "ranking" not in ruleset.view(state)
+        assert "ranking" not in plain(ruleset.view(state))
         seat = ruleset.to_decide(state)[0]
         ruleset.decide(state, seat, ruleset.default_moves(state, seat))
-    view = ruleset.view(state)
+    view = plain(ruleset.view(state))
     assert view["finished"] and view["ranking"] == places(ruleset.totals(state))
     assert ruleset.to_decide(state) == [] and not ruleset.must_decide(state, 0)
     if ruleset_id == "chopta":
@@ -310,8 +311,8 @@ def test_a_move_is_kept_in_its_canonical_form_however_it_was_written(ruleset_id,
     assert ruleset.normalize(FreeThrow(4, pairs)) == FreeThrow(4, ((1, 3), (4, 6)))
     events = ruleset.decide(state, 0, [Mark(4, pairs)])
     assert events[0]["decisions"] == {"0": [canonical]}
-    assert ruleset.view(state)["seats"][0]["marks"]["4"] == 1
-    assert ruleset.dice_log(state)[0]["roll"] == 0
+    assert plain(ruleset.view(state))["seats"][0]["marks"]["4"] == 1
+    assert plain(ruleset.dice_log(state))[0]["roll"] == 0
 
 
 def test_a_seat_that_decided_its_postal_round_has_no_legal_move_until_the_next():
@@ -333,7 +334,7 @@ def test_a_timeout_writes_each_default_move_of_the_postal_round_on_the_sheet(rul
     assert len(defaults) == 3 and all(isinstance(m, Mark) for m in defaults)
     events = ruleset.timeout(state, 0)
     assert events[0]["decisions"] == {"0": defaults}
-    sheet = ruleset.view(state)["seats"][0]
+    sheet = plain(ruleset.view(state))["seats"][0]
     assert sheet["rounds"] == 3 and sum(sheet["marks"].values()) == 6
     assert sum(f["marks"] for f in sheet["fifth_dice"]) == 3
     assert [f["value"] for f in sheet["fifth_dice"]] == list(

@@ -95,7 +95,7 @@ class LoadedGame(GameViews):
         # shared by readers (the service's remembered reads): never changed, so its public
         # view is built once for all of them
         self.shared = False
-        self.public_view_cache: dict[str, Any] | None = None
+        self.public_view_cache: Any = None
 
     @classmethod
     def read(cls, version: str, blob: bytes, last_event_id: str, now: float) -> LoadedGame:

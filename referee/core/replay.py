@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from ..games import Decision, verify
+from ..games import Decision, Record, verify
 from .refusals import Refusal
 from .views import GameViews
 
@@ -26,14 +26,12 @@ def _frames(game: GameViews, decisions: list[bytes]) -> tuple[list[dict[str, Any
     """The public view after every decision (the first: before any), each with the decision
     that led to it, and ``verify``'s report of the replay."""
     doc = game.doc
-    if doc.status == "finished":
-        record = game.record(decisions)
-    else:  # everything, seed included, stays here: only frames of rounds over are shown
-        record = {
-            **game.record([]),
-            "decisions": [msgspec.json.decode(d) for d in decisions],
-            "seed": doc.seed.hex(),
-        }
+    finished = doc.status == "finished"
+    shown = _copy_encoder.encode(game.record(decisions if finished else []))
+    record = msgspec.json.decode(shown, type=Record)
+    if not finished:  # everything, seed included, stays here: only frames of rounds over are shown
+        record.decisions = [msgspec.json.decode(d, type=Decision) for d in decisions]
+        record.seed = doc.seed.hex()
     frames: list[dict[str, Any]] = []
 
     def step(ruleset: Any, state: Any, decision: Decision | None) -> None:

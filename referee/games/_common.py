@@ -78,9 +78,11 @@ class Ruleset(Protocol):
     """What the service needs of a ruleset; every method is pure (no I/O).
 
     ``decide`` and ``timeout`` change the state in place, but only after the whole decision
-    was found legal: a refused decision changes nothing. ``view(state, seat)`` is
-    ``view(state)`` with ``"you": seat_view(state, seat)`` added: the service builds the public
-    part once for every seat that reads the same form of a game. ``disclosed(state, seat)``
+    was found legal: a refused decision changes nothing. ``view(state)`` (the board every seat
+    sees) and ``view(state, seat)`` (the board with ``you``: ``seat_view(state, seat)``) return
+    the ruleset's Structs, which the referee encodes as they are; for a ruleset with views of
+    its own (``views``) the service builds the board once for every seat that reads the same
+    form of a game and adds each seat's ``you``. ``disclosed(state, seat)``
     counts the seat's decisions (from its first) that anyone may see now; the others stay
     hidden from everyone but the seat. ``public_seq(state, seat)`` is what others may count
     of the seat's decisions before a reveal (its deadline and its public ``decision`` events

@@ -59,8 +59,9 @@ def record_decision(seat: int, seq: int, moves: Any, timeout: bool, at: float | 
 
 
 def final_seats(ruleset: Any, state: Any) -> list[dict[str, Any]]:
-    """Every seat's final sheet or play area, as the public view shows it at the end."""
-    return plain(ruleset.view(state)["seats"])
+    """Every seat's final sheet or play area, as the public view shows it at the end (plain
+    values, as a record read back holds them)."""
+    return plain(ruleset.view(state))["seats"]
 
 
 def _told(events: Sequence[dict]) -> list[bytes]:
@@ -156,7 +157,7 @@ class Recorder:
 
 def close(record: Record, ruleset: Any, state: Any, seed: bytes) -> None:
     """Fill in the final figures and reveal the seed."""
-    record.dice = ruleset.dice_log(state)
+    record.dice = plain(ruleset.dice_log(state))
     record.totals = ruleset.totals(state)
     record.ranking = ruleset.ranking(state)
     record.final = final_seats(ruleset, state)
@@ -260,7 +261,7 @@ def verify(
     if record.finished:
         if not ruleset.finished(state):
             problems.append("the replayed game is not over")
-        if ruleset.dice_log(state) != record.dice:
+        if plain(ruleset.dice_log(state)) != record.dice:
             problems.append("the recorded dice differ from the dice the seed derives")
         if ruleset.totals(state) != record.totals:
             problems.append(f"the totals replay as {ruleset.totals(state)}, not {record.totals}")

@@ -6,7 +6,8 @@ layer joins every registered ruleset's into the contract's unions."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from functools import cache
+from typing import Annotated, Any, Literal, get_args
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -27,6 +28,8 @@ __all__ = [
     "Sitting",
     "TurnStatus",
     "ViewShapes",
+    "own_views",
+    "public_seat",
 ]
 
 GameStatus = Annotated[
@@ -81,16 +84,21 @@ Chain = Annotated[
 EpochSeconds = Annotated[float, msgspec.Meta(description="seconds since the Unix epoch (UTC)")]
 
 
-class Sitting(msgspec.Struct, kw_only=True):
-    """Who sits at a seat of the public view, and when its decision times out."""
+class Sitting(msgspec.Struct):
+    """Who sits at a seat of the public view, and when its decision times out. A ruleset's
+    public seat adds its board seat's fields but ``seat``, each absent until the game runs,
+    in the board seat's order (then the referee builds it from positions, not names)."""
 
     seat: Seat
     name: Annotated[str | None, msgspec.Meta(description="null while the seat is open")]
     claimed: bool
     deadline: (
         Annotated[
-            EpochSeconds | None,
-            msgspec.Meta(description="when the seat's current decision times out; null: none"),
+            EpochSeconds,
+            msgspec.Meta(
+                description="when the seat's current decision times out; absent: none (or "
+                "the game waits, is sealed, or is a step of a replay)"
+            ),
         ]
         | UnsetType
     ) = UNSET
@@ -112,7 +120,7 @@ class GameBase(msgspec.Struct, kw_only=True):
         ),
     ]
     seed: Seed | UnsetType = UNSET
-    chain: Chain | UnsetType | None = UNSET
+    chain: Chain | UnsetType = UNSET
 
 
 class Decided(msgspec.Struct, kw_only=True):
@@ -125,18 +133,22 @@ class Decided(msgspec.Struct, kw_only=True):
 
 
 class RecordBase(msgspec.Struct, kw_only=True):
-    """What every record shows (a ruleset adds its options, decisions, dice and final
-    figures)."""
+    """What every record shows; a ruleset's states the types of its options, decisions, dice
+    and final figures (each in its place here, so every record's fields come in one order)."""
 
+    options: Any
     seats: Annotated[list[str], msgspec.Meta(description="names, in seat order")]
     commitment: Commitment
     client_seeds: Annotated[
         list[str], msgspec.Meta(description="the seeds the seats mixed into the dice")
     ]
+    decisions: list[Any]
+    dice: Annotated[list[Any], msgspec.Meta(description="empty until the game is over")]
     totals: Annotated[list[int], msgspec.Meta(description="empty until the game is over")]
     ranking: Annotated[
         list[Placing], msgspec.Meta(description=RANKING + "; empty until the game is over")
     ]
+    final: Annotated[list[Any], msgspec.Meta(description="empty until over")]
     finished: bool
     chain: Annotated[
         Chain | None,
@@ -146,12 +158,39 @@ class RecordBase(msgspec.Struct, kw_only=True):
 
 
 class ViewShapes(msgspec.Struct, frozen=True):
-    """The shapes of a ruleset's views, each a Struct tagged with its id (``ruleset``): a
-    seat's (``Turn.view``), the public one (``getGame``), a decision as the record and the
-    replay tell it, and the record (``getRecord``). A ruleset declares them as its ``views``
-    attribute; ``tests/service/test_typed_views.py`` checks every engine view against them."""
+    """The Structs of a ruleset's views, each tagged with its id (``ruleset``): a seat's
+    (``Turn.view``, what ``view(state, seat)`` returns), the public one (``getGame``), a
+    decision as the record and the replay tell it, and the record (``getRecord``). A ruleset
+    declares them as its ``views`` attribute. The engine builds them and the referee composes
+    the public view and the record from their parts (``referee.core.views``): the seat view
+    is the engine's board (``view(state)``) with ``you`` added; the public view holds the
+    board's fields but ``finished`` and ``seats``, and each of its ``seats`` a seat's
+    ``Sitting`` with the board seat's fields; the record's ``final`` is the board's seats and
+    its ``dice`` the engine's ``dice_log``."""
 
     seat_view: type
     game_view: type
     decision: type
     record: type
+
+
+def own_views(ruleset: Any) -> ViewShapes | None:
+    """A ruleset's views if they are its own: each tagged with its id. A ruleset that took
+    another's by subclassing it has views the contract cannot tell apart: it has none here,
+    and its views are served as plain values."""
+    shapes = getattr(ruleset, "views", None)
+    if not isinstance(shapes, ViewShapes):
+        return None
+    for shape in (shapes.seat_view, shapes.game_view, shapes.record):
+        config = getattr(shape, "__struct_config__", None)
+        if config is None or config.tag != ruleset.id:
+            return None
+    return shapes
+
+
+@cache
+def public_seat(game_view: type) -> type:
+    """The Struct of a public view's seats (``seats: list[...]`` of ``game_view``)."""
+    seats = next(f for f in msgspec.structs.fields(game_view) if f.name == "seats")
+    (seat,) = get_args(seats.type)
+    return seat

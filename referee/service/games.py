@@ -243,14 +243,15 @@ class GameService:
 
     # -- what anyone may see -------------------------------------------------------------------
 
-    async def view(self, game_id: str) -> dict[str, Any]:
-        """The public view, or the sealed view while the game's dice group plays on."""
+    async def view(self, game_id: str) -> Any:
+        """The public view, or the sealed view while the game's dice group plays on (the
+        ruleset's ``game_view`` Struct)."""
         game = await self.current(game_id)
         return game.sealed_view() if await self.sealed(game) else game.public_view()
 
-    async def record(self, game_id: str) -> dict[str, Any]:
-        """The game's record as far as it is disclosed (``LoadedGame.record``); refused while
-        the game is sealed."""
+    async def record(self, game_id: str) -> Any:
+        """The game's record as far as it is disclosed (``LoadedGame.record``: the ruleset's
+        ``record`` Struct); refused while the game is sealed."""
         game, decisions = await self._unsealed(game_id)
         return game.record(decisions)
 

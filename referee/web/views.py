@@ -2,13 +2,13 @@
 ruleset's seat view (``Turn.view``), public view (``getGame``) and record (``getRecord``),
 each a union told apart by ``ruleset`` (a tournament's: ``tournament_views``).
 
-Each ruleset declares its own (its ``views``: ``referee.games.shapes.ViewShapes``, in its
-package); the unions are joined here once, at import, from the registry made whole first
-(``load_plugins``). The service builds the views as plain values (``referee.core.views``, the
-rules engines' ``view``) and encodes them as they are; these Structs only describe them, and
-the suite checks every body a played game shows against the committed contract
-(``tests/service/test_typed_views.py``). A field that is absent while the game waits for its
-seats or is sealed is optional.
+Each ruleset declares its own (its ``views``: ``referee.games.shapes.ViewShapes``, the
+Structs its engine returns); the unions are joined here once, at import, from the registry
+made whole first (``load_plugins``). The service builds the views as those Structs (the
+engine's seat view, and the public view and record ``referee.core.views`` composes of the
+engine's parts) and encodes them as they are; the suite checks every body a played game shows
+against the committed contract (``tests/service/test_typed_views.py``). A field that is
+absent while the game waits for its seats or is sealed is optional, and never null.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from ..games.shapes import (
     Seed,
     TurnStatus,
     ViewShapes,
+    own_views,
 )
 from ..plugins import load_plugins
 
@@ -67,21 +68,9 @@ def shape_name(ruleset_id: str) -> str:
     return "".join(part[:1].upper() + part[1:] for part in re.split(r"[^A-Za-z0-9]+", ruleset_id))
 
 
-def _own(ruleset_id: str, shapes: ViewShapes | None) -> bool:
-    """Whether ``shapes`` are a ruleset's own: each tagged with its id (a ruleset that took
-    another's by subclassing it has views the contract cannot tell apart, so none stated)."""
-    return shapes is not None and all(
-        getattr(shape, "__struct_config__", None) is not None
-        and shape.__struct_config__.tag == ruleset_id  # type: ignore[attr-defined]
-        for shape in (shapes.seat_view, shapes.game_view, shapes.record)
-    )
-
-
 #: every registered ruleset that states its own views, with them
 VIEWS: dict[str, ViewShapes] = {
-    ruleset.id: shapes
-    for ruleset in RULESETS.values()
-    if _own(ruleset.id, shapes := getattr(ruleset, "views", None)) and shapes is not None
+    ruleset.id: shapes for ruleset in RULESETS.values() if (shapes := own_views(ruleset))
 }
 SEAT_VIEWS: tuple[Any, ...] = tuple(v.seat_view for v in VIEWS.values())
 GAME_VIEWS: tuple[Any, ...] = tuple(v.game_view for v in VIEWS.values())

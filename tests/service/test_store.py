@@ -249,7 +249,8 @@ def test_a_remembered_game_moved_by_another_replica_costs_no_extra_read(valkey):
 
     trips, accepted, record = asyncio.run(scenario())
     assert accepted["accepted"] and accepted["seat"] == 1
-    assert [(d["seat"], d["seq"]) for d in record["decisions"]] == [(0, 0), (1, 0)]
+    told = [msgspec.json.decode(d) for d in record.decisions]  # as stored
+    assert [(d["seat"], d["seq"]) for d in told] == [(0, 0), (1, 0)]
     assert trips == 2, "a failed commit, then the commit on the game it returned"
 
 
@@ -626,11 +627,11 @@ def test_seats_reading_one_form_share_its_public_view_and_each_sees_its_own(valk
 
     turns, expected, after = asyncio.run(scenario())
     assert [turn["view"] for turn in turns] == expected
-    assert turns[0]["view"]["seats"] is turns[1]["view"]["seats"], "built twice"
-    assert [turn["view"]["you"]["seat"] for turn in turns] == [0, 1]
-    assert [s["decided"] for s in after[1]["view"]["seats"]] == [True, False]
-    assert after[0]["view"]["you"]["roll_index"] == 1
-    assert after[0]["view"]["seats"] is after[1]["view"]["seats"]
+    assert turns[0]["view"].seats is turns[1]["view"].seats, "built twice"
+    assert [turn["view"].you.seat for turn in turns] == [0, 1]
+    assert [s.decided for s in after[1]["view"].seats] == [True, False]
+    assert after[0]["view"].you.roll_index == 1
+    assert after[0]["view"].seats is after[1]["view"].seats
 
 
 def test_the_turns_after_a_decision_share_the_game_it_stored_without_decoding_it(

@@ -28,9 +28,11 @@ __all__ = [
     "LiarsDiceMove",
     "LiarsDiceOptions",
     "LiarsDiceRuleset",
+    "LiarsDiceSeatView",
     "LiarsDiceState",
     "LiarsDiceView",
     "PublicBid",
+    "RolledDice",
     "SeatDice",
     "SeatPublic",
     "bid_rank",
@@ -158,6 +160,20 @@ class LiarsDiceView(msgspec.Struct, frozen=True):
 class SeatDice(msgspec.Struct, frozen=True):
     """What only one seat sees (``seat_view``, the view's ``"you"``): its own dice."""
 
+    seat: Seat
+    dice: list[Face]
+
+
+class LiarsDiceSeatView(LiarsDiceView, frozen=True):
+    """A seat's view (``view(state, seat)``): the public view and its own dice."""
+
+    you: SeatDice
+
+
+class RolledDice(msgspec.Struct, frozen=True):
+    """A seat's dice as rolled (``dice_log``; the record shows them once the game is over)."""
+
+    round: int
     seat: Seat
     dice: list[Face]
 
@@ -370,19 +386,19 @@ class LiarsDiceRuleset:
     def scores(self, state: LiarsDiceState) -> list[dict[str, Any]]:
         return [{"total": total} for total in self.totals(state)]
 
-    def view(self, state: LiarsDiceState, seat: int | None = None) -> dict[str, Any]:
+    def view(self, state: LiarsDiceState, seat: int | None = None) -> LiarsDiceView:
         """Public: the bids, whose turn, each seat's dice count; every die once it is over. A
         seat's view adds its own dice, nobody else's."""
         totals = self.totals(state)
-        shown = LiarsDiceView(
-            ruleset=state.ruleset,
-            options=state.options,
-            finished=state.finished,
-            turn=None if state.finished else state.turn,
-            total_dice=self._total_dice(state),
-            bid=state.bids[-1] if state.bids else None,
-            bids=list(state.bids),
-            seats=[
+        shown = (
+            state.ruleset,
+            state.options,
+            state.finished,
+            None if state.finished else state.turn,
+            self._total_dice(state),
+            state.bids[-1] if state.bids else None,
+            list(state.bids),
+            [
                 SeatPublic(
                     s,
                     len(state.dice[s]),
@@ -392,22 +408,21 @@ class LiarsDiceRuleset:
                 )
                 for s in range(len(state.seqs))
             ],
-            call=state.call,
-            ranking=self.ranking(state) if state.finished else None,
+            state.call,
+            self.ranking(state) if state.finished else None,
         )
-        view: dict[str, Any] = msgspec.to_builtins(shown)
-        if seat is not None:
-            view["you"] = self.seat_view(state, seat)
-        return view
+        if seat is None:
+            return LiarsDiceView(*shown)
+        return LiarsDiceSeatView(*shown, self.seat_view(state, seat))
 
-    def seat_view(self, state: LiarsDiceState, seat: int) -> dict[str, Any]:
+    def seat_view(self, state: LiarsDiceState, seat: int) -> SeatDice:
         """What only ``seat`` sees: its own dice (``view``'s "you")."""
         self._check_seat(state, seat)
-        return msgspec.to_builtins(SeatDice(seat, list(state.dice[seat])))
+        return SeatDice(seat, list(state.dice[seat]))
 
-    def dice_log(self, state: LiarsDiceState) -> list[dict[str, Any]]:
+    def dice_log(self, state: LiarsDiceState) -> list[RolledDice]:
         """Every seat's dice as rolled (the record shows them once the game is over)."""
         return [
-            {"round": 0, "seat": s, "dice": list(self._rolled(state.key, state.options, s))}
+            RolledDice(0, s, list(self._rolled(state.key, state.options, s)))
             for s in range(len(state.seqs))
         ]

@@ -24,9 +24,9 @@ def information_state(liars, state, seat):
     """OpenSpiel's information state string, from what the referee shows the seat: its own
     dice (``you``) and the public bids (and the call)."""
     view = liars.view(state, seat)
-    text = "".join(str(d) for d in view["you"]["dice"])
-    text += "".join(f" {bid['quantity']}-{bid['face']}" for bid in view["bids"])
-    return text + (" Liar" if view["call"] else "")
+    text = "".join(str(d) for d in view.you.dice)
+    text += "".join(f" {bid.quantity}-{bid.face}" for bid in view.bids)
+    return text + (" Liar" if view.call else "")
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -43,7 +43,7 @@ def test_the_engine_plays_as_openspiel(dice, rule, key, rnd):
     game = pyspiel.load_game("liars_dice", {"numdice": dice, "bidding_rule": rule})
     oracle = game.new_initial_state()
     for rolled in liars.dice_log(state):  # the referee's dice, as chance outcomes
-        for face in rolled["dice"]:
+        for face in rolled.dice:
             assert oracle.is_chance_node()
             oracle.apply_action(face - 1)
     while not oracle.is_terminal():

@@ -10,6 +10,7 @@ import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from referee_liars_dice import Bid, Liar, LiarsDiceRuleset, bid_rank
+from referee_liars_dice.rules import SeatDice
 
 from referee.games import GameError, Recorder, verify
 
@@ -118,12 +119,16 @@ def test_no_view_shows_another_seats_dice_before_the_call(game, rnd):
 
     def check(state, seat, legal):
         public = liars.view(state)
-        assert all(s["dice"] is None for s in public["seats"])
+        assert all(s.dice is None for s in public.seats)
         for viewer in range(seats):
             view = liars.view(state, viewer)
-            assert view == {**public, "you": liars.seat_view(state, viewer)}
-            assert view["you"] == {"seat": viewer, "dice": state.dice[viewer]}
-            assert json.dumps(view).count('"dice": [') == 1
+            fields = msgspec.structs.asdict(view)
+            assert fields == {
+                **msgspec.structs.asdict(public),
+                "you": liars.seat_view(state, viewer),
+            }
+            assert view.you == SeatDice(viewer, state.dice[viewer])
+            assert msgspec.json.encode(view).count(b'"dice":[') == 1
 
     random_play(liars, state, rnd, check)
 
@@ -149,7 +154,7 @@ def test_a_record_verifies_and_an_edited_one_does_not(registered, game, rnd, see
     report = verify(record)
     assert report.ok, report.problems
     assert [d["dice"] for d in record["dice"]] == [
-        list(d) for d in (liars.dice_log(recorder.state)[s]["dice"] for s in range(seats))
+        list(d) for d in (liars.dice_log(recorder.state)[s].dice for s in range(seats))
     ]
     edited = json.loads(json.dumps(record))
     edited["dice"][0]["dice"][0] = edited["dice"][0]["dice"][0] % 6 + 1

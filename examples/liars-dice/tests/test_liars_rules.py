@@ -11,7 +11,7 @@ from pathlib import Path
 import msgspec
 import pytest
 from referee_liars_dice import Bid, Liar, bid_rank
-from referee_liars_dice.rules import PublicBid
+from referee_liars_dice.rules import PublicBid, RolledDice, SeatDice
 
 from referee.games import InvalidOption, RuleViolation, roll
 from referee.plugins import SURFACE
@@ -67,7 +67,7 @@ def test_the_dice_are_the_referees_seeded_dice_at_their_positions(liars):
     for seat in range(4):
         rolled = roll(KEY, f"round/0/seat/{seat}", 3)
         assert state.dice[seat] == sorted(rolled)
-        assert liars.dice_log(state)[seat] == {"round": 0, "seat": seat, "dice": list(rolled)}
+        assert liars.dice_log(state)[seat] == RolledDice(0, seat, list(rolled))
 
 
 # bids in order: (last bid, next bid, allowed), 2 seats of 5 dice (10 dice in the game)
@@ -205,7 +205,7 @@ def test_a_missed_deadline_opens_with_the_lowest_bid_then_calls(liars):
     }
     events = liars.timeout(state, 1)
     assert events[1]["move"] == {"type": "liar"} and liars.finished(state)
-    assert [s["timeouts"] for s in liars.view(state)["seats"]] == [1, 1]
+    assert [s.timeouts for s in liars.view(state).seats] == [1, 1]
     assert liars.seq(state, 0) == liars.seq(state, 1) == 1
     with pytest.raises(RuleViolation) as refusal:
         liars.default_moves(state, 0)
@@ -215,19 +215,22 @@ def test_a_missed_deadline_opens_with_the_lowest_bid_then_calls(liars):
 def test_each_seat_sees_its_own_dice_and_everyone_sees_all_once_it_is_over(liars):
     state = game(liars, seats=3, bids=[(2, 3)], dice=[[1, 2], [3, 4], [5, 6]], dice_per_seat=2)
     public = liars.view(state)
-    assert "you" not in public
-    assert [s["dice"] for s in public["seats"]] == [None, None, None]
-    assert [s["dice_count"] for s in public["seats"]] == [2, 2, 2]
-    assert public["bid"] == {"seat": 0, "quantity": 2, "face": 3} and public["turn"] == 1
+    assert not hasattr(public, "you")
+    assert [s.dice for s in public.seats] == [None, None, None]
+    assert [s.dice_count for s in public.seats] == [2, 2, 2]
+    assert public.bid == PublicBid(0, 2, 3) and public.turn == 1
     for seat in range(3):
         view = liars.view(state, seat)
-        assert view["you"] == {"seat": seat, "dice": state.dice[seat]}
-        assert view == {**public, "you": liars.seat_view(state, seat)}
+        assert view.you == SeatDice(seat, state.dice[seat])
+        assert msgspec.structs.asdict(view) == {
+            **msgspec.structs.asdict(public),
+            "you": liars.seat_view(state, seat),
+        }
     liars.decide(state, 1, [Liar()])
     over = liars.view(state)
-    assert [s["dice"] for s in over["seats"]] == [[1, 2], [3, 4], [5, 6]]
-    assert over["turn"] is None and over["ranking"] == liars.ranking(state)
-    assert over["call"]["matches"] == 2  # the 3 and the 6
+    assert [s.dice for s in over.seats] == [[1, 2], [3, 4], [5, 6]]
+    assert over.turn is None and over.ranking == liars.ranking(state)
+    assert over.call is not None and over.call.matches == 2  # the 3 and the 6
 
 
 def _turn(liars, state, seat):

@@ -17,23 +17,46 @@ from pathlib import Path
 from typing import Annotated, Any, ClassVar, Generic, NoReturn, TypeVar
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from ...games import dice as _dice
-from ...games._common import Die, Scorer, check_seats, parse_options, places, plain
+from ...games._common import Die, Scorer, check_seats, parse_options, places
 from ...games.errors import RuleViolation
-from ...games.shapes import ViewShapes
+from ...games.shapes import (
+    Decided,
+    GameBase,
+    Ranking,
+    RecordBase,
+    Seat,
+    Sitting,
+    ViewShapes,
+)
 
 __all__ = [
     "POINTS",
+    "ChoiceBoard",
+    "ChoiceDecision",
+    "ChoiceGame",
+    "ChoiceGameView",
     "ChoiceMove",
     "ChoiceOptions",
+    "ChoicePublicSeat",
+    "ChoicePublicSheet",
+    "ChoiceRecord",
+    "ChoiceRoll",
     "ChoiceRuleset",
     "ChoiceScore",
+    "ChoiceSeatSheet",
+    "ChoiceSeatView",
+    "ChoiceSheet",
     "ChoiceState",
+    "ChoiceYou",
+    "FifthDie",
     "FreeThrow",
     "Mark",
     "Pass",
     "Sheet",
+    "SumKey",
     "SumScore",
     "score_marks",
     "warm_rounds",
@@ -196,11 +219,146 @@ def _score(counts: tuple[int, ...]) -> ChoiceScore:
 
 
 @lru_cache(maxsize=8192)
-def _score_json(counts: tuple[int, ...]) -> msgspec.Raw:
+def _score_json(counts: tuple[int, ...]) -> ChoiceScore:
     """A sheet's score as sent, remembered: every turn shows every sheet's score, and a Raw is
     copied where the score's twelve Structs were encoded each time (a third of a turn's
-    encoding)."""
-    return msgspec.Raw(msgspec.json.encode(_score(counts)))
+    encoding). The views' ``score`` holds it: the ``ChoiceScore`` it encodes, already JSON."""
+    return msgspec.Raw(msgspec.json.encode(_score(counts)))  # type: ignore[return-value]
+
+
+# -- the views: what the engine returns, and the contract states (``views``) ----------------
+
+SumKey = Annotated[str, msgspec.Meta(pattern="^([2-9]|1[0-2])$", description="a sum, 2..12")]
+Roll = Annotated[list[Die], msgspec.Meta(min_length=5, max_length=5)]
+Batch = Annotated[int, msgspec.Meta(ge=0, description="the batch of rolls being decided")]
+FirstRoll = Annotated[int, msgspec.Meta(ge=0, description="the game-wide index of rolls[0]")]
+Rolls = Annotated[list[Roll], msgspec.Meta(description="this batch's rolls, five dice each")]
+EndMarks = Annotated[int, msgspec.Meta(description="a fifth die's marks that end a sheet")]
+
+
+class FifthDie(msgspec.Struct, frozen=True, gc=False):
+    """One of the (up to three) fifth-die values chosen, and how often it was marked."""
+
+    value: Die
+    marks: Annotated[int, msgspec.Meta(ge=0)]
+
+
+class ChoiceSheet(msgspec.Struct):
+    """A CHOICE score sheet: marks per sum, the fifth dice, and what it scores."""
+
+    marks: Annotated[
+        dict[SumKey, Annotated[int, msgspec.Meta(ge=0)]],
+        msgspec.Meta(description="marks per sum, '2'..'12'"),
+    ]
+    fifth_dice: Annotated[list[FifthDie], msgspec.Meta(max_length=3)]
+    done: Annotated[bool, msgspec.Meta(description="a fifth die reached its last mark")]
+    retired: bool
+    rounds: Annotated[int, msgspec.Meta(ge=0, description="rounds played")]
+    free_throws: Annotated[int, msgspec.Meta(ge=0)]
+    score: ChoiceScore
+
+
+class ChoiceSeatSheet(ChoiceSheet):
+    """A seat's committed (public) sheet."""
+
+    seat: Seat
+    decided: Annotated[bool, msgspec.Meta(description="the seat has decided this batch")]
+
+
+class ChoiceYou(msgspec.Struct):
+    """What only this seat sees: its draft sheet and its decisions not yet disclosed."""
+
+    seat: Seat
+    roll_index: Annotated[int, msgspec.Meta(ge=0, description="this batch's roll to decide")]
+    decisions: list[ChoiceMove]
+    sheet: ChoiceSheet
+
+
+class ChoiceBoard(msgspec.Struct, kw_only=True):
+    """What every seat sees of a CHOICE game (``view(state)``): the board and every committed
+    sheet."""
+
+    options: ChoiceOptions
+    finished: bool
+    batch: Batch
+    first_roll: FirstRoll
+    rolls: Rolls
+    end_marks: EndMarks
+    seats: list[ChoiceSeatSheet]
+    ranking: Ranking | UnsetType = UNSET
+
+
+class ChoiceSeatView(ChoiceBoard, tag_field="ruleset", tag="choice", kw_only=True):
+    """A CHOICE seat's view: the board, every committed sheet, and its own (``you``)."""
+
+    you: ChoiceYou
+
+
+class ChoicePublicSheet(Sitting):
+    """A public seat's sheet, once the game runs (and unless sealed)."""
+
+    marks: dict[SumKey, int] | UnsetType = UNSET
+    fifth_dice: list[FifthDie] | UnsetType = UNSET
+    done: bool | UnsetType = UNSET
+    retired: bool | UnsetType = UNSET
+    rounds: int | UnsetType = UNSET
+    free_throws: int | UnsetType = UNSET
+    score: ChoiceScore | UnsetType = UNSET
+
+
+class ChoicePublicSeat(ChoicePublicSheet):
+    """Who sits there and, once the game runs (and unless sealed), their sheet."""
+
+    decided: bool | UnsetType = UNSET
+
+
+class ChoiceGame(GameBase, kw_only=True):
+    """The public view's board fields: there once the game runs, unless it is sealed."""
+
+    options: ChoiceOptions
+    batch: Batch | UnsetType = UNSET
+    first_roll: FirstRoll | UnsetType = UNSET
+    rolls: Rolls | UnsetType = UNSET
+    end_marks: EndMarks | UnsetType = UNSET
+    ranking: Ranking | UnsetType = UNSET
+
+
+class ChoiceGameView(ChoiceGame, tag_field="ruleset", tag="choice", kw_only=True):
+    """A CHOICE game as anyone sees it; the board fields once it runs, unless sealed."""
+
+    seats: list[ChoicePublicSeat]
+
+
+class ChoiceDecision(Decided):
+    """A decision as the record tells it."""
+
+    moves: list[ChoiceMove]
+
+
+class ChoiceRoll(msgspec.Struct, gc=False):
+    """A roll of the game, by its game-wide index."""
+
+    roll: Annotated[int, msgspec.Meta(ge=0)]
+    dice: Roll
+
+
+class ChoiceRecord(RecordBase, tag_field="ruleset", tag="choice", kw_only=True):
+    """A CHOICE game's record: what its view and events disclosed; once over, every die."""
+
+    options: ChoiceOptions
+    decisions: list[ChoiceDecision]
+    dice: Annotated[list[ChoiceRoll], msgspec.Meta(description="empty until the game is over")]
+    final: Annotated[list[ChoiceSeatSheet], msgspec.Meta(description="empty until over")]
+
+
+class ViewParts(msgspec.Struct, frozen=True):
+    """The Structs a CHOICE ruleset's views are built of: a sheet, a seat's public sheet,
+    what only the seat sees, and the board."""
+
+    sheet: type
+    seat_sheet: type
+    you: type
+    board: type
 
 
 _pack_sheet = msgspec.msgpack.Encoder().encode
@@ -208,27 +366,21 @@ _unpack_sheet = msgspec.msgpack.Decoder(Sheet).decode
 
 
 @lru_cache(maxsize=4096)
-def _sheet_shown(packed: bytes, cards: bool) -> dict:
-    """A sheet as views show it, remembered by its packed form: every view shows every sheet,
-    and a sheet changes once per roll. Shared by the views that show it, each taking a copy
-    of its top level (to add to); what is nested in it is never changed."""
+def _sheet_shown(packed: bytes, cards: bool) -> tuple[Any, ...]:
+    """A sheet's fields as views show it (a ``ChoiceSheet``'s, in order; with ``cards``, a
+    specials sheet's), remembered by its packed form: every view shows every sheet, and a
+    sheet changes once per roll. Shared by every view that shows it, and never changed."""
     sheet = _unpack_sheet(packed)
-    view = {
-        "marks": dict(zip(_SUM_KEYS, sheet.marks, strict=True)),
-        "fifth_dice": [
-            {"value": v, "marks": n}
-            for v, n in zip(sheet.fifth_values, sheet.fifth_counts, strict=True)
-        ],
-        "done": sheet.done,
-        "retired": sheet.retired,
-        "rounds": sheet.rounds,
-        "free_throws": sheet.free_throws,
-        "score": _score_json(tuple(sheet.marks)),  # JSON, as msgspec encodes a ChoiceScore
-    }
-    if cards:
-        view["cards"] = list(sheet.cards)
-        view["plate"] = list(sheet.plate)
-    return view
+    shown: tuple[Any, ...] = (
+        dict(zip(_SUM_KEYS, sheet.marks, strict=True)),
+        [FifthDie(v, n) for v, n in zip(sheet.fifth_values, sheet.fifth_counts, strict=True)],
+        sheet.done,
+        sheet.retired,
+        sheet.rounds,
+        sheet.free_throws,
+        _score_json(tuple(sheet.marks)),
+    )
+    return (*shown, list(sheet.cards), list(sheet.plate)) if cards else shown
 
 
 def roll_dice(key: bytes, n: int) -> bytes:
@@ -419,8 +571,12 @@ class ChoiceRuleset:
     bots: ClassVar[dict[str, Callable[[int | None], Any]]] = {}
     #: its score calculator (the package sets it: ``shapes.py``)
     scorer: ClassVar[Scorer | None] = None
-    #: the shapes of its views in the contract (the package sets them: ``shapes.py``)
-    views: ClassVar[ViewShapes | None] = None
+    #: its views, as the engine returns them and the contract states them
+    views: ClassVar[ViewShapes | None] = ViewShapes(
+        ChoiceSeatView, ChoiceGameView, ChoiceDecision, ChoiceRecord
+    )
+    #: the parts its views are built of (the specials' hold cards and a plate too)
+    _shapes: ClassVar[ViewParts] = ViewParts(ChoiceSheet, ChoiceSeatSheet, ChoiceYou, ChoiceBoard)
     #: its part of the pages, a JavaScript module (the package sets it: ``page.js``)
     page_script: ClassVar[Path | None] = None
     #: its rounds in the turn report (the package sets it: ``report.py``)
@@ -765,48 +921,47 @@ class ChoiceRuleset:
     def ranking(self, state: ChoiceState) -> list[int]:
         return places(self.totals(state))
 
-    def _sheet_view(self, sheet: Sheet) -> dict:
-        return dict(_sheet_shown(_pack_sheet(sheet), bool(self.cards)))
+    def _sheet_shown(self, sheet: Sheet) -> tuple[Any, ...]:
+        return _sheet_shown(_pack_sheet(sheet), bool(self.cards))
 
-    def view(self, state: ChoiceState, seat: int | None = None) -> dict:
-        """The public view, plus the seat's own hidden decisions and draft sheet when ``seat``.
-
-        Builtins and ``msgspec.Raw`` (each sheet's ``score``, already JSON): encode it with
-        msgspec.
-        """
-        seats = []
-        for s, sheet in enumerate(state.sheets):
-            entry = self._sheet_view(sheet)
-            entry["seat"] = s
-            entry["decided"] = state.finished or sheet.done or self._complete(state, s)
-            seats.append(entry)
-        view: dict[str, Any] = {
-            "ruleset": state.ruleset,
-            "options": msgspec.to_builtins(state.options),
+    def view(self, state: ChoiceState, seat: int | None = None) -> ChoiceBoard:
+        """The board every seat sees (``views.seat_view``'s fields but ``you``), or with
+        ``seat``, that seat's view: the board and its own hidden decisions and draft sheet."""
+        seat_sheet = self._shapes.seat_sheet
+        board: dict[str, Any] = {
+            "options": state.options,
             "finished": state.finished,
             "batch": state.batch,
             "first_roll": state.first_roll,
             "rolls": [list(r) for r in state.rolls],
             "end_marks": self.end_marks,
-            "seats": seats,
+            "seats": [
+                seat_sheet(
+                    *self._sheet_shown(sheet),
+                    s,
+                    state.finished or sheet.done or self._complete(state, s),
+                )
+                for s, sheet in enumerate(state.sheets)
+            ],
         }
         if state.finished:
-            view["ranking"] = self.ranking(state)
-        if seat is not None:
-            view["you"] = self.seat_view(state, seat)
-        return view
+            board["ranking"] = self.ranking(state)
+        if seat is None:
+            return self._shapes.board(**board)
+        return self.views.seat_view(**board, you=self.seat_view(state, seat))  # type: ignore[union-attr]
 
-    def seat_view(self, state: ChoiceState, seat: int) -> dict:
+    def seat_view(self, state: ChoiceState, seat: int) -> ChoiceYou:
         """What only ``seat`` sees: its hidden decisions and draft sheet (``view``'s "you")."""
         self._check_seat(state, seat)
-        return {
-            "seat": seat,
-            "roll_index": state.progress[seat],
-            "decisions": plain(state.pending[seat]),
-            "sheet": self._sheet_view(self._current(state, seat)),
-        }
+        shapes = self._shapes
+        return shapes.you(
+            seat,
+            state.progress[seat],
+            list(state.pending[seat]),
+            shapes.sheet(*self._sheet_shown(self._current(state, seat))),
+        )
 
-    def dice_log(self, state: ChoiceState) -> list[dict]:
+    def dice_log(self, state: ChoiceState) -> list[ChoiceRoll]:
         """Every roll drawn so far, by game-wide index (public rolls, so no secret here)."""
         last = state.first_roll + len(state.rolls)
-        return [{"roll": n, "dice": list(roll_dice(state.key, n))} for n in range(last)]
+        return [ChoiceRoll(n, list(roll_dice(state.key, n))) for n in range(last)]

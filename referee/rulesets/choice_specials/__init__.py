@@ -9,7 +9,6 @@ from ..choice.bots import greedy_bot, random_bot, strong_bot
 from ..choice.report import SheetReport
 from ..choice.shapes import scorer
 from .engine import ChoiceSpecialsRuleset
-from .shapes import views
 
 __all__ = ["ChoiceSpecialsRuleset"]
 
@@ -19,5 +18,4 @@ ChoiceSpecialsRuleset.scorer = scorer(
     "What a CHOICE-with-special-cards sheet with these marks scores.",
 )
 ChoiceSpecialsRuleset.report = SheetReport(specials=True)
-ChoiceSpecialsRuleset.views = views
 ChoiceSpecialsRuleset.page_script = Path(__file__).parent / "page.js"

@@ -8,20 +8,29 @@ use up a roll: in a postal round it may stand at any of the k + 1 places between
 from __future__ import annotations
 
 from itertools import combinations
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from ...games._common import Die
 from ...games.errors import RuleViolation
+from ...games.shapes import Decided, RecordBase, Seat, ViewShapes
 from ..choice.engine import (
+    ChoiceBoard,
+    ChoiceGame,
+    ChoiceOptions,
+    ChoicePublicSheet,
+    ChoiceRoll,
     ChoiceRuleset,
+    ChoiceSheet,
     ChoiceState,
     FreeThrow,
     Mark,
     Pair,
     Pass,
     Sheet,
+    ViewParts,
     _fmt,
     _pairings,
     _sorted_pairs,
@@ -37,8 +46,17 @@ from ..choice.engine import (
 
 __all__ = [
     "CARDS",
+    "ChoiceSpecialsBoard",
+    "ChoiceSpecialsDecision",
+    "ChoiceSpecialsGameView",
     "ChoiceSpecialsMove",
+    "ChoiceSpecialsPublicSeat",
+    "ChoiceSpecialsRecord",
     "ChoiceSpecialsRuleset",
+    "ChoiceSpecialsSeatSheet",
+    "ChoiceSpecialsSeatView",
+    "ChoiceSpecialsSheet",
+    "ChoiceSpecialsYou",
     "Fdh",
     "Kur",
     "Minus1",
@@ -154,6 +172,78 @@ def _plate_combos(plate: list[int]) -> list[tuple[int, int, int, int, int]]:
     return sorted(set(combinations(sorted(plate), 5)))
 
 
+# -- the views: CHOICE's, with the cards left and the leftovers plate ---------------------
+
+Card = Literal["fdh", "null", "kur", "minus1", "minus2", "suppen_kasper"]
+
+
+class ChoiceSpecialsSheet(ChoiceSheet):
+    """A CHOICE sheet with special cards: also the cards left and the leftovers plate."""
+
+    cards: list[Card]
+    plate: Annotated[list[Die], msgspec.Meta(description="the leftovers plate's dice")]
+
+
+class ChoiceSpecialsSeatSheet(ChoiceSpecialsSheet):
+    """A seat's committed (public) sheet."""
+
+    seat: Seat
+    decided: Annotated[bool, msgspec.Meta(description="the seat has decided this batch")]
+
+
+class ChoiceSpecialsYou(msgspec.Struct):
+    """What only this seat sees: its draft sheet and its decisions not yet disclosed."""
+
+    seat: Seat
+    roll_index: Annotated[int, msgspec.Meta(ge=0, description="this batch's roll to decide")]
+    decisions: list[ChoiceSpecialsMove]
+    sheet: ChoiceSpecialsSheet
+
+
+class ChoiceSpecialsBoard(ChoiceBoard, kw_only=True):
+    """What every seat sees of a CHOICE-with-special-cards game (``view(state)``)."""
+
+    # a specials sheet in each seat's place (the same position in the JSON as CHOICE's)
+    seats: list[ChoiceSpecialsSeatSheet]  # type: ignore[assignment]
+
+
+class ChoiceSpecialsSeatView(
+    ChoiceSpecialsBoard, tag_field="ruleset", tag="choice-specials", kw_only=True
+):
+    """A CHOICE-with-special-cards seat's view."""
+
+    you: ChoiceSpecialsYou
+
+
+class ChoiceSpecialsPublicSeat(ChoicePublicSheet):
+    """Who sits there and, once the game runs (and unless sealed), their sheet and cards."""
+
+    cards: list[Card] | UnsetType = UNSET
+    plate: list[Die] | UnsetType = UNSET
+    decided: bool | UnsetType = UNSET
+
+
+class ChoiceSpecialsGameView(ChoiceGame, tag_field="ruleset", tag="choice-specials", kw_only=True):
+    """A CHOICE-with-special-cards game as anyone sees it."""
+
+    seats: list[ChoiceSpecialsPublicSeat]
+
+
+class ChoiceSpecialsDecision(Decided):
+    """A decision as the record tells it."""
+
+    moves: list[ChoiceSpecialsMove]
+
+
+class ChoiceSpecialsRecord(RecordBase, tag_field="ruleset", tag="choice-specials", kw_only=True):
+    """A CHOICE-with-special-cards game's record."""
+
+    options: ChoiceOptions
+    decisions: list[ChoiceSpecialsDecision]
+    dice: Annotated[list[ChoiceRoll], msgspec.Meta(description="empty until the game is over")]
+    final: Annotated[list[ChoiceSpecialsSeatSheet], msgspec.Meta(description="empty until over")]
+
+
 class ChoiceSpecialsRuleset(ChoiceRuleset):
     """``choice-specials``: done at the 7th mark; cards fdh, null, kur, −1, −2, Suppen-Kasper."""
 
@@ -163,6 +253,15 @@ class ChoiceSpecialsRuleset(ChoiceRuleset):
     cards: ClassVar[tuple[str, ...]] = CARDS
     Move: ClassVar[Any] = ChoiceSpecialsMove
     State: ClassVar[Any] = ChoiceState[ChoiceSpecialsMove]
+    views: ClassVar[ViewShapes | None] = ViewShapes(
+        ChoiceSpecialsSeatView,
+        ChoiceSpecialsGameView,
+        ChoiceSpecialsDecision,
+        ChoiceSpecialsRecord,
+    )
+    _shapes: ClassVar[ViewParts] = ViewParts(
+        ChoiceSpecialsSheet, ChoiceSpecialsSeatSheet, ChoiceSpecialsYou, ChoiceSpecialsBoard
+    )
 
     # -- enumeration -------------------------------------------------------------------------
 

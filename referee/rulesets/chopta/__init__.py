@@ -7,12 +7,11 @@ from pathlib import Path
 from .bots import greedy_bot, random_bot, strong_bot
 from .engine import ChoptaRuleset
 from .report import AreaReport
-from .shapes import scorer, views
+from .shapes import scorer
 
 __all__ = ["ChoptaRuleset"]
 
 ChoptaRuleset.bots = {"random": random_bot, "greedy": greedy_bot, "strong": strong_bot}
 ChoptaRuleset.scorer = scorer
 ChoptaRuleset.report = AreaReport()
-ChoptaRuleset.views = views
 ChoptaRuleset.page_script = Path(__file__).parent / "page.js"

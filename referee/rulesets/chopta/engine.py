@@ -12,18 +12,36 @@ from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from ...games import dice as _dice
 from ...games._common import Die, Scorer, check_seats, parse_options, places
 from ...games.errors import RuleViolation
-from ...games.shapes import ViewShapes
+from ...games.shapes import (
+    Decided,
+    GameBase,
+    Ranking,
+    RecordBase,
+    Seat,
+    Sitting,
+    ViewShapes,
+)
 
 __all__ = [
-    "AreaScore",
+    "Arrangement",
+    "ChoptaBoard",
+    "ChoptaDecision",
+    "ChoptaGameView",
     "ChoptaMove",
     "ChoptaOptions",
+    "ChoptaPool",
+    "ChoptaPublicSeat",
+    "ChoptaRecord",
     "ChoptaRuleset",
+    "ChoptaSeat",
+    "ChoptaSeatView",
     "ChoptaState",
+    "ChoptaYou",
     "Group",
     "Place",
     "Swap",
@@ -83,12 +101,12 @@ class Group(msgspec.Struct, frozen=True):
     points: int
 
 
-class AreaScore(msgspec.Struct, frozen=True):
-    """The best arrangement of a play area: its groups, the dice left out, the points."""
+class Arrangement(msgspec.Struct, frozen=True):
+    """A play area's best arrangement: its groups, the dice left out, the points."""
 
     points: int
     groups: list[Group]
-    unused: list[int]
+    unused: list[Die]
 
 
 def _counts(dice: Iterable[int]) -> tuple[int, ...]:
@@ -155,7 +173,9 @@ def _best(counts: tuple[int, ...], bonus: bool, face: bool) -> tuple[int, int, i
     return result
 
 
-def score_area(dice: Iterable[int], *, bonus: bool = False, face_value: bool = False) -> AreaScore:
+def score_area(
+    dice: Iterable[int], *, bonus: bool = False, face_value: bool = False
+) -> Arrangement:
     """Score a play area with the arrangement that maximises points (RULES.md CHOPTA §3, §5)."""
     counts = _counts(dice)
     points, n, y1, y2, y5, y6 = _best(counts, bonus, face_value)
@@ -186,7 +206,7 @@ def score_area(dice: Iterable[int], *, bonus: bool = False, face_value: bool = F
             groups.append(Group("set", [v] * n_left, worth))
         elif n_left:
             unused += [v] * n_left
-    return AreaScore(points, groups, unused)
+    return Arrangement(points, groups, unused)
 
 
 # --- state
@@ -215,6 +235,102 @@ def _dice_of(counts: Sequence[int]) -> list[int]:
     return [v for v in range(1, 7) for _ in range(counts[v])]
 
 
+# -- the views: what the engine returns, and the contract states (``views``) ----------------
+
+
+class ChoptaSeat(msgspec.Struct, kw_only=True):
+    """A seat's public CHOPTA figures: its play area, its pool's size (not its dice)."""
+
+    seat: Seat
+    pool_size: Annotated[int, msgspec.Meta(ge=0, description="dice left in its hidden pool")]
+    area: Annotated[list[Die], msgspec.Meta(description="its play area")]
+    retired: bool
+    total: int
+    rounds: Annotated[list[int], msgspec.Meta(description="points of each round over")]
+    arrangement: Arrangement
+
+
+Round = Annotated[int, msgspec.Meta(ge=0)]
+ToPlay = Annotated[Seat | None, msgspec.Meta(description="the seat to play; null when over")]
+PlayedThisTurn = Annotated[int, msgspec.Meta(ge=0)]
+
+
+class ChoptaYou(msgspec.Struct):
+    """What only this seat sees: its own pool."""
+
+    seat: Seat
+    pool: list[Die]
+
+
+class ChoptaBoard(msgspec.Struct, kw_only=True):
+    """What every seat sees of a CHOPTA game (``view(state)``): every play area and pool
+    size."""
+
+    options: ChoptaOptions
+    finished: bool
+    round: Round
+    first_seat: Seat
+    turn: ToPlay
+    played_this_turn: PlayedThisTurn
+    seats: list[ChoptaSeat]
+    ranking: Ranking | UnsetType = UNSET
+
+
+class ChoptaSeatView(ChoptaBoard, tag_field="ruleset", tag="chopta", kw_only=True):
+    """A CHOPTA seat's view: every play area and pool size, and its own pool (``you``)."""
+
+    you: ChoptaYou
+
+
+class ChoptaPublicSeat(Sitting):
+    """Who sits there and, once the game runs (and unless sealed), their play area."""
+
+    pool_size: int | UnsetType = UNSET
+    area: list[Die] | UnsetType = UNSET
+    retired: bool | UnsetType = UNSET
+    total: int | UnsetType = UNSET
+    rounds: list[int] | UnsetType = UNSET
+    arrangement: Arrangement | UnsetType = UNSET
+
+
+class ChoptaGameView(GameBase, tag_field="ruleset", tag="chopta", kw_only=True):
+    """A CHOPTA game as anyone sees it; the board fields once it runs, unless sealed."""
+
+    options: ChoptaOptions
+    round: Round | UnsetType = UNSET
+    first_seat: Seat | UnsetType = UNSET
+    turn: (
+        Annotated[Seat, msgspec.Meta(description="the seat to play; absent once it is over")]
+        | UnsetType
+    ) = UNSET
+    played_this_turn: PlayedThisTurn | UnsetType = UNSET
+    ranking: Ranking | UnsetType = UNSET
+    seats: list[ChoptaPublicSeat]
+
+
+class ChoptaDecision(Decided):
+    """A decision as the record tells it."""
+
+    moves: list[ChoptaMove]
+
+
+class ChoptaPool(msgspec.Struct, gc=False):
+    """A seat's pool as rolled at the start of a round."""
+
+    round: Annotated[int, msgspec.Meta(ge=0)]
+    seat: Seat
+    dice: list[Die]
+
+
+class ChoptaRecord(RecordBase, tag_field="ruleset", tag="chopta", kw_only=True):
+    """A CHOPTA game's record."""
+
+    options: ChoptaOptions
+    decisions: list[ChoptaDecision]
+    dice: Annotated[list[ChoptaPool], msgspec.Meta(description="empty until the game is over")]
+    final: Annotated[list[ChoptaSeat], msgspec.Meta(description="empty until over")]
+
+
 class ChoptaRuleset:
     """``chopta``: 2..8 seats; first to the target after a round ends the game."""
 
@@ -229,8 +345,10 @@ class ChoptaRuleset:
     bots: ClassVar[dict[str, Callable[[int | None], Any]]] = {}
     #: its score calculator (the package sets it: ``shapes.py``)
     scorer: ClassVar[Scorer | None] = None
-    #: the shapes of its views in the contract (the package sets them: ``shapes.py``)
-    views: ClassVar[ViewShapes | None] = None
+    #: its views, as the engine returns them and the contract states them
+    views: ClassVar[ViewShapes | None] = ViewShapes(
+        ChoptaSeatView, ChoptaGameView, ChoptaDecision, ChoptaRecord
+    )
     #: its part of the pages, a JavaScript module (the package sets it: ``page.js``)
     page_script: ClassVar[Path | None] = None
     #: its rounds in the turn report (the package sets it: ``report.py``)
@@ -458,57 +576,53 @@ class ChoptaRuleset:
     def ranking(self, state: ChoptaState) -> list[int]:
         return places(state.totals)
 
-    def scores(self, state: ChoptaState) -> list[dict]:
-        """Totals, round scores, and the current arrangement of each play area."""
+    def scores(self, state: ChoptaState) -> list[Arrangement]:
+        """Each play area's best arrangement now (its points: what the area would score)."""
         options = state.options
         return [
-            {
-                "total": state.totals[s],
-                "rounds": [scores[s] for scores in state.history],
-                "arrangement": msgspec.to_builtins(
-                    score_area(_dice_of(area), bonus=options.bonus, face_value=options.face_value)
-                ),
-            }
-            for s, area in enumerate(state.areas)
+            score_area(_dice_of(area), bonus=options.bonus, face_value=options.face_value)
+            for area in state.areas
         ]
 
-    def view(self, state: ChoptaState, seat: int | None = None) -> dict:
-        """Public: areas, pool sizes, totals. A seat's view adds its own pool, nobody else's."""
-        scores = self.scores(state)
-        view: dict[str, Any] = {
-            "ruleset": state.ruleset,
-            "options": msgspec.to_builtins(state.options),
+    def view(self, state: ChoptaState, seat: int | None = None) -> ChoptaBoard:
+        """Public: areas, pool sizes, totals (``views.seat_view``'s fields but ``you``). With
+        ``seat``, that seat's view: the board and its own pool, nobody else's."""
+        arrangements = self.scores(state)
+        board: dict[str, Any] = {
+            "options": state.options,
             "finished": state.finished,
             "round": state.round,
             "first_seat": state.round % len(state.totals),
             "turn": None if state.finished else state.turn,
             "played_this_turn": state.played,
             "seats": [
-                {
-                    "seat": s,
-                    "pool_size": sum(state.pools[s]),
-                    "area": _dice_of(state.areas[s]),
-                    "retired": state.retired[s],
-                    **scores[s],
-                }
+                ChoptaSeat(
+                    seat=s,
+                    pool_size=sum(state.pools[s]),
+                    area=_dice_of(state.areas[s]),
+                    retired=state.retired[s],
+                    total=state.totals[s],
+                    rounds=[scores[s] for scores in state.history],
+                    arrangement=arrangements[s],
+                )
                 for s in range(len(state.totals))
             ],
         }
         if state.finished:
-            view["ranking"] = self.ranking(state)
-        if seat is not None:
-            view["you"] = self.seat_view(state, seat)
-        return view
+            board["ranking"] = self.ranking(state)
+        if seat is None:
+            return ChoptaBoard(**board)
+        return ChoptaSeatView(**board, you=self.seat_view(state, seat))
 
-    def seat_view(self, state: ChoptaState, seat: int) -> dict:
+    def seat_view(self, state: ChoptaState, seat: int) -> ChoptaYou:
         """What only ``seat`` sees: its own pool (``view``'s "you")."""
         self._check_seat(state, seat)
-        return {"seat": seat, "pool": _dice_of(state.pools[seat])}
+        return ChoptaYou(seat, _dice_of(state.pools[seat]))
 
-    def dice_log(self, state: ChoptaState) -> list[dict]:
+    def dice_log(self, state: ChoptaState) -> list[ChoptaPool]:
         """Every pool rolled so far, by round and seat (secret until the round is over)."""
         return [
-            {"round": r, "seat": s, "dice": list(self._pool_dice(state, r, s))}
+            ChoptaPool(r, s, list(self._pool_dice(state, r, s)))
             for r in range(state.round + 1)
             for s in range(len(state.totals))
         ]
