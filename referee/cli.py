@@ -188,7 +188,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:  # `referee` alone: what it can do
         parser.print_help()
         return 0
-    return args.run(args)
+    code: int = args.run(args)
+    return code
 
 
 class _WithDefaults(argparse.ArgumentDefaultsHelpFormatter):

@@ -101,7 +101,7 @@ encode = msgspec.msgpack.Encoder().encode
 
 
 @functools.cache
-def _state_decoder(ruleset_id: str) -> msgspec.msgpack.Decoder:
+def _state_decoder(ruleset_id: str) -> msgspec.msgpack.Decoder[Any]:
     return msgspec.msgpack.Decoder(get_ruleset(ruleset_id).State)
 
 

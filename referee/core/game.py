@@ -120,7 +120,7 @@ class LoadedGame(GameViews):
 
     # -- changing ------------------------------------------------------------------------------
 
-    def emit(self, event: dict) -> None:
+    def emit(self, event: dict[str, Any]) -> None:
         self.change.events.append(_json.encode(event))
         self.dirty = True
 
@@ -207,7 +207,7 @@ class LoadedGame(GameViews):
             self.play_house(now)
             self.refresh_deadlines(now)
 
-    def apply(self, seat: int, moves: list[Any] | None, now: float) -> list[dict]:
+    def apply(self, seat: int, moves: list[Any] | None, now: float) -> list[dict[str, Any]]:
         """Apply a decision (or a timeout when ``moves`` is None) and record it."""
         ruleset, state = self.ruleset, self.state
         seq = ruleset.seq(state, seat)

@@ -15,7 +15,7 @@ import math
 from collections.abc import Sequence
 from functools import lru_cache
 from itertools import combinations
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 from openskill.models import PlackettLuce
@@ -75,7 +75,7 @@ class TournamentSpec(TournamentPlan, frozen=True):
     the ruleset's options."""
 
     ruleset: str
-    options: dict = {}
+    options: dict[str, Any] = {}
 
 
 class GameResult(msgspec.Struct, frozen=True):

@@ -17,7 +17,11 @@ from ..games._common import plain
 from ..games.shapes import own_views, public_seat
 from .documents import GameDoc
 
-__all__ = ["GameViews", "game_summary"]
+__all__ = ["GameViews", "Shown", "game_summary"]
+
+#: what a view or record is as the web layer gets it to encode: the ruleset's Struct (a
+#: plug-in that declares no view shapes gives plain values)
+Shown = msgspec.Struct | dict[str, Any]
 
 
 class GameViews:
@@ -44,12 +48,12 @@ class GameViews:
             "seed": None if sealed else doc.seed.hex(),
         }
 
-    def public_view(self) -> Any:
+    def public_view(self) -> Shown:
         """What anyone may see of a game that is not sealed (``sealed_view`` otherwise): the
         board as of now, with each deciding seat's deadline."""
         return self.public_view_of(self.state, self.doc.status, deadlines=True)
 
-    def public_view_of(self, state: Any, status: str, *, deadlines: bool = False) -> Any:
+    def public_view_of(self, state: Any, status: str, *, deadlines: bool = False) -> Shown:
         """The public view of this game at ``state`` (now, or a step of its replay): its
         ruleset's ``game_view`` Struct, composed of the engine's board (``view(state)``) and
         the seats' sittings; with ``deadlines``, each seat's (absent: none)."""
@@ -96,7 +100,7 @@ class GameViews:
             fields["seed"] = doc.seed.hex()
             if doc.chain:
                 fields["chain"] = doc.chain.hex()
-        return shapes.game_view(
+        made: Shown = shapes.game_view(
             id=doc.id,
             status=status,
             commitment=doc.commitment,
@@ -106,6 +110,7 @@ class GameViews:
             seats=seats,
             **fields,
         )
+        return made
 
     def _plain_public_view(self, state: Any, status: str, deadlines: bool) -> dict[str, Any]:
         """The public view of a ruleset whose views are not its own (a plug-in that declares
@@ -146,7 +151,7 @@ class GameViews:
                 view["chain"] = doc.chain.hex()
         return view
 
-    def sealed_view(self) -> Any:
+    def sealed_view(self) -> Shown:
         """What anyone may see of a sealed game: who sits there and whether it is over."""
         doc = self.doc
         shapes = own_views(self.ruleset)
@@ -157,7 +162,7 @@ class GameViews:
                 "sealed": True,
             }
         sitting = public_seat(shapes.game_view)
-        return shapes.game_view(
+        made: Shown = shapes.game_view(
             id=doc.id,
             options=self.ruleset.options(doc.options),
             status=doc.status,
@@ -167,6 +172,7 @@ class GameViews:
             to_decide=[],
             sealed=True,
         )
+        return made
 
     def turn_status(self, seat: int) -> str:
         ruleset, state = self.ruleset, self.state
@@ -204,7 +210,7 @@ class GameViews:
             "view": self.seat_view(seat),
         }
 
-    def seat_view(self, seat: int) -> Any:
+    def seat_view(self, seat: int) -> Shown:
         """``ruleset.view(state, seat)``: the engine's board with the seat's ``you``, the
         board built once for a shared game."""
         ruleset, state = self.ruleset, self.state
@@ -217,9 +223,10 @@ class GameViews:
         shapes = own_views(ruleset)
         if shapes is None:  # a plug-in's views as plain values
             return {**plain(public), "ruleset": ruleset.id, "you": plain(you)}
-        return shapes.seat_view(**msgspec.structs.asdict(public), you=you)
+        made: Shown = shapes.seat_view(**msgspec.structs.asdict(public), you=you)
+        return made
 
-    def record(self, decisions: list[bytes]) -> Any:
+    def record(self, decisions: list[bytes]) -> Shown:
         """The game's record, holding exactly what its public view and events disclose: while
         it runs, the decisions anyone may see (``Ruleset.disclosed``) and no dice; the chain
         only where it covers no hidden decision. The decisions are sent as they were stored."""
@@ -254,7 +261,8 @@ class GameViews:
         if finished:
             fields["final"] = ruleset.view(state).seats
         options = state.options if state is not None else ruleset.options(doc.options)
-        return shapes.record(options=options, **fields)
+        made: Shown = shapes.record(options=options, **fields)
+        return made
 
 
 def _sittings(sitting: type, doc: GameDoc) -> list[Any]:

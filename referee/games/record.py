@@ -61,10 +61,11 @@ def record_decision(seat: int, seq: int, moves: Any, timeout: bool, at: float | 
 def final_seats(ruleset: Any, state: Any) -> list[dict[str, Any]]:
     """Every seat's final sheet or play area, as the public view shows it at the end (plain
     values, as a record read back holds them)."""
-    return plain(ruleset.view(state))["seats"]
+    seats: list[dict[str, Any]] = plain(ruleset.view(state))["seats"]
+    return seats
 
 
-def _told(events: Sequence[dict]) -> list[bytes]:
+def _told(events: Sequence[dict[str, Any]]) -> list[bytes]:
     """The events a decision caused, as the referee tells them (a timeout is its own event)."""
     return [_json.encode(e) for e in events if e.get("type") != "timeout"]
 
@@ -130,22 +131,28 @@ class Recorder:
         self.chain = chain_start(self.record.commitment)
         self.record.chain = self.chain.hex()
 
-    def decide(self, seat: int, moves: list[Any], at: float | None = None) -> list[dict]:
+    def decide(self, seat: int, moves: list[Any], at: float | None = None) -> list[dict[str, Any]]:
         seq = self.ruleset.seq(self.state, seat)
         moves = [self.ruleset.normalize(m) for m in moves]
-        events = self.ruleset.decide(self.state, seat, moves)
+        events: list[dict[str, Any]] = self.ruleset.decide(self.state, seat, moves)
         self._keep(seat, seq, moves, False, at, events)
         return events
 
-    def timeout(self, seat: int, at: float | None = None) -> list[dict]:
+    def timeout(self, seat: int, at: float | None = None) -> list[dict[str, Any]]:
         seq = self.ruleset.seq(self.state, seat)
         moves = self.ruleset.default_moves(self.state, seat)
-        events = self.ruleset.timeout(self.state, seat)
+        events: list[dict[str, Any]] = self.ruleset.timeout(self.state, seat)
         self._keep(seat, seq, moves, True, at, events)
         return events
 
     def _keep(
-        self, seat: int, seq: int, moves: list, timeout: bool, at: float | None, events: list
+        self,
+        seat: int,
+        seq: int,
+        moves: list[Any],
+        timeout: bool,
+        at: float | None,
+        events: list[Any],
     ) -> None:
         decision = record_decision(seat, seq, moves, timeout, at)
         self.chain = chain_link(self.chain, decision, _told(events))
@@ -166,7 +173,7 @@ def close(record: Record, ruleset: Any, state: Any, seed: bytes) -> None:
 
 
 def verify(
-    record: Record | dict | bytes,
+    record: Record | dict[str, Any] | bytes,
     seed: bytes | str | None = None,
     chain: str | None = None,
     *,

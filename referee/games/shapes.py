@@ -192,5 +192,5 @@ def own_views(ruleset: Any) -> ViewShapes | None:
 def public_seat(game_view: type) -> type:
     """The Struct of a public view's seats (``seats: list[...]`` of ``game_view``)."""
     seats = next(f for f in msgspec.structs.fields(game_view) if f.name == "seats")
-    (seat,) = get_args(seats.type)
+    seat: type = get_args(seats.type)[0]
     return seat

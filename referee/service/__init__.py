@@ -56,7 +56,7 @@ class Services:
             store.idempotency, settings.idempotency_ttl_s, settings.idempotency_secret
         )
         self._embedded = embedded
-        self._tasks: list[asyncio.Task] = []
+        self._tasks: list[asyncio.Task[Any]] = []
 
     @classmethod
     def start(cls, settings: Settings) -> Services:

@@ -24,7 +24,7 @@ from ..core.documents import decode_doc, first_deadline, invite_hash, next_versi
 from ..core.game import LoadedGame, new_game
 from ..core.refusals import Refusal, busy, not_found
 from ..core.replay import postal_report, replay
-from ..core.views import game_summary
+from ..core.views import Shown, game_summary
 from ..games import new_seed
 from ..store import GameStore, Stored, StoreError
 from .limits import Limits
@@ -243,13 +243,13 @@ class GameService:
 
     # -- what anyone may see -------------------------------------------------------------------
 
-    async def view(self, game_id: str) -> Any:
+    async def view(self, game_id: str) -> Shown:
         """The public view, or the sealed view while the game's dice group plays on (the
         ruleset's ``game_view`` Struct)."""
         game = await self.current(game_id)
         return game.sealed_view() if await self.sealed(game) else game.public_view()
 
-    async def record(self, game_id: str) -> Any:
+    async def record(self, game_id: str) -> Shown:
         """The game's record as far as it is disclosed (``LoadedGame.record``: the ruleset's
         ``record`` Struct); refused while the game is sealed."""
         game, decisions = await self._unsealed(game_id)

@@ -21,6 +21,7 @@ import contextlib
 import logging
 import secrets
 import time
+from typing import Any
 
 from ..core.documents import token_hash
 from ..core.refusals import Refusal
@@ -63,9 +64,9 @@ class Limits:
         # seats playing now) or of an address (by itself)
         self._budgets: dict[bytes | str, _Budget] = {}
         self._held: dict[str, list[int]] = {}  # address -> [in use, held in Redis]
-        self._tasks: set[asyncio.Task] = set()
-        self._leasing: dict[bytes | str, asyncio.Future] = {}  # who -> its lease on its way
-        self._holding: dict[str, asyncio.Future] = {}  # address -> its reservation on its way
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._leasing: dict[bytes | str, asyncio.Future[Any]] = {}  # who -> its lease on its way
+        self._holding: dict[str, asyncio.Future[Any]] = {}  # address -> its reservation on its way
 
     # -- requests per second -------------------------------------------------------------------
 

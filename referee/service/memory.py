@@ -29,6 +29,7 @@ from typing import Any
 from lru import LRU
 
 from ..core.documents import version_number
+from ..core.game import LoadedGame
 from ..store import Commit, Stored, event_order
 
 __all__ = ["InFlight", "Memory", "TurnTaking"]
@@ -38,7 +39,7 @@ __all__ = ["InFlight", "Memory", "TurnTaking"]
 SHARED_READS = 256
 
 
-def _settle(future: asyncio.Future, result: Any) -> None:
+def _settle(future: asyncio.Future[Any], result: Any) -> None:
     if not future.done():
         future.set_result(result)
 
@@ -135,7 +136,7 @@ class Memory:
         # it needs to outlast only a read or a commit in flight
         self.heard: LRU[str, str] = LRU(max(16384, recent_games))
         self.waiting: dict[str, list[asyncio.Future[str | None]]] = {}
-        self.shared_reads: LRU[str, tuple[Stored, Any]] = LRU(SHARED_READS)
+        self.shared_reads: LRU[str, tuple[Stored, LoadedGame]] = LRU(SHARED_READS)
         self.released: LRU[str, bool] = LRU(4096)
         self.stopping = False  # the process stops: no wait lasts
 

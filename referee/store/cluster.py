@@ -95,7 +95,7 @@ class ClusterConnection(Commands):
         self._patience = patience or Patience(timeout_s)  # every primary's connection's
         self._slots: list[str] = []  # slot -> "host:port" of its primary; empty until read
         self._nodes: dict[str, SharedConnection] = {}
-        self._reading: asyncio.Task | None = None
+        self._reading: asyncio.Task[Any] | None = None
 
     # -- the slot table ---------------------------------------------------------------------
 
@@ -202,7 +202,9 @@ class ClusterConnection(Commands):
             raise
         return await self._redirected(sent.commands, replies)
 
-    async def _redirected(self, commands: tuple[tuple[Any, ...], ...], replies: list[Any]) -> list:
+    async def _redirected(
+        self, commands: tuple[tuple[Any, ...], ...], replies: list[Any]
+    ) -> list[Any]:
         """``replies`` with every redirection followed until the command ran somewhere."""
         again = _refused(replies)
         if not again:  # nearly always: nothing more to do

@@ -66,7 +66,7 @@ class Embedded:
 
     @property
     def unix_socket_path(self) -> Path:
-        return self.server.unix_socket_path
+        return Path(self.server.unix_socket_path)
 
     @property
     def pid(self) -> int | None:

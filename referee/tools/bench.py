@@ -145,7 +145,7 @@ def _percentile(values: list[float], q: float) -> float:
 
 def _measured_load(
     kind: str, url: str, bots: int, processes: int, seconds: float, server: psutil.Process
-) -> tuple[list[dict], float]:
+) -> tuple[list[dict[str, Any]], float]:
     """One load phase's results, with the referee's CPU seconds meanwhile."""
     cpu_before = _cpu_seconds(server)
     results = run_load(kind, url, bots, processes, seconds)

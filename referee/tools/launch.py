@@ -31,7 +31,8 @@ LOAD_LIMITS = {
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        port: int = sock.getsockname()[1]
+        return port
 
 
 def start_referee(
@@ -44,7 +45,7 @@ def start_referee(
     stderr: Any = None,
     ready: str = "/readyz",
     port: int | None = None,
-) -> tuple[subprocess.Popen, str]:
+) -> tuple[subprocess.Popen[Any], str]:
     """A referee in a process of its own on a free port, once it answers ``/readyz``; with no
     ``redis_url``, on its own embedded Valkey (``args``: more flags of ``referee serve``;
     ``stdout``, ``stderr``: where its output goes, as text; ``ready``: the path that must

@@ -90,7 +90,8 @@ class Http(asyncio.Protocol):
             self.transport.write(head + b"\r\n")
         else:
             self.transport.write(b"%sContent-Length: %d\r\n\r\n%s" % (head, len(body), body))
-        return await reply
+        answer: tuple[int, bytes] = await reply
+        return answer
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # a TCP connection's transport is an asyncio.Transport (asyncio.Protocol says Base...)
@@ -294,7 +295,9 @@ def _load_process(kind: str, url: str, concurrency: int, seconds: float, queue: 
     queue.put(asyncio.run(runner(url, concurrency, seconds)))
 
 
-def run_load(kind: str, url: str, total: int, processes: int, seconds: float) -> list[dict]:
+def run_load(
+    kind: str, url: str, total: int, processes: int, seconds: float
+) -> list[dict[str, Any]]:
     context = multiprocessing.get_context("spawn")
     queue = context.Queue()
     shares = [total // processes + (1 if i < total % processes else 0) for i in range(processes)]

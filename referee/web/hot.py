@@ -25,6 +25,7 @@ from litestar import Litestar
 from litestar.routes import HTTPRoute
 
 from ..core.refusals import Refusal
+from ..service.limits import Limits
 from .access import client_address
 from .models import MoveSubmission
 from .problems import GAME_ID, PROBLEM, answer, bearer
@@ -75,7 +76,7 @@ class HotRoutes:
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.seats: Any = None
-        self.limits: Any = None
+        self.limits: Limits | None = None
         self.trusted: tuple[str, ...] = ()
 
 

@@ -45,13 +45,13 @@ _encode = msgspec.json.Encoder().encode
 
 
 async def once(
-    request: Request,
+    request: Request[Any, Any, Any],
     state: State,
     key: str | None,
     scope: str,
     status: int,
     make: Callable[[], Awaitable[Any]],
-) -> Response:
+) -> Response[Any]:
     """``make``'s answer (a body's Struct) with ``status``: made once per Idempotency-Key
     ``key`` within ``scope`` (the operation, what it acts on, and who asks), or made now when
     the request has no key."""

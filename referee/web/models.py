@@ -168,10 +168,13 @@ def _create_game(ruleset: Any) -> type[_NewGame]:
         ),
     ]
     doc = f"A game of {ruleset.title}: {low} to {high} seats."
-    return _creation(ruleset, "Game", [("seats", seats)], _NewGame, doc)
+    creation: type[_NewGame] = _creation(ruleset, "Game", [("seats", seats)], _NewGame, doc)
+    return creation
 
 
-def _creation(ruleset: Any, kind: str, fields: list, base: type, doc: str, **config: Any) -> Any:
+def _creation(
+    ruleset: Any, kind: str, fields: list[Any], base: type, doc: str, **config: Any
+) -> Any:
     """A creation's body for one ruleset: ``fields`` and the ruleset's options over ``base``,
     tagged by ``ruleset``, strict."""
     made: Any = msgspec.defstruct(

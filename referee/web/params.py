@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
-from typing import Annotated
+from typing import Annotated, Any
 
 from litestar import Request
 from litestar.datastructures import State
@@ -72,10 +72,11 @@ def cursor_of(before: str | None) -> float | None:
 
 
 def services_of(state: State) -> Services:
-    return state.services
+    services: Services = state.services
+    return services
 
 
-def trusted_of(request: Request) -> tuple[str, ...]:
+def trusted_of(request: Request[Any, Any, Any]) -> tuple[str, ...]:
     """The proxies trusted to name a client's address (the app's ``hot.trusted``)."""
     app = request.app
     assert isinstance(app, HotRoutesLitestar)  # the app ``create_app`` makes
@@ -83,7 +84,9 @@ def trusted_of(request: Request) -> tuple[str, ...]:
 
 
 @contextlib.asynccontextmanager
-async def waiting(request: Request, services: Services, wait: float) -> AsyncIterator[None]:
+async def waiting(
+    request: Request[Any, Any, Any], services: Services, wait: float
+) -> AsyncIterator[None]:
     """A long-poll holds one of its address's open streams and long-polls (429 past the
     cap); a request that does not wait holds none."""
     if not wait:

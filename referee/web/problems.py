@@ -167,7 +167,9 @@ _UNKNOWN = re.compile(r"unknown field `(?P<name>[^`]*)`")
 _MISSING = re.compile(r"missing required field `(?P<name>[^`]*)`")
 
 
-async def read_body(request: Request, model: Any, *, names_ruleset: bool = False) -> Any:
+async def read_body(
+    request: Request[Any, Any, Any], model: Any, *, names_ruleset: bool = False
+) -> Any:
     """The request's JSON body as ``model``, checked strictly as the contract states it:
     ``"5"`` is not ``5`` and ``0`` is not ``false`` (Litestar's own decoding would take them),
     but ``5.0`` is the integer 5, as in JSON Schema. A refusal names the field at fault; for
@@ -264,15 +266,15 @@ def answer(exc: BaseException, path: str) -> tuple[int, bytes, dict[str, str]]:
     return 500, problem_body(500, "internal-error", detail, None, path), {}
 
 
-def _response(status: int, body: bytes, headers: dict[str, str]) -> Response:
+def _response(status: int, body: bytes, headers: dict[str, str]) -> Response[Any]:
     return Response(body, status_code=status, media_type=PROBLEM, headers=headers)
 
 
-def _error_handler(request: Request, exc: Exception) -> Response:
+def _error_handler(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     return _response(*answer(exc, str(request.url.path)))
 
 
-def _validation_handler(request: Request, exc: ValidationException) -> Response:
+def _validation_handler(request: Request[Any, Any, Any], exc: ValidationException) -> Response[Any]:
     messages = []
     field = None
     for item in exc.extra or []:
@@ -290,7 +292,7 @@ def _validation_handler(request: Request, exc: ValidationException) -> Response:
     return _response(400, body, {})
 
 
-def _http_handler(request: Request, exc: HTTPException) -> Response:
+def _http_handler(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
     status = exc.status_code
     code = CODES.get(status, f"http-{status}")
     body = problem_body(status, code, str(exc.detail), None, str(request.url.path))

@@ -24,6 +24,7 @@ from .. import __version__
 from ..core.documents import check_name
 from ..core.game import HIDDEN_STEP
 from ..core.refusals import Refusal
+from ..core.views import Shown
 from ..games import ORIGINS, RULESETS
 from ..service import AVAILABILITY, STORE_UNAVAILABLE
 from .access import client_address, organizer_of
@@ -161,7 +162,7 @@ def _score_route(ruleset: Any) -> HTTPRouteHandler:
     scorer = ruleset.scorer
     operation_id = f"score{shape_name(ruleset.id)}"
 
-    async def score(request: Request) -> Any:
+    async def score(request: Request[Any, Any, Any]) -> Any:
         return scorer.score(await read_body(request, scorer.request))
 
     score.__annotations__["return"] = scorer.response  # the answer's shape, for the contract
@@ -193,7 +194,7 @@ class GameController(Controller):
         response_headers=REPLAYED,
     )
     async def create_game(
-        self, request: Request, state: State, idempotency_key: IdempotencyKey = None
+        self, request: Request[Any, Any, Any], state: State, idempotency_key: IdempotencyKey = None
     ) -> Response[GameCreated]:
         owner = organizer_of(request)  # 401 / 403 before the body is read
 
@@ -245,7 +246,7 @@ class GameController(Controller):
         summary="The public view of a game",
         responses=problems(400, 404),
     )
-    async def get_game(self, state: State, game_id: GameId) -> dict[str, Any]:
+    async def get_game(self, state: State, game_id: GameId) -> Shown:
         check_id(game_id)
         return await services_of(state).games.view(game_id)
 
@@ -259,7 +260,7 @@ class GameController(Controller):
     )
     async def claim_seat(
         self,
-        request: Request,
+        request: Request[Any, Any, Any],
         state: State,
         game_id: GameId,
         idempotency_key: IdempotencyKey = None,
@@ -288,7 +289,7 @@ class GameController(Controller):
         responses=problems(400, 401, 403, 404, 429),
     )
     async def get_turn(
-        self, request: Request, state: State, game_id: GameId, wait: Wait = 0
+        self, request: Request[Any, Any, Any], state: State, game_id: GameId, wait: Wait = 0
     ) -> Turn:
         check_id(game_id)
         services = services_of(state)
@@ -306,7 +307,7 @@ class GameController(Controller):
         responses=problems(400, 401, 403, 404, 409, 413, 422, 429),
     )
     async def submit_move(
-        self, request: Request, state: State, game_id: GameId, wait: WaitNext = None
+        self, request: Request[Any, Any, Any], state: State, game_id: GameId, wait: WaitNext = None
     ) -> MoveAccepted:
         check_id(game_id)
         data = await read_body(request, MoveSubmission)
@@ -326,7 +327,9 @@ class GameController(Controller):
         responses=problems(400, 404, 409, 429),
         media_type="text/event-stream",
     )
-    async def events(self, request: Request, state: State, game_id: GameId) -> ServerSentEvent:
+    async def events(
+        self, request: Request[Any, Any, Any], state: State, game_id: GameId
+    ) -> ServerSentEvent:
         check_id(game_id)
         last_id = _event_id(request.headers.get("last-event-id") or "0")
         games = services_of(state).games
@@ -392,7 +395,7 @@ class GameController(Controller):
         summary="The record: what is disclosed while the game runs; all, and the seed, at the end",
         responses=problems(400, 404, 409),
     )
-    async def record(self, state: State, game_id: GameId) -> dict[str, Any]:
+    async def record(self, state: State, game_id: GameId) -> Shown:
         check_id(game_id)
         return await services_of(state).games.record(game_id)
 

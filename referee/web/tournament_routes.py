@@ -73,7 +73,7 @@ class TournamentController(Controller):
         response_headers=REPLAYED,
     )
     async def create_tournament(
-        self, request: Request, state: State, idempotency_key: IdempotencyKey = None
+        self, request: Request[Any, Any, Any], state: State, idempotency_key: IdempotencyKey = None
     ) -> Response[TournamentCreated]:
         owner = organizer_of(request)  # 401 / 403 before the body is read
 
@@ -97,7 +97,7 @@ class TournamentController(Controller):
     )
     async def register(
         self,
-        request: Request,
+        request: Request[Any, Any, Any],
         state: State,
         tournament_id: TournamentId,
         idempotency_key: IdempotencyKey = None,
@@ -140,7 +140,9 @@ class MeController(Controller):
         summary="An entrant's next decision across all of its games",
         responses=problems(400, 401, 403, 404, 429),
     )
-    async def next_decision(self, request: Request, state: State, wait: Wait = 0) -> NextDecision:
+    async def next_decision(
+        self, request: Request[Any, Any, Any], state: State, wait: Wait = 0
+    ) -> NextDecision:
         services = services_of(state)
         async with waiting(request, services, wait):
             result = await services.tournaments.next_decision(request_bearer(request), wait)

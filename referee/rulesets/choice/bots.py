@@ -47,8 +47,8 @@ def sheet_after(
 
 
 def _own_sheet(turn: dict[str, Any]) -> dict[str, Any]:
-    view = turn["view"]
-    return view["you"]["sheet"]
+    sheet: dict[str, Any] = turn["view"]["you"]["sheet"]
+    return sheet
 
 
 def random_bot(seed: int | None = None) -> Callable[[dict[str, Any]], Any]:

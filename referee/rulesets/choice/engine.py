@@ -442,7 +442,7 @@ def round_moves(
 
 
 @cache
-def _round_move_set(dice: tuple[int, ...], slots: tuple[int, ...] | None) -> frozenset:
+def _round_move_set(dice: tuple[int, ...], slots: tuple[int, ...] | None) -> frozenset[Any]:
     return frozenset(round_moves(dice, slots))
 
 
@@ -592,9 +592,10 @@ class ChoiceRuleset:
     # -- creation ------------------------------------------------------------------------------
 
     def options(self, raw: Any) -> ChoiceOptions:
-        return parse_options(self.Options, raw)
+        options: ChoiceOptions = parse_options(self.Options, raw)
+        return options
 
-    def create(self, options: Any, seats: int, key: bytes) -> ChoiceState:
+    def create(self, options: Any, seats: int, key: bytes) -> ChoiceState[Any]:
         options = self.options(options)
         check_seats(seats, self.min_seats, self.max_seats, self.id)
         sheets = [Sheet([0] * 11, [], [], cards=list(self.cards)) for _ in range(seats)]
@@ -615,11 +616,11 @@ class ChoiceRuleset:
         state.rolls = self._roll_batch(state)
         return state
 
-    def batch_size(self, state: ChoiceState) -> int:
+    def batch_size(self, state: ChoiceState[Any]) -> int:
         schedule = state.options.schedule
         return schedule[state.batch] if state.batch < len(schedule) else schedule[-1]
 
-    def _roll_batch(self, state: ChoiceState) -> list[tuple[int, ...]]:
+    def _roll_batch(self, state: ChoiceState[Any]) -> list[tuple[int, ...]]:
         first, key = state.first_roll, state.key
         size = self.batch_size(state)
         if size == 1:  # the common schedule
@@ -628,35 +629,35 @@ class ChoiceRuleset:
 
     # -- whose turn ----------------------------------------------------------------------------
 
-    def _current(self, state: ChoiceState, seat: int) -> Sheet:
+    def _current(self, state: ChoiceState[Any], seat: int) -> Sheet:
         draft = state.drafts[seat]
         return draft if draft is not None else state.sheets[seat]
 
-    def _complete(self, state: ChoiceState, seat: int) -> bool:
+    def _complete(self, state: ChoiceState[Any], seat: int) -> bool:
         """Whether the seat has closed the round, or was done before it: public facts only.
         A draft sheet that completed inside the round does not close it (``Pass`` does)."""
         return state.sheets[seat].done or state.progress[seat] >= len(state.rolls)
 
-    def to_decide(self, state: ChoiceState) -> list[int]:
+    def to_decide(self, state: ChoiceState[Any]) -> list[int]:
         if state.finished:
             return []
         return [s for s in range(len(state.sheets)) if not self._complete(state, s)]
 
-    def must_decide(self, state: ChoiceState, seat: int) -> bool:
+    def must_decide(self, state: ChoiceState[Any], seat: int) -> bool:
         return not state.finished and not self._complete(state, seat)
 
-    def seq(self, state: ChoiceState, seat: int) -> int:
+    def seq(self, state: ChoiceState[Any], seat: int) -> int:
         return state.seqs[seat]
 
-    def public_seq(self, state: ChoiceState, seat: int) -> int:
+    def public_seq(self, state: ChoiceState[Any], seat: int) -> int:
         """The postal rounds the seat has closed: a step inside a round changes nothing that
         another party sees, so neither a deadline nor an event moves with it."""
         return state.submitted[seat] if state.submitted else 0
 
-    def finished(self, state: ChoiceState) -> bool:
+    def finished(self, state: ChoiceState[Any]) -> bool:
         return state.finished
 
-    def disclosed(self, state: ChoiceState, seat: int) -> int:
+    def disclosed(self, state: ChoiceState[Any], seat: int) -> int:
         """How many of the seat's decisions anyone may see: those of the postal rounds already
         revealed (every decision, once the game is over)."""
         if state.finished:
@@ -665,7 +666,7 @@ class ChoiceRuleset:
 
     # -- legal moves ---------------------------------------------------------------------------
 
-    def legal_moves(self, state: ChoiceState, seat: int) -> list[Any]:
+    def legal_moves(self, state: ChoiceState[Any], seat: int) -> list[Any]:
         """Every legal decision on the seat's next roll, canonical order (first = default)."""
         self._check_seat(state, seat)
         sheet = self._current(state, seat)
@@ -685,11 +686,13 @@ class ChoiceRuleset:
 
     # -- deciding ------------------------------------------------------------------------------
 
-    def _check_seat(self, state: ChoiceState, seat: int) -> None:
+    def _check_seat(self, state: ChoiceState[Any], seat: int) -> None:
         if not isinstance(seat, int) or not 0 <= seat < len(state.sheets):
             raise RuleViolation("no-such-seat", f"there is no seat {seat}", field="seat")
 
-    def decide(self, state: ChoiceState, seat: int, moves: Sequence[Any]) -> list[dict]:
+    def decide(
+        self, state: ChoiceState[Any], seat: int, moves: Sequence[Any]
+    ) -> list[dict[str, Any]]:
         """Apply a seat's decisions (one, or several of a postal round) all or nothing."""
         self._check_seat(state, seat)
         sheet = self._check_turn(state, seat)
@@ -707,7 +710,7 @@ class ChoiceRuleset:
         self._check_end(sheet)
         return self._commit(state, seat, sheet, progress + 1, [move], 0, reveals or None)
 
-    def timeout(self, state: ChoiceState, seat: int) -> list[dict]:
+    def timeout(self, state: ChoiceState[Any], seat: int) -> list[dict[str, Any]]:
         """The deadline passed: the seat's remaining rolls of the batch get the default move.
 
         After three timeouts in a row the seat is retired: its sheet is frozen and scored.
@@ -718,11 +721,11 @@ class ChoiceRuleset:
             sheet.done = sheet.retired = True
         return self._commit(state, seat, sheet, progress, defaults, streak)
 
-    def default_moves(self, state: ChoiceState, seat: int) -> list[Any]:
+    def default_moves(self, state: ChoiceState[Any], seat: int) -> list[Any]:
         """What :meth:`timeout` would apply: the first legal move of each remaining roll."""
         return self._defaults(state, seat)[2]
 
-    def _defaults(self, state: ChoiceState, seat: int) -> tuple[Sheet, int, list[Any]]:
+    def _defaults(self, state: ChoiceState[Any], seat: int) -> tuple[Sheet, int, list[Any]]:
         self._check_seat(state, seat)
         sheet = self._check_turn(state, seat).clone()
         progress = state.progress[seat]
@@ -738,7 +741,7 @@ class ChoiceRuleset:
             progress += 1
         return sheet, progress, defaults
 
-    def _check_turn(self, state: ChoiceState, seat: int) -> Sheet:
+    def _check_turn(self, state: ChoiceState[Any], seat: int) -> Sheet:
         """The seat's current sheet, if the seat has a roll to decide."""
         if state.finished:
             raise RuleViolation("game-over", "the game is over")
@@ -752,8 +755,8 @@ class ChoiceRuleset:
         )
 
     def _decide_many(
-        self, state: ChoiceState, seat: int, sheet: Sheet, moves: Sequence[Any]
-    ) -> list[dict]:
+        self, state: ChoiceState[Any], seat: int, sheet: Sheet, moves: Sequence[Any]
+    ) -> list[dict[str, Any]]:
         """Cards, extra rounds and postal batches: applied one by one to a copy of the sheet."""
         if not moves:
             raise RuleViolation("no-moves", "submit at least one move", field="moves")
@@ -800,7 +803,7 @@ class ChoiceRuleset:
             applied.append(move)
         return self._commit(state, seat, sheet, progress, applied, 0)
 
-    def _others_complete(self, state: ChoiceState, seat: int) -> bool:
+    def _others_complete(self, state: ChoiceState[Any], seat: int) -> bool:
         """Whether every seat but ``seat`` has decided the batch or finished its game."""
         for other in range(len(state.sheets)):
             if other != seat and not self._complete(state, other):
@@ -809,14 +812,14 @@ class ChoiceRuleset:
 
     def _commit(
         self,
-        state: ChoiceState,
+        state: ChoiceState[Any],
         seat: int,
         sheet: Sheet,
         progress: int,
-        moves: list,
+        moves: list[Any],
         streak: int,
         reveals: bool | None = None,
-    ) -> list[dict]:
+    ) -> list[dict[str, Any]]:
         """Keep the seat's decisions hidden; ``reveals``: whether they complete the batch."""
         if progress >= len(state.rolls) > state.progress[seat]:  # the seat closes its round
             if not state.submitted:
@@ -831,14 +834,14 @@ class ChoiceRuleset:
             reveals = self._complete(state, seat) and self._others_complete(state, seat)
         return self._resolve(state) if reveals else []
 
-    def _resolve(self, state: ChoiceState) -> list[dict]:
+    def _resolve(self, state: ChoiceState[Any]) -> list[dict[str, Any]]:
         """Every active seat decided the batch: reveal all decisions, roll the next batch.
 
         The game's end is not an event here: the service announces it with the ranking.
         """
         sheets, pending = state.sheets, state.pending
-        decisions: dict[str, list] = {}  # moves stay Structs: events are encoded as sent
-        events: list[dict] = [
+        decisions: dict[str, list[Any]] = {}  # moves stay Structs: events are encoded as sent
+        events: list[dict[str, Any]] = [
             {  # the rolls themselves were announced by the batch's "rolls" event
                 "type": "rolls_decided",
                 "batch": state.batch,
@@ -911,20 +914,20 @@ class ChoiceRuleset:
 
     # -- what players see ----------------------------------------------------------------------
 
-    def scores(self, state: ChoiceState) -> list[ChoiceScore]:
+    def scores(self, state: ChoiceState[Any]) -> list[ChoiceScore]:
         """Scores of the committed (public) sheets."""
         return [score_marks(sheet.marks) for sheet in state.sheets]
 
-    def totals(self, state: ChoiceState) -> list[int]:
+    def totals(self, state: ChoiceState[Any]) -> list[int]:
         return [score.total for score in self.scores(state)]
 
-    def ranking(self, state: ChoiceState) -> list[int]:
+    def ranking(self, state: ChoiceState[Any]) -> list[int]:
         return places(self.totals(state))
 
     def _sheet_shown(self, sheet: Sheet) -> tuple[Any, ...]:
         return _sheet_shown(_pack_sheet(sheet), bool(self.cards))
 
-    def view(self, state: ChoiceState, seat: int | None = None) -> ChoiceBoard:
+    def view(self, state: ChoiceState[Any], seat: int | None = None) -> ChoiceBoard:
         """The board every seat sees (``views.seat_view``'s fields but ``you``), or with
         ``seat``, that seat's view: the board and its own hidden decisions and draft sheet."""
         seat_sheet = self._shapes.seat_sheet
@@ -947,21 +950,24 @@ class ChoiceRuleset:
         if state.finished:
             board["ranking"] = self.ranking(state)
         if seat is None:
-            return self._shapes.board(**board)
-        return self.views.seat_view(**board, you=self.seat_view(state, seat))  # type: ignore[union-attr]
+            public: ChoiceBoard = self._shapes.board(**board)
+            return public
+        shown: ChoiceBoard = self.views.seat_view(**board, you=self.seat_view(state, seat))  # type: ignore[union-attr]
+        return shown
 
-    def seat_view(self, state: ChoiceState, seat: int) -> ChoiceYou:
+    def seat_view(self, state: ChoiceState[Any], seat: int) -> ChoiceYou:
         """What only ``seat`` sees: its hidden decisions and draft sheet (``view``'s "you")."""
         self._check_seat(state, seat)
         shapes = self._shapes
-        return shapes.you(
+        you: ChoiceYou = shapes.you(
             seat,
             state.progress[seat],
             list(state.pending[seat]),
             shapes.sheet(*self._sheet_shown(self._current(state, seat))),
         )
+        return you
 
-    def dice_log(self, state: ChoiceState) -> list[ChoiceRoll]:
+    def dice_log(self, state: ChoiceState[Any]) -> list[ChoiceRoll]:
         """Every roll drawn so far, by game-wide index (public rolls, so no secret here)."""
         last = state.first_roll + len(state.rolls)
         return [ChoiceRoll(n, list(roll_dice(state.key, n))) for n in range(last)]

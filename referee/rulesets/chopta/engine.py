@@ -358,7 +358,8 @@ class ChoptaRuleset:
     round_dealt: ClassVar[tuple[str, ...]] = ()
 
     def options(self, raw: Any) -> ChoptaOptions:
-        return parse_options(ChoptaOptions, raw)
+        options: ChoptaOptions = parse_options(ChoptaOptions, raw)
+        return options
 
     def create(self, options: Any, seats: int, key: bytes) -> ChoptaState:
         options = self.options(options)
@@ -477,7 +478,7 @@ class ChoptaRuleset:
                     field="take",
                 )
 
-    def decide(self, state: ChoptaState, seat: int, moves: Sequence[Any]) -> list[dict]:
+    def decide(self, state: ChoptaState, seat: int, moves: Sequence[Any]) -> list[dict[str, Any]]:
         """Play one die (a list of one move, as every ruleset takes a list)."""
         self._check_seat(state, seat)
         if len(moves) != 1:
@@ -495,7 +496,7 @@ class ChoptaRuleset:
             raise RuleViolation("not-your-turn", f"it is not seat {seat}'s turn")
         return self.legal_moves(state, seat)[:1]
 
-    def timeout(self, state: ChoptaState, seat: int) -> list[dict]:
+    def timeout(self, state: ChoptaState, seat: int) -> list[dict[str, Any]]:
         """The deadline passed: place the lowest die; three in a row retire the seat."""
         (move,) = self.default_moves(state, seat)
         state.timeouts[seat] += 1
@@ -504,7 +505,7 @@ class ChoptaRuleset:
         events = [{"type": "timeout", "seat": seat, "retired": state.retired[seat]}]
         return events + self._play(state, seat, move)
 
-    def _play(self, state: ChoptaState, seat: int, move: Any) -> list[dict]:
+    def _play(self, state: ChoptaState, seat: int, move: Any) -> list[dict[str, Any]]:
         state.pools[seat][move.die] -= 1
         if isinstance(move, Place):
             state.areas[seat][move.die] += 1
@@ -517,9 +518,9 @@ class ChoptaRuleset:
         events = [{"type": "played", "seat": seat, "move": msgspec.to_builtins(move)}]
         return events + self._advance(state)
 
-    def _advance(self, state: ChoptaState) -> list[dict]:
+    def _advance(self, state: ChoptaState) -> list[dict[str, Any]]:
         """Pass the turn on: skip empty pools, end rounds, auto-place for retired seats."""
-        events: list[dict] = []
+        events: list[dict[str, Any]] = []
         seats = len(state.totals)
         while True:
             pool = state.pools[state.turn]
@@ -538,7 +539,7 @@ class ChoptaRuleset:
             while not sum(state.pools[state.turn]):
                 state.turn = (state.turn + 1) % seats
 
-    def _play_retired(self, state: ChoptaState) -> list[dict]:
+    def _play_retired(self, state: ChoptaState) -> list[dict[str, Any]]:
         seat = state.turn
         move = Place(next(v for v in range(1, 7) if state.pools[seat][v]))
         state.pools[seat][move.die] -= 1
@@ -546,7 +547,7 @@ class ChoptaRuleset:
         state.played += 1
         return [{"type": "played", "seat": seat, "move": msgspec.to_builtins(move), "auto": True}]
 
-    def _end_round(self, state: ChoptaState) -> list[dict]:
+    def _end_round(self, state: ChoptaState) -> list[dict[str, Any]]:
         options = state.options
         results = [
             score_area(_dice_of(area), bonus=options.bonus, face_value=options.face_value)
