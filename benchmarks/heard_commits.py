@@ -26,8 +26,8 @@ from pathlib import Path
 import psutil
 import redis
 
-from referee.store import COMMITS
 from referee.store.embedded import start_embedded
+from referee.store.hearing import channel_of
 from referee.tools.bench import _primaries, _redis_cpu_seconds
 from referee.tools.launch import LOAD_LIMITS, start_referee
 from referee.tools.local_cluster import start_local_cluster
@@ -68,7 +68,7 @@ def measure(messages: int, local_cluster: int, replicas: int) -> dict:
         for start in range(0, messages, batch):
             pipe = publisher.pipeline(transaction=False)
             for i in range(start, min(start + batch, messages)):
-                pipe.publish(COMMITS, f"{i:016x} {i}-0")
+                pipe.execute_command("SPUBLISH", channel_of(f"{i:016x}"), f"{i:016x} {i}-0")
             pipe.execute()
         time.sleep(1.0)  # the last messages heard
         elapsed = time.monotonic() - began

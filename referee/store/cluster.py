@@ -24,7 +24,6 @@ safely: a commit checks its version) and has the table read again before the nex
 from __future__ import annotations
 
 import asyncio
-import random
 from typing import Any, NamedTuple
 
 from redis.asyncio.connection import ConnectionPool
@@ -235,12 +234,20 @@ class ClusterConnection(Commands):
         host = refused.host or self._seed.rpartition(":")[0]
         return f"{host}:{refused.port}"
 
-    def subscription_pool(self) -> ConnectionPool:
-        """A pool for one primary, another each time: a subscriber's connection (a message
-        published on any node of a cluster reaches every node)."""
-        addresses = sorted(set(self._slots)) or [self._seed]
-        node = self._node(random.choice(addresses))
-        return node.pool
+    async def primary_of(self, key: str | bytes) -> tuple[str, ConnectionPool]:
+        """The address of the primary that serves ``key``'s slot, as the table says (read
+        first if need be), and a pool for it (its connections' settings)."""
+        if not self._slots:
+            await self.refresh()
+        address = (self._slots[slot_of(key)] if self._slots else "") or self._seed
+        return address, self._node(address).pool
+
+    def moved(self, refused: AskError) -> None:
+        """A ``MOVED`` met elsewhere (a subscription): the table says so from now on."""
+        if self._slots and isinstance(refused, MovedError):
+            self._slots[refused.slot_id] = self._moved_to(refused)
+        else:
+            self._slots = []  # read again before the next command
 
     async def aclose(self) -> None:
         for node in list(self._nodes.values()):

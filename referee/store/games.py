@@ -21,10 +21,11 @@ The global sorted set ``referee:games`` (game id by its creation time) lists the
 deadline) only tells the sweepers where to look; it is a hint outside the game's slot,
 never the truth.
 
-Every commit also publishes ``<game id> <newest event id>`` on the channel
-``referee:commits``, from inside the script, so no commit goes untold: each process listens on
-one connection and wakes its own waiting seats, instead of holding a blocked XREAD (and a
-connection) per waiting seat.
+Every commit also publishes ``<game id> <newest event id>`` with ``SPUBLISH`` on the game's own
+shard channel ``{game:<id>}:commits``, from inside the script, so no commit goes untold: a
+process subscribes to the channels of the games it serves waiters on (``store.hearing``) and
+wakes them from what it hears, instead of holding a blocked XREAD (and a connection) per
+waiting seat.
 
 Loads and commits, every decision's path, go on one connection that all of a process's
 requests share (``referee.store.connection``); everything else uses redis-py's pools.
@@ -32,22 +33,20 @@ requests share (``referee.store.connection``); everything else uses redis-py's p
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, NamedTuple, cast
 
 from redis.asyncio import ConnectionPool, Redis, RedisCluster
-from redis.exceptions import ConnectionError, NoScriptError, RedisClusterException, ResponseError
-from redis.typing import KeyT, StreamIdT
+from redis.exceptions import ConnectionError, NoScriptError, ResponseError
 
 from .cluster import ClusterConnection, ClusterSent
-from .connection import Patience, Sent, SharedConnection, subscribe
+from .connection import Patience, Sent, SharedConnection
+from .hearing import Hearing
 from .limits import live_key
 from .listing import Listed, listed, listing_commands, tournament_games
 
 __all__ = [
-    "COMMITS",
     "DEADLINES",
     "EVENTS_PER_READ",
     "GAMES",
@@ -60,11 +59,11 @@ __all__ = [
 
 DEADLINES = "referee:deadlines"
 GAMES = "referee:games"
-COMMITS = "referee:commits"
 EVENTS_PER_READ = 500
 
 # Check the version, then write document, decisions and events together; if the version moved,
-# answer with the game as it is. The newest event id is published for the listening processes.
+# answer with the game as it is. The newest event id is published on the game's shard channel
+# (in its slot) for the processes that hear it.
 _COMMIT = """
 local v = redis.call('HGET', KEYS[1], 'v') or ''
 if v ~= ARGV[1] then
@@ -79,7 +78,7 @@ for _ = 1, tonumber(ARGV[7]) do
 end
 if #ids > 1 then
   redis.call('HSET', KEYS[1], 'e', ids[#ids])
-  redis.call('PUBLISH', '@COMMITS@', ARGV[8] .. ' ' .. ids[#ids])
+  redis.call('SPUBLISH', '{game:' .. ARGV[8] .. '}:commits', ARGV[8] .. ' ' .. ids[#ids])
 end
 local ttl = tonumber(ARGV[4])
 if ttl > 0 then
@@ -88,11 +87,11 @@ if ttl > 0 then
   redis.call('EXPIRE', KEYS[3], math.min(ttl, tonumber(ARGV[5])))
 end
 return ids
-""".replace("@COMMITS@", COMMITS)
+"""
 #: The commands the commit script calls inside Redis; the referee never sends them itself on
 #: a game's path, so command statistics without them count the commands it sent.
 SCRIPT_COMMANDS = (
-    *("hget", "hset", "rpush", "xadd", "expire", "publish"),
+    *("hget", "hset", "rpush", "xadd", "expire", "spublish"),
     # the limits' scripts (``store.limits``); ZADD and ZREM are also sent on their own
     *("incrby", "hgetall", "hvals", "hincrby", "hdel", "zremrangebyscore", "zcard"),
 )
@@ -136,13 +135,12 @@ class GameKeys:
 class GameStore:
     """Where games are kept: loads, commits, records, event streams, the deadline hints, and
     the commits channel. It decides nothing (the service decides what to write); it owns how
-    a game's commands travel: reads and commits on one shared connection, long waits on a
-    pool of their own, the commits channel on a connection of its own."""
+    a game's commands travel: reads and commits on one shared connection, the games' commits
+    channels on one connection per primary (``hearing``), the rest on redis-py's pool."""
 
     def __init__(
         self,
         redis: Redis | RedisCluster,
-        blocking: Redis | RedisCluster | None = None,
         *,
         timeout_s: float = 10,
         cluster_seed: ConnectionPool | None = None,
@@ -154,9 +152,6 @@ class GameStore:
         #: others fail at once, shared by every client of the store
         self.patience = Patience(timeout_s)
         self.redis = redis
-        # long-polls and event streams wait in XREAD BLOCK on a pool of their own, so
-        # waiting clients never take the connections that decisions need
-        self.blocking = blocking or redis
         # a game's reads and commits, the path every decision takes, share one connection,
         # which keeps the deadline of each command itself
         # (on a cluster, one per primary, reached with ``cluster_seed``'s settings:
@@ -167,6 +162,8 @@ class GameStore:
         else:
             assert isinstance(redis, Redis)  # a cluster client comes with its cluster_seed
             self.shared = SharedConnection(redis.connection_pool, timeout_s, self.patience)
+        #: the commits channels of the games this process serves waiters on
+        self.hearing = Hearing(self.shared, timeout_s)
         self._commit_sha = hashlib.sha1(_COMMIT.encode()).hexdigest()
         #: the server, as log lines name it (``store.shown_url``: no password)
         self.where = "Redis"
@@ -291,6 +288,7 @@ class GameStore:
         return commit, ("ZADD", DEADLINES, deadline, game_id)
 
     async def aclose(self) -> None:
+        await self.hearing.aclose()
         await self.shared.aclose()
 
     async def listed(
@@ -307,58 +305,17 @@ class GameStore:
             # redis-py's types allow decoded replies too: this client's are bytes
             return cast("list[bytes]", await self.redis.lrange(GameKeys(game_id).decisions, 0, -1))
 
-    async def events_after(
-        self, game_id: str, last_id: str, block_ms: int | None
-    ) -> list[tuple[str, str]]:
+    async def events_after(self, game_id: str, last_id: str) -> list[tuple[str, str]]:
         """Events after ``last_id`` ("0" for all), as (event id, event JSON), at most
-        ``EVENTS_PER_READ``; waiting up to ``block_ms`` if there are none."""
-        async with self.patience.bounded((block_ms or 0) / 1000):
+        ``EVENTS_PER_READ``; never waits (a waiter hears the game's commits instead)."""
+        async with self.patience.bounded():
             # redis-py's types allow RESP3's dict too: this client speaks RESP2
             # ([[stream, [(id, fields)]]])
             reply = cast(
                 "list[list[Any]]",
-                await self.blocking.xread(
-                    {GameKeys(game_id).events: last_id}, count=EVENTS_PER_READ, block=block_ms
-                ),
+                await self.redis.xread({GameKeys(game_id).events: last_id}, count=EVENTS_PER_READ),
             )
         return [(i.decode(), fields[b"e"].decode()) for i, fields in reply[0][1]] if reply else []
-
-    async def listen(
-        self, heard: Callable[[str, str], None], subscribed: Callable[[], None]
-    ) -> None:
-        """Every commit of any replica, told to ``heard(game id, newest event id)`` as it
-        arrives, once ``subscribed()`` was called, on a connection of its own
-        (``connection.subscribe``); returns never, raises when the connection ends."""
-
-        def message(payload: bytes) -> None:
-            game_id, _, event_id = payload.decode().partition(" ")
-            heard(game_id, event_id)
-
-        if isinstance(self.shared, ClusterConnection):
-            # PUBLISH on a cluster reaches every node: any primary will do (another each
-            # time the caller subscribes anew)
-            pool = self.shared.subscription_pool()
-        else:
-            assert isinstance(self.blocking, Redis)  # no cluster: no cluster client
-            pool = self.blocking.connection_pool
-        await subscribe(pool, COMMITS, message, subscribed, self.timeout_s)
-
-    async def wait_any(self, positions: dict[str, str], block_ms: int) -> None:
-        """Wait until any of several games has an event after its position (game id -> event
-        id), at most ``block_ms``. One XREAD over their streams; on a Redis Cluster, whose
-        games live in different slots, a short sleep stands in for it."""
-        streams: dict[KeyT, StreamIdT] = {
-            GameKeys(game_id).events: last for game_id, last in positions.items()
-        }
-        try:
-            async with self.patience.bounded(block_ms / 1000):
-                await self.blocking.xread(streams, count=1, block=block_ms)
-        except (ResponseError, RedisClusterException) as exc:
-            # a cluster client refuses keys of several slots itself, a single Redis server
-            # in cluster mode answers CROSSSLOT
-            if isinstance(exc, ResponseError) and "CROSSSLOT" not in str(exc):
-                raise
-            await asyncio.sleep(min(block_ms / 1000, 0.05))
 
     async def due(self, now: float, limit: int = 100) -> list[str]:
         """Games whose earliest deadline hint has passed (a hint: the game itself decides)."""
