@@ -40,7 +40,7 @@ from redis.exceptions import (
 
 from .connection import Commands, Patience, Sent, SharedConnection
 
-__all__ = ["SLOTS", "ClusterConnection", "ClusterSent", "slot_of"]
+__all__ = ["SLOTS", "ClusterConnection", "ClusterSent", "part_for", "slot_of", "spread"]
 
 SLOTS = 16384
 _REDIRECTED = (AskError, TryAgainError, ClusterDownError)  # MovedError is an AskError
@@ -50,6 +50,26 @@ _KEYED_AT_3 = frozenset({"EVALSHA", "EVAL", "EVALSHA_RO", "EVAL_RO", "FCALL", "F
 def slot_of(key: str | bytes) -> int:
     """The cluster slot of ``key`` (its hash tag's, if it has one)."""
     return key_slot(key.encode() if isinstance(key, str) else key)
+
+
+def spread(prefix: str, count: int = 16) -> tuple[str, ...]:
+    """``count`` keys named ``prefix:{tag}``, the i-th in the i-th of ``count`` equal ranges
+    of slots: one global set split so that no primary holds all of it (each primary holds
+    the parts in its slots); ``part_for`` says which part a key's entries go to."""
+    keys = []
+    for i in range(count):
+        low, high = i * SLOTS // count, (i + 1) * SLOTS // count
+        n = 0
+        while not low <= slot_of(f"{{{i}.{n}}}") < high:
+            n += 1
+        keys.append(f"{prefix}:{{{i}.{n}}}")
+    return tuple(keys)
+
+
+def part_for(parts: tuple[str, ...], key: str) -> str:
+    """The part of a ``spread`` set whose slot range holds ``key``'s slot: on a cluster whose
+    primaries hold ranges of slots, most often on the same primary as ``key`` itself."""
+    return parts[slot_of(key) * len(parts) // SLOTS]
 
 
 def _key_of(command: tuple[Any, ...]) -> str | bytes | None:

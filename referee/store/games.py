@@ -16,10 +16,13 @@ whose version moved gets the game as it now is in the same reply, so a lost race
 extra read. Every commit adds at least one event, so the newest event id also names the
 version it was written with. A retried decision is answered from the record.
 
-The global sorted set ``referee:games`` (game id by its creation time) lists the games
-(``listing``). The global sorted set ``referee:deadlines`` (game id by its earliest
-deadline) only tells the sweepers where to look; it is a hint outside the game's slot,
-never the truth.
+The sorted sets ``referee:games:{…}`` (game id by its creation time) list the games
+(``listing``, a page merged from them all). The sorted sets ``referee:deadlines:{…}`` (game
+id by its earliest deadline) only tell the sweepers where to look; a hint, never the truth.
+Each is one set split in 16 parts, one per range of slots (``cluster.spread``), a game's
+entries in the part whose range holds its slot, so that no primary holds all of either, and a
+commit's deadline hint most often goes to the game's own primary. (``referee:games`` and
+``referee:deadlines``, the sets of older versions, are still read until they empty.)
 
 Every commit also publishes ``<game id> <newest event id>`` with ``SPUBLISH`` on the game's own
 shard channel ``{game:<id>}:commits``, from inside the script, so no commit goes untold: a
@@ -40,7 +43,7 @@ from typing import Any, NamedTuple, cast
 from redis.asyncio import ConnectionPool, Redis, RedisCluster
 from redis.exceptions import ConnectionError, NoScriptError, ResponseError
 
-from .cluster import ClusterConnection, ClusterSent
+from .cluster import ClusterConnection, ClusterSent, part_for, spread
 from .connection import Patience, Sent, SharedConnection
 from .hearing import Hearing
 from .limits import live_key
@@ -50,6 +53,8 @@ __all__ = [
     "DEADLINES",
     "EVENTS_PER_READ",
     "GAMES",
+    "OLD_DEADLINES",
+    "OLD_GAMES",
     "SCRIPT_COMMANDS",
     "Commit",
     "GameKeys",
@@ -57,8 +62,10 @@ __all__ = [
     "Stored",
 ]
 
-DEADLINES = "referee:deadlines"
-GAMES = "referee:games"
+DEADLINES = spread("referee:deadlines")
+GAMES = spread("referee:games")
+#: the single sets of older versions: read (listed, swept) until their entries are gone
+OLD_DEADLINES, OLD_GAMES = "referee:deadlines", "referee:games"
 EVENTS_PER_READ = 500
 
 # Check the version, then write document, decisions and events together; if the version moved,
@@ -237,7 +244,7 @@ class GameStore:
         if finished_for:
             commands += (("ZREM", live_key(finished_for, "games"), game_id),)
         if listed_at is not None:
-            commands += listing_commands(GAMES, game_id, listed_at)
+            commands += listing_commands(part_for(GAMES, keys.doc), game_id, listed_at)
             if tournament is not None:
                 index = tournament_games(tournament[0])
                 commands += listing_commands(index, game_id, listed_at, ttl=tournament[1])
@@ -283,9 +290,10 @@ class GameStore:
         commit = ("EVALSHA", self._commit_sha, 3, *keys.all(), *args)
         if deadline is False:  # the deadline hint did not change: one command
             return (commit,)
+        deadlines = part_for(DEADLINES, keys.doc)
         if deadline is None:
-            return commit, ("ZREM", DEADLINES, game_id)
-        return commit, ("ZADD", DEADLINES, deadline, game_id)
+            return commit, ("ZREM", deadlines, game_id)
+        return commit, ("ZADD", deadlines, deadline, game_id)
 
     async def aclose(self) -> None:
         await self.hearing.aclose()
@@ -296,7 +304,7 @@ class GameStore:
     ) -> tuple[list[Listed], str | None]:
         """A page of games created before ``before`` (all when None), newest first, and the
         next page's cursor (``store.listing``); ``tournament``: only that tournament's."""
-        index = tournament_games(tournament) if tournament else GAMES
+        index = tournament_games(tournament) if tournament else (*GAMES, OLD_GAMES)
         async with self.patience.bounded():
             return await listed(self.redis, index, lambda g: GameKeys(g).doc, before, limit)
 
@@ -318,19 +326,36 @@ class GameStore:
         return [(i.decode(), fields[b"e"].decode()) for i, fields in reply[0][1]] if reply else []
 
     async def due(self, now: float, limit: int = 100) -> list[str]:
-        """Games whose earliest deadline hint has passed (a hint: the game itself decides)."""
-        async with self.patience.bounded():
-            # redis-py's types allow decoded replies too: this client's are bytes
-            ids = cast(
-                "list[bytes]",
-                await self.redis.zrangebyscore(DEADLINES, "-inf", now, start=0, num=limit),
-            )
-        return [i.decode() for i in ids]
+        """Games whose earliest deadline hint has passed (a hint: the game itself decides),
+        from every part of the deadlines' set: one round trip (per primary, on a cluster).
+        A hint found in the single set of older versions moves to its part."""
+        reads: list[tuple[Any, ...]] = [
+            ("ZRANGEBYSCORE", key, "-inf", now, "LIMIT", 0, limit) for key in DEADLINES
+        ]
+        old_read = ("ZRANGEBYSCORE", OLD_DEADLINES, "-inf", now, "WITHSCORES", "LIMIT", 0, limit)
+        reads.append(old_read)
+        *parts, old = await self.shared.execute_many(*reads)
+        due: dict[str, None] = {}
+        for reply in (*parts, old):
+            if isinstance(reply, ResponseError):
+                raise reply
+        for reply in parts:
+            due.update((i.decode(), None) for i in reply)
+        moves: list[tuple[Any, ...]] = []
+        # RESP2 gives member, score, member, …; RESP3 (as a URL may ask) pairs
+        pairs = old if old and isinstance(old[0], list) else zip(old[::2], old[1::2], strict=True)
+        for member, score in pairs:
+            game_id = member.decode()
+            due[game_id] = None
+            part = part_for(DEADLINES, GameKeys(game_id).doc)
+            moves += [("ZADD", part, score, game_id), ("ZREM", OLD_DEADLINES, game_id)]
+        if moves:
+            await self.shared.execute_many(*moves)
+        return list(due)
 
     async def forget_deadline(self, game_id: str) -> None:
         """Drop a game's deadline hint (it has none left, or is gone)."""
-        async with self.patience.bounded():
-            await self.redis.zrem(DEADLINES, game_id)
+        await self.shared.execute("ZREM", part_for(DEADLINES, GameKeys(game_id).doc), game_id)
 
     async def ping(self) -> None:
         """On the shared connection (its watchdog keeps the deadline): Redis answers or not,

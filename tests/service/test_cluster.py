@@ -305,3 +305,20 @@ def test_a_redirection_met_while_the_slot_table_is_dropped_is_still_followed(clu
             await connection.aclose()
 
     asyncio.run(scenario())
+
+
+def test_the_deadlines_and_the_games_index_are_spread_over_every_primary(cluster, clients):
+    """Each global set is split in parts by slot range: on 3 primaries, every primary holds
+    some parts of each, and a game's listing entry is in the part of its slot's range."""
+    from referee.store.cluster import part_for
+    from referee.store.games import DEADLINES, GAMES
+
+    for parts in (DEADLINES, GAMES):
+        assert {cluster.owner(slot_of(part)).port for part in parts} == {
+            node.port for node in cluster.nodes
+        }
+    a, _ = clients
+    game = create(a, "choice", 2)
+    doc = GameKeys(game["id"]).doc
+    listed = part_for(GAMES, doc)
+    assert cluster.owner(slot_of(listed)).client.zscore(listed, game["id"]) is not None
