@@ -10,6 +10,7 @@ channels of games no one waits on).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 from ..games import warm_caches
@@ -95,6 +96,9 @@ class Services:
             task.cancel()
         if self._tasks:
             await asyncio.wait(self._tasks, timeout=5)
-        await self.store.aclose()
+        # bounded: a stop never sits on a connection that Redis leaves unanswered
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(5):
+                await self.store.aclose()
         if self._embedded is not None:
             self._embedded.stop()
