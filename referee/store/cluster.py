@@ -262,6 +262,11 @@ class ClusterConnection(Commands):
         address = (self._slots[slot_of(key)] if self._slots else "") or self._seed
         return address, self._node(address).pool
 
+    def forget_slots(self) -> None:
+        """A primary did not answer (it may have failed over): the table is read again
+        before the next command."""
+        self._slots = []
+
     def moved(self, refused: AskError) -> None:
         """A ``MOVED`` met elsewhere (a subscription): the table says so from now on."""
         if self._slots and isinstance(refused, MovedError):

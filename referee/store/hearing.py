@@ -228,6 +228,10 @@ class Hearing:
                 assert isinstance(self.shared, ClusterConnection)
                 self.shared.moved(moved)
                 continue
+            except (ConnectionError, TimeoutError):
+                if isinstance(self.shared, ClusterConnection):
+                    self.shared.forget_slots()  # the primary may have failed over
+                raise
             if channel not in subscriber.channels:  # lost again before this task resumed
                 continue
             self._where[game_id] = subscriber
