@@ -27,9 +27,14 @@ def test_each_part_lives_in_its_own_range_of_slots():
         assert slot_of(part) * 16 // SLOTS == slot_of(doc) * 16 // SLOTS
 
 
-def test_deadlines_are_hinted_in_parts_and_every_part_is_swept_with_the_old_set(valkey):
+def test_deadlines_are_hinted_in_parts_and_every_part_is_swept_with_the_old_set(tmp_path):
+    """On a Valkey of its own: no other test's sweeper resolves these games first."""
+    from referee.store.embedded import start_embedded
+
+    valkey = start_embedded(tmp_path / "valkey", keep_alive=False)
+
     async def scenario():
-        redis = Redis.from_url(valkey)
+        redis = Redis.from_url(valkey.url)
         games = GameService(GameStore(redis))
         made = []
         for _ in range(24):  # games in many parts
@@ -53,7 +58,10 @@ def test_deadlines_are_hinted_in_parts_and_every_part_is_swept_with_the_old_set(
         await redis.aclose()
         return made, old.doc.id, parts, hinted, due, resolved, timed_out, left
 
-    made, old, parts, hinted, due, resolved, timed_out, left = asyncio.run(scenario())
+    try:
+        made, old, parts, hinted, due, resolved, timed_out, left = asyncio.run(scenario())
+    finally:
+        valkey.stop()
     assert len(parts) > 4 and all(score is not None for score in hinted)
     assert {*made, old} <= due and resolved >= len(made) + 1
     assert all(timed_out), "a deadline in some part was not swept"
