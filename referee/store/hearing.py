@@ -232,6 +232,8 @@ class Hearing:
                 if isinstance(self.shared, ClusterConnection):
                     self.shared.forget_slots()  # the primary may have failed over
                 raise
+            except ResponseError as refused:  # an ACL, a proxy: waiters look now and then
+                raise ConnectionError(f"Redis refused SSUBSCRIBE: {refused}") from None
             if channel not in subscriber.channels:  # lost again before this task resumed
                 continue
             self._where[game_id] = subscriber

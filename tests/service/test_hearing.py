@@ -151,3 +151,34 @@ def test_the_pool_size_is_a_setting():
     assert isinstance(store.games.redis, Redis)
     assert store.games.redis.connection_pool.max_connections == 7
     assert settings.hear_linger_s == 2.5
+
+
+def test_a_refused_subscription_leaves_the_seat_waiting_and_woken_by_looking(tmp_path):
+    """An ACL that refuses SSUBSCRIBE to the referee's user: a seat's long-poll still waits
+    (no error, no connection of its own), looks at its game now and then, and answers its
+    turn once the other seat has decided."""
+    from referee.store.embedded import start_embedded
+
+    valkey = start_embedded(tmp_path / "valkey", keep_alive=False)
+    admin = __import__("redis").Redis.from_url(valkey.url)
+    admin.execute_command("ACL", "SETUSER", "default", "-ssubscribe")
+
+    async def scenario():
+        (one, seats_one), (two, seats_two) = _process(valkey.url), _process(valkey.url)
+        ((gid, tokens, turn),) = await _ready(one, seats_one, 1)
+        waiting = asyncio.create_task(seats_one.wait_turn(gid, tokens[0], 10))
+        await asyncio.sleep(0.3)
+        still = not waiting.done()
+        await seats_two.move(gid, tokens[1], 0, [turn["legal_moves"][0]])
+        woken = await asyncio.wait_for(waiting, 5)
+        heard = one.memory.hears(gid)
+        await _close(one, two)
+        return still, woken, heard
+
+    try:
+        still, woken, heard = asyncio.run(scenario())
+    finally:
+        admin.close()
+        valkey.stop()
+    assert still and not heard
+    assert woken["status"] == "your_turn" and woken["seq"] == 1
