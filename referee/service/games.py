@@ -417,10 +417,12 @@ class GameService:
                 lost = False
             await asyncio.sleep(retry_s)
 
-    async def sweep(self) -> int:
-        """Resolve every game whose deadline passed; any replica may run this at any time."""
+    async def sweep(self, lease_s: float = 0) -> int:
+        """Resolve every game whose deadline passed; any replica may run this at any time.
+        With ``lease_s``, only in the parts of the deadlines no other replica swept in the
+        last ``lease_s`` (the replicas take them in turn)."""
         resolved = 0
-        for game_id in await self.store.due(time.time()):
+        for game_id in await self.store.due(time.time(), lease_s=lease_s):
             try:
                 game = await self.current(game_id)
             except Refusal:
@@ -435,5 +437,5 @@ class GameService:
         while True:
             # a sweeper must not die; the next request to a game resolves it anyway
             with contextlib.suppress(Exception):
-                await self.sweep()
+                await self.sweep(lease_s=interval)
             await asyncio.sleep(interval)

@@ -62,7 +62,8 @@ __all__ = [
     "Stored",
 ]
 
-DEADLINES = spread("referee:deadlines")
+DEADLINES_PREFIX, SWEEPING_PREFIX = "referee:deadlines:", "referee:sweeping:"
+DEADLINES = spread(DEADLINES_PREFIX.rstrip(":"))
 GAMES = spread("referee:games")
 #: the single sets of older versions: read (listed, swept) until their entries are gone
 OLD_DEADLINES, OLD_GAMES = "referee:deadlines", "referee:games"
@@ -94,6 +95,15 @@ if ttl > 0 then
   redis.call('EXPIRE', KEYS[3], math.min(ttl, tonumber(ARGV[5])))
 end
 return ids
+"""
+# One part of the deadlines' set, swept by one process per interval: the first to take the
+# part's lease for the interval (``ARGV[2]`` ms; 0: no lease) reads its due games, the others
+# find none until it expires. The lease shares the part's hash tag (its slot).
+_SWEEP = """
+if ARGV[2] ~= '0' and not redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[2]) then
+  return {}
+end
+return redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1], 'LIMIT', 0, ARGV[3])
 """
 #: The commands the commit script calls inside Redis; the referee never sends them itself on
 #: a game's path, so command statistics without them count the commands it sent.
@@ -325,13 +335,17 @@ class GameStore:
             )
         return [(i.decode(), fields[b"e"].decode()) for i, fields in reply[0][1]] if reply else []
 
-    async def due(self, now: float, limit: int = 100) -> list[str]:
+    async def due(self, now: float, limit: int = 100, lease_s: float = 0) -> list[str]:
         """Games whose earliest deadline hint has passed (a hint: the game itself decides),
         from every part of the deadlines' set: one round trip (per primary, on a cluster).
-        A hint found in the single set of older versions moves to its part."""
-        reads: list[tuple[Any, ...]] = [
-            ("ZRANGEBYSCORE", key, "-inf", now, "LIMIT", 0, limit) for key in DEADLINES
-        ]
+        With ``lease_s``, the processes take the parts in turn: a part whose lease another
+        process took less than ``lease_s`` ago gives nothing (it sweeps them). A hint found
+        in the single set of older versions moves to its part."""
+        lease_ms = max(1, round(lease_s * 1000)) if lease_s > 0 else 0
+        reads: list[tuple[Any, ...]] = []
+        for key in DEADLINES:
+            lease = key.replace(DEADLINES_PREFIX, SWEEPING_PREFIX)
+            reads.append(("EVAL", _SWEEP, 2, lease, key, now, lease_ms, limit))
         old_read = ("ZRANGEBYSCORE", OLD_DEADLINES, "-inf", now, "WITHSCORES", "LIMIT", 0, limit)
         reads.append(old_read)
         *parts, old = await self.shared.execute_many(*reads)

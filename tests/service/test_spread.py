@@ -97,3 +97,38 @@ def test_a_listing_merges_every_part_and_the_old_index_newest_first_page_by_page
     assert times == sorted(times, reverse=True)
     parts = {part_for(GAMES, GameKeys(g).doc) for g in made}
     assert len(parts) > 4
+
+
+def test_the_replicas_take_the_deadlines_parts_in_turn(tmp_path):
+    """Two replicas sweep with a lease of 0.5 s: the first takes every part with a game due
+    and reads it, the second, within the lease, reads nothing; once the lease has passed, the
+    second takes its turn."""
+    from referee.store.embedded import start_embedded
+
+    valkey = start_embedded(tmp_path / "valkey", keep_alive=False)
+
+    async def scenario():
+        one, two = Redis.from_url(valkey.url), Redis.from_url(valkey.url)
+        first, second = GameService(GameStore(one)), GameService(GameStore(two))
+        made = []
+        for _ in range(8):
+            game, _ = await first.create("choice", {}, [{"name": "a"}, {"name": "b"}], 0.2)
+            made.append(game.doc.id)
+        await asyncio.sleep(0.3)
+        now = time.time()
+        taken = await first.store.due(now, lease_s=0.5)
+        meanwhile = await second.store.due(now, lease_s=0.5)
+        await asyncio.sleep(0.6)
+        later = await second.store.due(now, lease_s=0.5)
+        for games in (first, second):
+            await games.store.aclose()
+            await games.store.redis.aclose()
+        return made, taken, meanwhile, later
+
+    try:
+        made, taken, meanwhile, later = asyncio.run(scenario())
+    finally:
+        valkey.stop()
+    assert set(made) <= set(taken)
+    assert meanwhile == []
+    assert set(made) <= set(later)
