@@ -39,6 +39,11 @@ class Settings(msgspec.Struct, frozen=True):
     # seconds a store operation waits for Redis (a blocking read: beyond its own wait) before
     # the request is answered 503 redis-unavailable
     redis_timeout_s: float = 2.0
+    # connections of redis-py's pool (per node on a cluster) for what is neither a game's read
+    # or commit (one shared connection) nor a wait (none): past it, 503 store-busy
+    redis_pool: int = 256
+    # seconds a game's commits channel stays subscribed after its last waiter asked
+    hear_linger_s: float = 30.0
     data_dir: Path = Path("data")
     retention_s: int = 7 * 24 * 3600
     idle_ttl_s: int = 7 * 24 * 3600
@@ -83,6 +88,8 @@ class Settings(msgspec.Struct, frozen=True):
             redis_url=env.get("REDIS_URL") or None,
             redis_cluster=env.get("REFEREE_REDIS_CLUSTER", "0") not in ("", "0"),
             redis_timeout_s=float(env.get("REFEREE_REDIS_TIMEOUT_S", 2)),
+            redis_pool=_int(env, "REFEREE_REDIS_POOL", 256),
+            hear_linger_s=float(env.get("REFEREE_HEAR_LINGER_S", 30)),
             data_dir=Path(env.get("REFEREE_DATA_DIR", "data")),
             retention_s=_int(env, "REFEREE_RETENTION_S", 7 * 24 * 3600),
             idle_ttl_s=_int(env, "REFEREE_IDLE_TTL_S", 7 * 24 * 3600),

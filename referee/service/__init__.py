@@ -3,12 +3,14 @@ records, events, sweeping), the seats' own requests (their turn, their decisions
 tournaments, and what one process remembers between requests (``memory``).
 
 ``Services.start(settings)`` makes them for one process: the store (an embedded Valkey if no
-``REDIS_URL`` is given) and the background work (sweeping deadlines, hearing commits).
+``REDIS_URL`` is given) and the background work (sweeping deadlines, letting go of the commits
+channels of games no one waits on).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 from ..games import warm_caches
@@ -47,6 +49,7 @@ class Services:
             idle_ttl_s=settings.idle_ttl_s,
             limits=self.limits,
             max_seats=settings.max_seats,
+            hear_linger_s=settings.hear_linger_s,
         )
         self.seats = Seats(self.games)
         self.tournaments = TournamentService(
@@ -68,12 +71,18 @@ class Services:
 
             embedded = start_embedded(settings.data_dir, appendfsync=settings.appendfsync)
             url = embedded.url
-        store = open_store(url, cluster=settings.redis_cluster, timeout_s=settings.redis_timeout_s)
+        store = open_store(
+            url,
+            cluster=settings.redis_cluster,
+            timeout_s=settings.redis_timeout_s,
+            pool_size=settings.redis_pool,
+        )
         services = cls(store, settings, embedded)
         warm_caches()
         services._tasks = [
             asyncio.create_task(services.games.sweep_forever(settings.sweep_interval_s)),
-            asyncio.create_task(services.games.watch_commits()),
+            asyncio.create_task(services.games.let_go_forever()),
+            asyncio.create_task(services.games.watch_store()),
             asyncio.create_task(services.limits.renew_forever()),
         ]
         return services
@@ -87,6 +96,9 @@ class Services:
             task.cancel()
         if self._tasks:
             await asyncio.wait(self._tasks, timeout=5)
-        await self.store.aclose()
+        # bounded: a stop never sits on a connection that Redis leaves unanswered
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(5):
+                await self.store.aclose()
         if self._embedded is not None:
             self._embedded.stop()

@@ -1,7 +1,7 @@
 """Games, as use cases over the store: create a game, claim a seat, read a game as it is now
 (its expired deadlines resolved and written, exactly once), commit a change, show a game's
-record and events, resolve deadlines nobody looked at (``sweep``), and hear every replica's
-commits.
+record and events, resolve deadlines nobody looked at (``sweep``), and hear the commits of
+every replica on the games this process serves waiters on (``follow``).
 
 Redis holds every game; any replica may serve any request. A process remembers forms of the
 games it served (``memory``) only to spare reads: a change is committed under a version
@@ -26,7 +26,7 @@ from ..core.refusals import Refusal, busy, not_found
 from ..core.replay import postal_report, replay
 from ..core.views import Shown, game_summary
 from ..games import new_seed
-from ..store import GameStore, Stored, StoreError
+from ..store import STORE_UNAVAILABLE, GameStore, Stored, StoreError
 from .limits import Limits
 from .memory import InFlight, Memory
 
@@ -34,11 +34,6 @@ __all__ = ["MAX_RETRIES", "GameService"]
 
 log = logging.getLogger("referee")
 MAX_RETRIES = 20
-
-
-def _reason(exc: BaseException) -> str:
-    """An error in a few words, for one log line."""
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 class GameService:
@@ -54,6 +49,7 @@ class GameService:
         idle_ttl_s: int = 7 * 24 * 3600,
         limits: Limits | None = None,
         max_seats: int = 64,
+        hear_linger_s: float = 30.0,
     ) -> None:
         self.store = store
         self.retention_s = retention_s
@@ -65,6 +61,12 @@ class GameService:
         self.memory = Memory(recent_games)
         self.limits = limits
         self.max_seats = max_seats
+        # a game's channel is kept this long after its last waiter asked (a bot's loop waits
+        # again within moments: it does not subscribe anew each time)
+        self.hear_linger_s = hear_linger_s
+        store.hearing.heard = self.memory.heard_commit
+        store.hearing.lost = self.memory.stopped_hearing
+        self._following: dict[str, asyncio.Future[None]] = {}
 
     # -- creating and joining ------------------------------------------------------------------
 
@@ -133,7 +135,7 @@ class GameService:
     async def load(self, game_id: str, *, reading: bool = False) -> LoadedGame:
         """The game as read now (``decoded``), its form remembered."""
         memory = self.memory
-        epoch = memory.epoch
+        epoch = memory.epoch_of(game_id)
         stored = await self.store.load(game_id)
         memory.remember(game_id, stored, epoch)
         return self.decoded(game_id, stored, reading)
@@ -211,7 +213,9 @@ class GameService:
             else None,
         )
         memory = self.memory
-        in_flight = InFlight(Stored(version, blob, game.last_event_id), commit, first, memory.epoch)
+        in_flight = InFlight(
+            Stored(version, blob, game.last_event_id), commit, first, memory.epoch_of(doc.id)
+        )
         memory.in_flight[doc.id] = in_flight
         return in_flight
 
@@ -305,62 +309,121 @@ class GameService:
         self, game_id: str, after: str, wait_s: float | None
     ) -> list[tuple[str, str]]:
         """The game's events after ``after``, as (event id, JSON); with ``wait_s``, waiting
-        that long for one: for a commit heard while listening (then one read), else in a
-        blocked XREAD."""
-        memory = self.memory
-        if wait_s and memory.listening:
-            if await memory.hear({game_id: after}, wait_s) is None:
+        that long for one: for a commit heard on the game's channel (then one read). The wait
+        holds no connection; while the game's channel cannot be heard, it looks again after
+        a second at most."""
+        if wait_s:
+            if not self.follows(game_id):
+                try:
+                    await self.follow(game_id)
+                except STORE_UNAVAILABLE:
+                    await asyncio.sleep(min(wait_s, 1.0))
+                    return await self.store.events_after(game_id, after)
+                # commits before the channel was heard went untold: read first
+                entries = await self.store.events_after(game_id, after)
+                if entries:
+                    return entries
+            if await self.memory.hear({game_id: after}, wait_s) is None:
                 return []
-            entries = await self.store.events_after(game_id, after, None)
-            if entries:
-                return entries
-        return await self.store.events_after(game_id, after, int(wait_s * 1000) if wait_s else None)
+        return await self.store.events_after(game_id, after)
 
     async def wait_for_commits(self, positions: dict[str, str], seconds: float) -> None:
         """Until any of several games (id -> the event id last seen) moves on, at most
-        ``seconds``: from the commits heard, or, while not listening, one XREAD."""
-        if self.memory.listening:
-            await self.memory.hear(positions, seconds)
-        else:
-            await self.store.wait_any(positions, int(seconds * 1000))
+        ``seconds``, from the commits heard on their channels; returns at once once it has
+        just begun to hear one of them (the caller looks at them again: a commit before may
+        have gone untold)."""
+        fresh = [game_id for game_id in positions if not self.follows(game_id)]
+        if fresh:
+            try:
+                await asyncio.gather(*(self.follow(game_id) for game_id in fresh))
+            except STORE_UNAVAILABLE:
+                await asyncio.sleep(min(seconds, 1.0))
+            return
+        await self.memory.hear(positions, seconds)
 
-    # -- the process's background work ---------------------------------------------------------
+    # -- hearing the games' commits ------------------------------------------------------------
 
-    async def watch_commits(self, retry_s: float = 1.0) -> None:
-        """Listen to every replica's commits for as long as the process runs; while Redis
-        does not answer, try again every ``retry_s``, with one log line when hearing stops and
-        one when it starts again."""
+    def follows(self, game_id: str) -> bool:
+        """Whether the game's commits are heard now; a waiter asks, so its channel is kept
+        for ``hear_linger_s`` more."""
         memory = self.memory
+        memory.used[game_id] = time.monotonic()
+        return game_id in memory.hearing
+
+    async def follow(self, game_id: str) -> None:
+        """Hear the game's commits from now on (its channel subscribed: one attempt that
+        every caller meanwhile shares); raises one of ``STORE_UNAVAILABLE`` if Redis does
+        not answer. A read of the game begun before this returned may have missed a commit."""
+        memory = self.memory
+        memory.used[game_id] = time.monotonic()
+        if game_id in memory.hearing:
+            return
+        attempt = self._following.get(game_id)
+        if attempt is None:
+            attempt = self._following[game_id] = asyncio.ensure_future(self._subscribe(game_id))
+            attempt.add_done_callback(lambda done: self._followed(game_id, done))
+        await asyncio.shield(attempt)
+
+    async def _subscribe(self, game_id: str) -> None:
+        await self.store.hearing.subscribe(game_id)
+        self.memory.started_hearing(game_id)  # in the same step: nothing heard is lost
+
+    def _followed(self, game_id: str, attempt: asyncio.Future[None]) -> None:
+        if self._following.get(game_id) is attempt:
+            del self._following[game_id]
+        if not attempt.cancelled():
+            attempt.exception()  # told to every caller
+
+    def let_go(self, idle_s: float | None = None) -> int:
+        """Stop hearing the games no waiter has asked for in ``idle_s`` (``hear_linger_s``)
+        and none waits on now; how many were let go."""
+        memory, hearing = self.memory, self.store.hearing
+        since = time.monotonic() - (self.hear_linger_s if idle_s is None else idle_s)
+        gone = 0
+        for game_id, used in list(memory.used.items()):
+            if used > since or game_id in memory.waiting or game_id in self._following:
+                continue
+            del memory.used[game_id]
+            if game_id in memory.hearing:
+                hearing.unsubscribe(game_id)
+                memory.stopped_hearing(game_id)
+                gone += 1
+        return gone
+
+    async def let_go_forever(self) -> None:
+        while True:
+            await asyncio.sleep(max(0.05, self.hear_linger_s / 4))
+            self.let_go()
+
+    async def watch_store(self, retry_s: float = 1.0) -> None:
+        """A PING every ``retry_s`` for as long as the process runs, so that a Redis that does
+        not answer (an unreachable ``REDIS_URL`` at start too) is one log line, and one more
+        when it answers again."""
         lost = False
-
-        def subscribed() -> None:
-            nonlocal lost
-            memory.listen(True)
-            if lost:
-                log.warning("hearing commits again")
-                lost = False
-
         while True:
             try:
-                await self.store.listen(memory.heard_commit, subscribed)
+                await self.store.ping()
             except (StoreError, OSError) as exc:
                 if not lost:
                     log.warning(
-                        "%s does not answer (%s): not hearing commits, /readyz says 503; "
-                        "trying again every %g s",
+                        "%s does not answer (%s): /readyz says 503; trying again every %g s",
                         self.store.where,
-                        _reason(exc),
+                        (str(exc).strip().splitlines() or [type(exc).__name__])[0],
                         retry_s,
                     )
                 lost = True
-            finally:
-                memory.listen(False)
+            else:
+                if lost:
+                    log.warning("%s answers again", self.store.where)
+                lost = False
             await asyncio.sleep(retry_s)
 
-    async def sweep(self) -> int:
-        """Resolve every game whose deadline passed; any replica may run this at any time."""
+    async def sweep(self, lease_s: float = 0) -> int:
+        """Resolve every game whose deadline passed; any replica may run this at any time.
+        With ``lease_s``, only in the parts of the deadlines no other replica swept in the
+        last ``lease_s`` (the replicas take them in turn)."""
         resolved = 0
-        for game_id in await self.store.due(time.time()):
+        for game_id in await self.store.due(time.time(), lease_s=lease_s):
             try:
                 game = await self.current(game_id)
             except Refusal:
@@ -375,5 +438,5 @@ class GameService:
         while True:
             # a sweeper must not die; the next request to a game resolves it anyway
             with contextlib.suppress(Exception):
-                await self.sweep()
+                await self.sweep(lease_s=interval)
             await asyncio.sleep(interval)

@@ -8,16 +8,20 @@ the truth, this only spares reads and round trips:
   that game builds on it and is sent behind it;
 - ``turns``: per game, this process's decisions take turns (``TurnTaking``) until each
   one's commit is sent;
-- ``heard``: the newest commit heard of each game on the commits channel, which every
-  replica publishes to; a remembered form older than that is dropped, and the seats and
-  streams ``waiting`` for a game are woken by it;
+- ``hearing``: the games whose commits this process hears now (on each game's own channel,
+  which every replica publishes its commits to; ``store.hearing``), each with the epoch its
+  hearing began; ``used``: when each game was last asked for by a waiter (its channel is let
+  go a while after);
+- ``heard``: the newest commit heard of each game; a remembered form older than that is
+  dropped, and the seats and streams ``waiting`` for a game are woken by it;
 - ``shared_reads``: the decoded game of a remembered form, shared by the readers who come
   within moments of its commit;
 - ``released``: grouped games seen over with their whole group, never sealed again.
 
-While listening (``listen(True)``), a remembered game is the game as it is (to within the
-moment a commit takes to be heard). Whenever listening starts or stops, everything
-remembered is dropped, as commits may have gone unheard.
+Only a game whose commits are heard is remembered, and then it is the game as it is (to within
+the moment a commit takes to be heard). Whenever hearing a game starts or stops, what is
+remembered of it is dropped, as its commits may have gone unheard, and a read begun before
+its hearing began is not remembered.
 """
 
 from __future__ import annotations
@@ -130,9 +134,10 @@ class Memory:
         self.recent: LRU[str, Stored] | None = LRU(recent_games) if recent_games > 0 else None
         self.in_flight: dict[str, InFlight] = {}
         self.turns: dict[str, TurnTaking] = {}
-        self.listening = False
-        self.loop: asyncio.AbstractEventLoop | None = None  # the one listening
-        self.epoch = 0  # bumped whenever listening starts or stops
+        self.loop: asyncio.AbstractEventLoop | None = None  # the one hearing
+        self.hearing: dict[str, int] = {}  # game id -> the epoch its hearing began (> 0)
+        self.used: dict[str, float] = {}  # game id -> when a waiter last asked (monotonic)
+        self._epochs = 0
         # it needs to outlast only a read or a commit in flight
         self.heard: LRU[str, str] = LRU(max(16384, recent_games))
         self.waiting: dict[str, list[asyncio.Future[str | None]]] = {}
@@ -143,9 +148,12 @@ class Memory:
     # -- remembered forms ----------------------------------------------------------------------
 
     def remember(self, game_id: str, stored: Stored, epoch: int) -> None:
-        """Keep the newest stored form, read or written since ``epoch`` began."""
-        if self.recent is None or stored.blob is None or epoch != self.epoch:
-            return  # asked before the process started or stopped listening: unproven
+        """Keep the newest stored form of a game heard, read or written since ``epoch``
+        (``epoch_of``, taken before the read or the commit) began."""
+        if self.recent is None or stored.blob is None or not epoch:
+            return  # not heard: its next commit could go untold
+        if self.hearing.get(game_id) != epoch:
+            return  # asked before its hearing started or stopped: unproven
         heard = self.heard.get(game_id)
         if heard is not None and event_order(heard) > event_order(stored.last_event_id):
             return  # read or committed before a commit already heard: out of date
@@ -173,21 +181,35 @@ class Memory:
 
     # -- commits heard -------------------------------------------------------------------------
 
-    def listen(self, on: bool) -> None:
-        """Start or stop trusting what is heard. Commits may have gone unheard before now, so
-        no remembered form is kept, and the seats waiting to hear look at their games again."""
-        if on:
-            self.loop = asyncio.get_running_loop()
-        self.listening = on
-        self.epoch += 1
+    def epoch_of(self, game_id: str) -> int:
+        """The epoch of the game's hearing (0: not heard), to be given to ``remember``."""
+        return self.hearing.get(game_id, 0)
+
+    def hears(self, game_id: str) -> bool:
+        return game_id in self.hearing
+
+    def started_hearing(self, game_id: str) -> None:
+        """The game's channel is subscribed: its commits are heard from now on; what was
+        known of it before is not proven current."""
+        self.loop = asyncio.get_running_loop()
+        self._epochs += 1
+        self.hearing[game_id] = self._epochs
+        self._forget(game_id)
+
+    def stopped_hearing(self, game_id: str) -> None:
+        """The game's commits are no longer heard (its channel's connection was lost, its slot
+        moved, or it was let go): nothing of it is remembered, and its waiters look at it
+        again (told "")."""
+        if self.hearing.pop(game_id, None) is None:
+            return
+        self._forget(game_id)
+        for future in self.waiting.pop(game_id, ()):
+            _settle(future, "")
+
+    def _forget(self, game_id: str) -> None:
         if self.recent is not None:
-            self.recent.clear()
-        self.shared_reads.clear()
-        self.heard.clear()
-        waiting, self.waiting = self.waiting, {}
-        for futures in waiting.values():
-            for future in futures:
-                _settle(future, "")
+            self.recent.pop(game_id, None)
+        self.shared_reads.pop(game_id, None)
 
     def stop_waiting(self) -> None:
         """The process stops: every seat and stream waiting to hear wakes now, and no wait
@@ -214,8 +236,8 @@ class Memory:
 
     async def hear(self, positions: dict[str, str], seconds: float) -> str | None:
         """The newest event id heard of a game (id -> event id) after its position, waiting
-        up to ``seconds`` (none once the process stops); None if nothing came, "" if the process
-        stopped listening."""
+        up to ``seconds`` (none once the process stops); None if nothing came, "" if one of the
+        games is not heard (or stopped being heard meanwhile)."""
         # where the commits are heard: asyncio.get_running_loop() costs a getpid() each time
         loop = self.loop or asyncio.get_running_loop()
         stop = loop.time() + seconds
@@ -225,9 +247,12 @@ class Memory:
                 heard = self.heard.get(game_id)
                 if heard is not None and event_order(heard) > order:
                     return heard
+            hearing = self.hearing
+            if any(game_id not in hearing for game_id in after):
+                return ""
             remaining = stop - loop.time()
-            if remaining <= 0 or not self.listening or self.stopping:
-                return None if self.listening else ""
+            if remaining <= 0 or self.stopping:
+                return None
             future: asyncio.Future[str | None] = loop.create_future()
             for game_id in after:
                 self.waiting.setdefault(game_id, []).append(future)

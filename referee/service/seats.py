@@ -7,6 +7,7 @@ game as read.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import time
 from typing import Any
@@ -14,7 +15,7 @@ from typing import Any
 from ..core.documents import first_deadline
 from ..core.game import Change, LoadedGame
 from ..core.refusals import Refusal, busy
-from ..store import EVENTS_PER_READ, STORE_UNAVAILABLE, Stored
+from ..store import STORE_UNAVAILABLE, Stored
 from .games import MAX_RETRIES, GameService
 from .memory import InFlight
 
@@ -38,9 +39,15 @@ class Seats:
         """
         games, memory = self.games, self.memory
         stop = time.monotonic() + wait_s
+        if not games.follows(game_id):
+            # heard before it is read, so that no commit after the read goes untold (should
+            # Redis not answer, the read says so; the wait looks at the game now and then)
+            with contextlib.suppress(*STORE_UNAVAILABLE):
+                await games.follow(game_id)
+        heard = memory.hears(game_id)
         known = memory.remembered(game_id)
         for _ in range(MAX_RETRIES):
-            in_flight = memory.in_flight.get(game_id) if memory.listening else None
+            in_flight = memory.in_flight.get(game_id) if heard else None
             if known is not None or in_flight is None:
                 break
             # a commit of this process on its way, already heard (which dropped the form
@@ -48,8 +55,8 @@ class Seats:
             # behind a later commit heard already, the next one's is)
             await in_flight.landed()
             known = memory.remembered(game_id)
-        # not yet shown current; while listening, no commit was heard after it: current
-        guess = known is not None and not memory.listening
+        # not yet shown current; while heard, no commit was heard after it: current
+        guess = known is not None and not heard
         last_id = None
         while True:
             try:
@@ -80,19 +87,23 @@ class Seats:
             if next_deadline is not None:
                 block = max(0.05, min(block, next_deadline - time.time() + 0.01))
             try:
-                if memory.listening:  # a commit heard, or the proof that none came
-                    newest, complete = await memory.hear({game_id: last_id}, block), True
+                if memory.hears(game_id):  # a commit heard, or the proof that none came
+                    newest = await memory.hear({game_id: last_id}, block)
                 else:
-                    wait_ms = int(block * 1000) or None
-                    events = await games.store.events_after(game_id, last_id, wait_ms)
-                    newest = events[-1][0] if events else None
-                    complete = len(events) < EVENTS_PER_READ
+                    # not heard (its channel was lost, or could not be had): heard again, the
+                    # game is read again (a commit may have gone untold); while Redis does not
+                    # answer, it is looked at again in a while, holding no connection
+                    try:
+                        await games.follow(game_id)
+                    except STORE_UNAVAILABLE:
+                        await asyncio.sleep(min(block, 1.0))
+                    newest = ""
             except (*STORE_UNAVAILABLE, asyncio.CancelledError):
                 if guess:
                     raise
                 return game.turn(seat)  # the wait was cut short: answer now
             guess = False  # an event read (or heard) followed: nothing came, or we read on
-            if newest == "":  # the process stopped listening meanwhile: read the game
+            if newest == "":  # not heard (or no longer): read the game
                 last_id = None
                 continue
             if newest is None:
@@ -106,7 +117,7 @@ class Seats:
                 # the event may be this process's own commit, whose reply is still on its way
                 await in_flight.landed()
                 recent = memory.remembered(game_id)
-            if recent is not None and recent.last_event_id == last_id and complete:
+            if recent is not None and recent.last_event_id == last_id:
                 # written with the newest event, and every change adds one: the game as it is
                 # now, without reading it again
                 known = recent

@@ -19,7 +19,6 @@ from .availability import AVAILABILITY, Availability, StoreBusy
 from .connection import WaitingPool
 from .events import event_order
 from .games import (
-    COMMITS,
     DEADLINES,
     EVENTS_PER_READ,
     SCRIPT_COMMANDS,
@@ -34,7 +33,6 @@ from .tournaments import TournamentStore
 
 __all__ = [
     "AVAILABILITY",
-    "COMMITS",
     "DEADLINES",
     "EVENTS_PER_READ",
     "SCRIPT_COMMANDS",
@@ -66,20 +64,19 @@ STORE_BUSY = StoreBusy
 
 class Store:
     """The referee's Redis: its games and tournaments, on clients made once per process;
-    ``timeout_s``: how long any of its operations waits for Redis (beyond a blocking read's
-    own wait) before it fails with one of ``STORE_UNAVAILABLE``."""
+    ``timeout_s``: how long any of its operations waits for Redis before it fails with one of
+    ``STORE_UNAVAILABLE``."""
 
     def __init__(
         self,
         redis: Redis | RedisCluster,
-        blocking: Redis | RedisCluster,
         cluster_seed: ConnectionPool | None = None,
         *,
         timeout_s: float = 10,
     ) -> None:
-        self._clients = (redis, blocking)
+        self._clients = (redis,)
         self.timeout_s = timeout_s
-        self.games = GameStore(redis, blocking, cluster_seed=cluster_seed, timeout_s=timeout_s)
+        self.games = GameStore(redis, cluster_seed=cluster_seed, timeout_s=timeout_s)
         patience = self.games.patience  # one for all the store's clients
         self.tournaments = TournamentStore(redis, timeout_s=timeout_s, patience=patience)
         self.limits = LimitStore(redis, self.games.shared, timeout_s=timeout_s, patience=patience)
@@ -101,29 +98,29 @@ def shown_url(url: str) -> str:
     return re.sub(r"([?&]password=)[^&]*", r"\1***", url)
 
 
-def open_store(url: str, *, cluster: bool = False, timeout_s: float = 10) -> Store:
+def open_store(
+    url: str, *, cluster: bool = False, timeout_s: float = 10, pool_size: int = 256
+) -> Store:
     """The clients for the Redis at ``url`` (connecting lazily); with ``cluster``, for the
-    Redis Cluster that ``url``'s node belongs to. ``timeout_s``: ``Store``'s."""
+    Redis Cluster that ``url``'s node belongs to. ``timeout_s``: ``Store``'s; ``pool_size``:
+    the connections of redis-py's pool (per node on a cluster) for everything that is not a
+    game's read or commit (those share one connection) nor a wait (no connection at all)."""
     # no per-socket-call timeouts (redis-py runs each write as a task of its own for them):
     # the store puts one deadline on each of its operations instead (``timeout_s``, and a
     # blocking read's wait beyond it); connecting is bounded here too
     bounds: dict[str, Any] = {"socket_timeout": None, "socket_connect_timeout": timeout_s}
     redis: Redis | RedisCluster
-    blocking: Redis | RedisCluster
     if cluster:
         # redis-py's cluster clients follow MOVED and ASK themselves; a game's reads and
         # commits share one connection per primary (``store.cluster``); a node's pool that
         # has no connection free refuses at once (``StoreBusy``)
-        redis = RedisCluster.from_url(url, max_connections=256, **bounds)
-        blocking = RedisCluster.from_url(url, max_connections=4096, **bounds)
-        store = Store(redis, blocking, ConnectionPool.from_url(url), timeout_s=timeout_s)
+        redis = RedisCluster.from_url(url, max_connections=pool_size, **bounds)
+        store = Store(redis, ConnectionPool.from_url(url), timeout_s=timeout_s)
     else:
         # with every connection in use, an operation waits up to half its time for one to
         # come free, then fails with ``StoreBusy``
         pools = {"timeout": timeout_s / 2, **bounds}
-        redis = Redis.from_pool(WaitingPool.from_url(url, max_connections=256, **pools))
-        # long-polls and event streams wait in XREAD BLOCK on a pool of their own
-        blocking = Redis.from_pool(WaitingPool.from_url(url, max_connections=4096, **pools))
-        store = Store(redis, blocking, timeout_s=timeout_s)
+        redis = Redis.from_pool(WaitingPool.from_url(url, max_connections=pool_size, **pools))
+        store = Store(redis, timeout_s=timeout_s)
     store.games.where = shown_url(url)
     return store

@@ -24,7 +24,6 @@ safely: a commit checks its version) and has the table read again before the nex
 from __future__ import annotations
 
 import asyncio
-import random
 from typing import Any, NamedTuple
 
 from redis.asyncio.connection import ConnectionPool
@@ -41,7 +40,7 @@ from redis.exceptions import (
 
 from .connection import Commands, Patience, Sent, SharedConnection
 
-__all__ = ["SLOTS", "ClusterConnection", "ClusterSent", "slot_of"]
+__all__ = ["SLOTS", "ClusterConnection", "ClusterSent", "part_for", "slot_of", "spread"]
 
 SLOTS = 16384
 _REDIRECTED = (AskError, TryAgainError, ClusterDownError)  # MovedError is an AskError
@@ -51,6 +50,26 @@ _KEYED_AT_3 = frozenset({"EVALSHA", "EVAL", "EVALSHA_RO", "EVAL_RO", "FCALL", "F
 def slot_of(key: str | bytes) -> int:
     """The cluster slot of ``key`` (its hash tag's, if it has one)."""
     return key_slot(key.encode() if isinstance(key, str) else key)
+
+
+def spread(prefix: str, count: int = 16) -> tuple[str, ...]:
+    """``count`` keys named ``prefix:{tag}``, the i-th in the i-th of ``count`` equal ranges
+    of slots: one global set split so that no primary holds all of it (each primary holds
+    the parts in its slots); ``part_for`` says which part a key's entries go to."""
+    keys = []
+    for i in range(count):
+        low, high = i * SLOTS // count, (i + 1) * SLOTS // count
+        n = 0
+        while not low <= slot_of(f"{{{i}.{n}}}") < high:
+            n += 1
+        keys.append(f"{prefix}:{{{i}.{n}}}")
+    return tuple(keys)
+
+
+def part_for(parts: tuple[str, ...], key: str) -> str:
+    """The part of a ``spread`` set whose slot range holds ``key``'s slot: on a cluster whose
+    primaries hold ranges of slots, most often on the same primary as ``key`` itself."""
+    return parts[slot_of(key) * len(parts) // SLOTS]
 
 
 def _key_of(command: tuple[Any, ...]) -> str | bytes | None:
@@ -237,12 +256,25 @@ class ClusterConnection(Commands):
         host = refused.host or self._seed.rpartition(":")[0]
         return f"{host}:{refused.port}"
 
-    def subscription_pool(self) -> ConnectionPool:
-        """A pool for one primary, another each time: a subscriber's connection (a message
-        published on any node of a cluster reaches every node)."""
-        addresses = sorted(set(self._slots)) or [self._seed]
-        node = self._node(random.choice(addresses))
-        return node.pool
+    async def primary_of(self, key: str | bytes) -> tuple[str, ConnectionPool]:
+        """The address of the primary that serves ``key``'s slot, as the table says (read
+        first if need be), and a pool for it (its connections' settings)."""
+        if not self._slots:
+            await self.refresh()
+        address = (self._slots[slot_of(key)] if self._slots else "") or self._seed
+        return address, self._node(address).pool
+
+    def forget_slots(self) -> None:
+        """A primary did not answer (it may have failed over): the table is read again
+        before the next command."""
+        self._slots = []
+
+    def moved(self, refused: AskError) -> None:
+        """A ``MOVED`` met elsewhere (a subscription): the table says so from now on."""
+        if self._slots and isinstance(refused, MovedError):
+            self._slots[refused.slot_id] = self._moved_to(refused)
+        else:
+            self._slots = []  # read again before the next command
 
     async def aclose(self) -> None:
         for node in list(self._nodes.values()):

@@ -28,11 +28,10 @@ import builtins
 import contextlib
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any, NamedTuple
 
 from hiredis import Reader, pack_command
-from redis._parsers.base import BaseParser
 from redis.asyncio.connection import AbstractConnection, BlockingConnectionPool, ConnectionPool
 from redis.exceptions import (
     ConnectionError,
@@ -43,6 +42,7 @@ from redis.exceptions import (
     TimeoutError,
 )
 
+from ._private import parse_error, transport_of, write_packed
 from .availability import AVAILABILITY, StoreBusy
 
 __all__ = [
@@ -52,7 +52,6 @@ __all__ = [
     "SharedConnection",
     "TakenOver",
     "WaitingPool",
-    "subscribe",
 ]
 
 
@@ -67,7 +66,7 @@ class TakenOver(asyncio.Protocol):
     error that ends the connection.
 
     redis-py has done the handshake and waits for nothing, so nothing of a reply is left in
-    its stream. Its ``_writer`` (private, pinned by a test) keeps writing to the same
+    its stream. Its stream writer (private: ``store._private``) keeps writing to the same
     transport; the end of the connection is passed on to its stream too, so that
     ``connection.disconnect()`` still closes it and its wait for the close returns.
     """
@@ -75,14 +74,17 @@ class TakenOver(asyncio.Protocol):
     _stream: asyncio.BaseProtocol | None = None
 
     def __init__(self) -> None:
-        self.reader = Reader(
-            protocolError=InvalidResponse,
-            replyError=BaseParser.parse_error,
-            notEnoughData=_INCOMPLETE,
+        self.reader = self._reader()
+
+    @staticmethod
+    def _reader() -> Reader:
+        return Reader(
+            protocolError=InvalidResponse, replyError=parse_error, notEnoughData=_INCOMPLETE
         )
 
     def take_over(self, connection: AbstractConnection) -> None:
-        transport = connection._writer.transport  # type: ignore[union-attr]  # connected
+        self.reader = self._reader()  # nothing of another connection's bytes
+        transport = transport_of(connection)
         self._stream = transport.get_protocol()
         transport.set_protocol(self)
 
@@ -320,7 +322,7 @@ class SharedConnection(Commands):
             return  # lost meanwhile (its commands failed already), or resume_writing flushes
         outbox, self._outbox = self._outbox, []
         try:
-            connection._writer.writelines(outbox)  # type: ignore[union-attr]  # connected
+            write_packed(connection, outbox)
         except Exception as error:  # the socket failed: so did the connection
             self._lost(connection, error)
 
@@ -419,76 +421,3 @@ class SharedConnection(Commands):
         if connection is not None:
             self._lost(connection, ConnectionError("the shared connection was closed"))
         await asyncio.gather(*self._tasks, return_exceptions=True)
-
-
-class _Messages(TakenOver):
-    """A subscribed connection's messages, told as they arrive; ``ended`` gets the error
-    that ends the connection; ``pinged`` is when the PING still unanswered was sent."""
-
-    def __init__(self, told: Callable[[bytes], None], ended: asyncio.Future[Any]) -> None:
-        super().__init__()
-        self.told = told
-        self.ended = ended
-        self.pinged: float | None = None
-
-    def reply(self, reply: Any) -> None:
-        kind = reply[0]
-        if kind == b"message":
-            self.told(reply[2])
-        elif kind == b"pong":
-            self.pinged = None
-            AVAILABILITY.answers()
-
-    def broken(self, error: BaseException) -> None:  # the caller subscribes anew
-        if not self.ended.done():
-            self.ended.set_exception(error)
-
-
-async def subscribe(
-    pool: ConnectionPool,
-    channel: str,
-    told: Callable[[bytes], None],
-    subscribed: Callable[[], None],
-    timeout_s: float,
-) -> None:
-    """Every message on ``channel``, told to ``told(payload)`` as it arrives, once
-    ``subscribed()`` was called; returns never, raises when the connection ends, or when
-    Redis leaves a PING unanswered for ``timeout_s`` (a PING every ``timeout_s / 2``: a
-    Redis that stalls sends no messages either, and those who wait to hear must know).
-
-    A connection of its own, speaking RESP2 whatever the URL asks, so messages come as plain
-    replies. Once subscribed, its bytes are parsed in the loop's own callback and told at
-    once: one message per commit of every replica reaches each process, and redis-py's
-    ``PubSub`` (or a task reading its stream) costs several times the parse.
-    """
-    connection = pool.connection_class(**{**pool.connection_kwargs, "protocol": 2})
-    try:
-        try:
-            async with asyncio.timeout(timeout_s):
-                await connection.connect()
-                await connection.send_command("SUBSCRIBE", channel)
-                kind, *_ = await connection.read_response()
-        except builtins.TimeoutError:  # asyncio.timeout's
-            raise TimeoutError(f"Redis did not answer SUBSCRIBE within {timeout_s} s") from None
-        if kind != b"subscribe":
-            raise ConnectionError(f"SUBSCRIBE answered {kind!r}")
-        loop = asyncio.get_running_loop()
-        ended = loop.create_future()
-        # a message read together with the confirmation is dropped: it came before
-        # ``subscribed()``, which has the caller trust nothing it knew before
-        messages = _Messages(told, ended)
-        messages.take_over(connection)
-        AVAILABILITY.answers()
-        subscribed()
-        while not ended.done():
-            await asyncio.wait((ended,), timeout=timeout_s / 2)
-            if ended.done():
-                break
-            if messages.pinged is None:
-                messages.pinged = loop.time()
-                connection._writer.write(pack_command(("PING",)))  # type: ignore[union-attr]
-            elif loop.time() - messages.pinged >= timeout_s:
-                messages.broken(TimeoutError(f"Redis did not answer a PING within {timeout_s} s"))
-        await ended
-    finally:
-        await connection.disconnect(nowait=True)

@@ -16,15 +16,19 @@ whose version moved gets the game as it now is in the same reply, so a lost race
 extra read. Every commit adds at least one event, so the newest event id also names the
 version it was written with. A retried decision is answered from the record.
 
-The global sorted set ``referee:games`` (game id by its creation time) lists the games
-(``listing``). The global sorted set ``referee:deadlines`` (game id by its earliest
-deadline) only tells the sweepers where to look; it is a hint outside the game's slot,
-never the truth.
+The sorted sets ``referee:games:{…}`` (game id by its creation time) list the games
+(``listing``, a page merged from them all). The sorted sets ``referee:deadlines:{…}`` (game
+id by its earliest deadline) only tell the sweepers where to look; a hint, never the truth.
+Each is one set split in 16 parts, one per range of slots (``cluster.spread``), a game's
+entries in the part whose range holds its slot, so that no primary holds all of either, and a
+commit's deadline hint most often goes to the game's own primary. (``referee:games`` and
+``referee:deadlines``, the sets of older versions, are still read until they empty.)
 
-Every commit also publishes ``<game id> <newest event id>`` on the channel
-``referee:commits``, from inside the script, so no commit goes untold: each process listens on
-one connection and wakes its own waiting seats, instead of holding a blocked XREAD (and a
-connection) per waiting seat.
+Every commit also publishes ``<game id> <newest event id>`` with ``SPUBLISH`` on the game's own
+shard channel ``{game:<id>}:commits``, from inside the script, so no commit goes untold: a
+process subscribes to the channels of the games it serves waiters on (``store.hearing``) and
+wakes them from what it hears, instead of holding a blocked XREAD (and a connection) per
+waiting seat.
 
 Loads and commits, every decision's path, go on one connection that all of a process's
 requests share (``referee.store.connection``); everything else uses redis-py's pools.
@@ -32,25 +36,25 @@ requests share (``referee.store.connection``); everything else uses redis-py's p
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, NamedTuple, cast
 
 from redis.asyncio import ConnectionPool, Redis, RedisCluster
-from redis.exceptions import ConnectionError, NoScriptError, RedisClusterException, ResponseError
-from redis.typing import KeyT, StreamIdT
+from redis.exceptions import ConnectionError, NoScriptError, ResponseError
 
-from .cluster import ClusterConnection, ClusterSent
-from .connection import Patience, Sent, SharedConnection, subscribe
+from .cluster import ClusterConnection, ClusterSent, part_for, spread
+from .connection import Patience, Sent, SharedConnection
+from .hearing import Hearing
 from .limits import live_key
 from .listing import Listed, listed, listing_commands, tournament_games
 
 __all__ = [
-    "COMMITS",
     "DEADLINES",
     "EVENTS_PER_READ",
     "GAMES",
+    "OLD_DEADLINES",
+    "OLD_GAMES",
     "SCRIPT_COMMANDS",
     "Commit",
     "GameKeys",
@@ -58,13 +62,16 @@ __all__ = [
     "Stored",
 ]
 
-DEADLINES = "referee:deadlines"
-GAMES = "referee:games"
-COMMITS = "referee:commits"
+DEADLINES_PREFIX, SWEEPING_PREFIX = "referee:deadlines:", "referee:sweeping:"
+DEADLINES = spread(DEADLINES_PREFIX.rstrip(":"))
+GAMES = spread("referee:games")
+#: the single sets of older versions: read (listed, swept) until their entries are gone
+OLD_DEADLINES, OLD_GAMES = "referee:deadlines", "referee:games"
 EVENTS_PER_READ = 500
 
 # Check the version, then write document, decisions and events together; if the version moved,
-# answer with the game as it is. The newest event id is published for the listening processes.
+# answer with the game as it is. The newest event id is published on the game's shard channel
+# (in its slot) for the processes that hear it.
 _COMMIT = """
 local v = redis.call('HGET', KEYS[1], 'v') or ''
 if v ~= ARGV[1] then
@@ -79,7 +86,7 @@ for _ = 1, tonumber(ARGV[7]) do
 end
 if #ids > 1 then
   redis.call('HSET', KEYS[1], 'e', ids[#ids])
-  redis.call('PUBLISH', '@COMMITS@', ARGV[8] .. ' ' .. ids[#ids])
+  redis.call('SPUBLISH', '{game:' .. ARGV[8] .. '}:commits', ARGV[8] .. ' ' .. ids[#ids])
 end
 local ttl = tonumber(ARGV[4])
 if ttl > 0 then
@@ -88,11 +95,20 @@ if ttl > 0 then
   redis.call('EXPIRE', KEYS[3], math.min(ttl, tonumber(ARGV[5])))
 end
 return ids
-""".replace("@COMMITS@", COMMITS)
+"""
+# One part of the deadlines' set, swept by one process per interval: the first to take the
+# part's lease for the interval (``ARGV[2]`` ms; 0: no lease) reads its due games, the others
+# find none until it expires. The lease shares the part's hash tag (its slot).
+_SWEEP = """
+if ARGV[2] ~= '0' and not redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[2]) then
+  return {}
+end
+return redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1], 'LIMIT', 0, ARGV[3])
+"""
 #: The commands the commit script calls inside Redis; the referee never sends them itself on
 #: a game's path, so command statistics without them count the commands it sent.
 SCRIPT_COMMANDS = (
-    *("hget", "hset", "rpush", "xadd", "expire", "publish"),
+    *("hget", "hset", "rpush", "xadd", "expire", "spublish"),
     # the limits' scripts (``store.limits``); ZADD and ZREM are also sent on their own
     *("incrby", "hgetall", "hvals", "hincrby", "hdel", "zremrangebyscore", "zcard"),
 )
@@ -136,13 +152,12 @@ class GameKeys:
 class GameStore:
     """Where games are kept: loads, commits, records, event streams, the deadline hints, and
     the commits channel. It decides nothing (the service decides what to write); it owns how
-    a game's commands travel: reads and commits on one shared connection, long waits on a
-    pool of their own, the commits channel on a connection of its own."""
+    a game's commands travel: reads and commits on one shared connection, the games' commits
+    channels on one connection per primary (``hearing``), the rest on redis-py's pool."""
 
     def __init__(
         self,
         redis: Redis | RedisCluster,
-        blocking: Redis | RedisCluster | None = None,
         *,
         timeout_s: float = 10,
         cluster_seed: ConnectionPool | None = None,
@@ -154,9 +169,6 @@ class GameStore:
         #: others fail at once, shared by every client of the store
         self.patience = Patience(timeout_s)
         self.redis = redis
-        # long-polls and event streams wait in XREAD BLOCK on a pool of their own, so
-        # waiting clients never take the connections that decisions need
-        self.blocking = blocking or redis
         # a game's reads and commits, the path every decision takes, share one connection,
         # which keeps the deadline of each command itself
         # (on a cluster, one per primary, reached with ``cluster_seed``'s settings:
@@ -167,6 +179,8 @@ class GameStore:
         else:
             assert isinstance(redis, Redis)  # a cluster client comes with its cluster_seed
             self.shared = SharedConnection(redis.connection_pool, timeout_s, self.patience)
+        #: the commits channels of the games this process serves waiters on
+        self.hearing = Hearing(self.shared, timeout_s)
         self._commit_sha = hashlib.sha1(_COMMIT.encode()).hexdigest()
         #: the server, as log lines name it (``store.shown_url``: no password)
         self.where = "Redis"
@@ -240,7 +254,7 @@ class GameStore:
         if finished_for:
             commands += (("ZREM", live_key(finished_for, "games"), game_id),)
         if listed_at is not None:
-            commands += listing_commands(GAMES, game_id, listed_at)
+            commands += listing_commands(part_for(GAMES, keys.doc), game_id, listed_at)
             if tournament is not None:
                 index = tournament_games(tournament[0])
                 commands += listing_commands(index, game_id, listed_at, ttl=tournament[1])
@@ -286,11 +300,13 @@ class GameStore:
         commit = ("EVALSHA", self._commit_sha, 3, *keys.all(), *args)
         if deadline is False:  # the deadline hint did not change: one command
             return (commit,)
+        deadlines = part_for(DEADLINES, keys.doc)
         if deadline is None:
-            return commit, ("ZREM", DEADLINES, game_id)
-        return commit, ("ZADD", DEADLINES, deadline, game_id)
+            return commit, ("ZREM", deadlines, game_id)
+        return commit, ("ZADD", deadlines, deadline, game_id)
 
     async def aclose(self) -> None:
+        await self.hearing.aclose()
         await self.shared.aclose()
 
     async def listed(
@@ -298,7 +314,7 @@ class GameStore:
     ) -> tuple[list[Listed], str | None]:
         """A page of games created before ``before`` (all when None), newest first, and the
         next page's cursor (``store.listing``); ``tournament``: only that tournament's."""
-        index = tournament_games(tournament) if tournament else GAMES
+        index = tournament_games(tournament) if tournament else (*GAMES, OLD_GAMES)
         async with self.patience.bounded():
             return await listed(self.redis, index, lambda g: GameKeys(g).doc, before, limit)
 
@@ -307,73 +323,53 @@ class GameStore:
             # redis-py's types allow decoded replies too: this client's are bytes
             return cast("list[bytes]", await self.redis.lrange(GameKeys(game_id).decisions, 0, -1))
 
-    async def events_after(
-        self, game_id: str, last_id: str, block_ms: int | None
-    ) -> list[tuple[str, str]]:
+    async def events_after(self, game_id: str, last_id: str) -> list[tuple[str, str]]:
         """Events after ``last_id`` ("0" for all), as (event id, event JSON), at most
-        ``EVENTS_PER_READ``; waiting up to ``block_ms`` if there are none."""
-        async with self.patience.bounded((block_ms or 0) / 1000):
+        ``EVENTS_PER_READ``; never waits (a waiter hears the game's commits instead)."""
+        async with self.patience.bounded():
             # redis-py's types allow RESP3's dict too: this client speaks RESP2
             # ([[stream, [(id, fields)]]])
             reply = cast(
                 "list[list[Any]]",
-                await self.blocking.xread(
-                    {GameKeys(game_id).events: last_id}, count=EVENTS_PER_READ, block=block_ms
-                ),
+                await self.redis.xread({GameKeys(game_id).events: last_id}, count=EVENTS_PER_READ),
             )
         return [(i.decode(), fields[b"e"].decode()) for i, fields in reply[0][1]] if reply else []
 
-    async def listen(
-        self, heard: Callable[[str, str], None], subscribed: Callable[[], None]
-    ) -> None:
-        """Every commit of any replica, told to ``heard(game id, newest event id)`` as it
-        arrives, once ``subscribed()`` was called, on a connection of its own
-        (``connection.subscribe``); returns never, raises when the connection ends."""
-
-        def message(payload: bytes) -> None:
-            game_id, _, event_id = payload.decode().partition(" ")
-            heard(game_id, event_id)
-
-        if isinstance(self.shared, ClusterConnection):
-            # PUBLISH on a cluster reaches every node: any primary will do (another each
-            # time the caller subscribes anew)
-            pool = self.shared.subscription_pool()
-        else:
-            assert isinstance(self.blocking, Redis)  # no cluster: no cluster client
-            pool = self.blocking.connection_pool
-        await subscribe(pool, COMMITS, message, subscribed, self.timeout_s)
-
-    async def wait_any(self, positions: dict[str, str], block_ms: int) -> None:
-        """Wait until any of several games has an event after its position (game id -> event
-        id), at most ``block_ms``. One XREAD over their streams; on a Redis Cluster, whose
-        games live in different slots, a short sleep stands in for it."""
-        streams: dict[KeyT, StreamIdT] = {
-            GameKeys(game_id).events: last for game_id, last in positions.items()
-        }
-        try:
-            async with self.patience.bounded(block_ms / 1000):
-                await self.blocking.xread(streams, count=1, block=block_ms)
-        except (ResponseError, RedisClusterException) as exc:
-            # a cluster client refuses keys of several slots itself, a single Redis server
-            # in cluster mode answers CROSSSLOT
-            if isinstance(exc, ResponseError) and "CROSSSLOT" not in str(exc):
-                raise
-            await asyncio.sleep(min(block_ms / 1000, 0.05))
-
-    async def due(self, now: float, limit: int = 100) -> list[str]:
-        """Games whose earliest deadline hint has passed (a hint: the game itself decides)."""
-        async with self.patience.bounded():
-            # redis-py's types allow decoded replies too: this client's are bytes
-            ids = cast(
-                "list[bytes]",
-                await self.redis.zrangebyscore(DEADLINES, "-inf", now, start=0, num=limit),
-            )
-        return [i.decode() for i in ids]
+    async def due(self, now: float, limit: int = 100, lease_s: float = 0) -> list[str]:
+        """Games whose earliest deadline hint has passed (a hint: the game itself decides),
+        from every part of the deadlines' set: one round trip (per primary, on a cluster).
+        With ``lease_s``, the processes take the parts in turn: a part whose lease another
+        process took less than ``lease_s`` ago gives nothing (it sweeps them). A hint found
+        in the single set of older versions moves to its part."""
+        lease_ms = max(1, round(lease_s * 1000)) if lease_s > 0 else 0
+        reads: list[tuple[Any, ...]] = []
+        for key in DEADLINES:
+            lease = key.replace(DEADLINES_PREFIX, SWEEPING_PREFIX)
+            reads.append(("EVAL", _SWEEP, 2, lease, key, now, lease_ms, limit))
+        old_read = ("ZRANGEBYSCORE", OLD_DEADLINES, "-inf", now, "WITHSCORES", "LIMIT", 0, limit)
+        reads.append(old_read)
+        *parts, old = await self.shared.execute_many(*reads)
+        due: dict[str, None] = {}
+        for reply in (*parts, old):
+            if isinstance(reply, ResponseError):
+                raise reply
+        for reply in parts:
+            due.update((i.decode(), None) for i in reply)
+        moves: list[tuple[Any, ...]] = []
+        # RESP2 gives member, score, member, …; RESP3 (as a URL may ask) pairs
+        pairs = old if old and isinstance(old[0], list) else zip(old[::2], old[1::2], strict=True)
+        for member, score in pairs:
+            game_id = member.decode()
+            due[game_id] = None
+            part = part_for(DEADLINES, GameKeys(game_id).doc)
+            moves += [("ZADD", part, score, game_id), ("ZREM", OLD_DEADLINES, game_id)]
+        if moves:
+            await self.shared.execute_many(*moves)
+        return list(due)
 
     async def forget_deadline(self, game_id: str) -> None:
         """Drop a game's deadline hint (it has none left, or is gone)."""
-        async with self.patience.bounded():
-            await self.redis.zrem(DEADLINES, game_id)
+        await self.shared.execute("ZREM", part_for(DEADLINES, GameKeys(game_id).doc), game_id)
 
     async def ping(self) -> None:
         """On the shared connection (its watchdog keeps the deadline): Redis answers or not,

@@ -57,23 +57,24 @@ Listed = tuple[str, float, str, bytes]
 
 async def listed(
     redis: Redis | RedisCluster,
-    index: str,
+    index: str | tuple[str, ...],
     doc_key: Callable[[str], str],
     before: float | None,
     limit: int,
 ) -> tuple[list[Listed], str | None]:
-    """A page: up to ``limit`` ids of ``index`` created before ``before`` (all when None),
-    newest first, each with its creation time, and the version (``v``) and document
-    (``blob``) of its hash at ``doc_key(id)``; and the cursor (``before``) of the next page,
-    None when this one is the last."""
-    found = await _found(redis, index, doc_key, before, limit + 1)
+    """A page: up to ``limit`` ids of ``index`` (or of several, merged: one set split across
+    slots) created before ``before`` (all when None), newest first, each with its creation
+    time, and the version (``v``) and document (``blob``) of its hash at ``doc_key(id)``; and
+    the cursor (``before``) of the next page, None when this one is the last."""
+    indexes = (index,) if isinstance(index, str) else index
+    found = await _found(redis, indexes, doc_key, before, limit + 1)
     following = repr(found[limit - 1][1]) if len(found) > limit else None
     return found[:limit], following
 
 
 async def _found(
     redis: Redis | RedisCluster,
-    index: str,
+    indexes: tuple[str, ...],
     doc_key: Callable[[str], str],
     before: float | None,
     limit: int,
@@ -81,27 +82,35 @@ async def _found(
     found: list[Listed] = []
     high: str = f"({before!r}" if before is not None else "+inf"
     while len(found) < limit:
-        # redis-py's types allow decoded replies too: this client's are bytes
-        # (RESP2: member and score)
-        ids = cast(
-            "list[tuple[bytes, float]]",
-            await redis.zrevrangebyscore(
-                index, high, "-inf", start=0, num=limit - len(found), withscores=True
+        need = limit - len(found)
+        # the newest ``need`` of each part, merged: the newest ``need`` of them all
+        # (redis-py's types allow decoded replies too: this client's are bytes; RESP2:
+        # member and score)
+        async with redis.pipeline(transaction=False) as pipe:
+            for index in indexes:
+                pipe.zrevrangebyscore(index, high, "-inf", start=0, num=need, withscores=True)
+            parts = cast("list[list[tuple[bytes, float]]]", await pipe.execute())
+        ids = sorted(
+            (
+                (member, score, index)
+                for index, part in zip(indexes, parts, strict=True)
+                for member, score in part
             ),
-        )
+            key=lambda entry: -entry[1],
+        )[:need]
         if not ids:
             break
         async with redis.pipeline(transaction=False) as pipe:
-            for member, _ in ids:
+            for member, _, _ in ids:
                 pipe.hmget(doc_key(member.decode()), ["v", "blob"])
             docs = await pipe.execute()
-        gone = []
-        for (member, score), (version, blob) in zip(ids, docs, strict=True):
+        gone: dict[str, list[bytes]] = {}
+        for (member, score, index), (version, blob) in zip(ids, docs, strict=True):
             if blob is None:
-                gone.append(member)
+                gone.setdefault(index, []).append(member)
             else:
                 found.append((member.decode(), score, version.decode(), blob))
-        if gone:
-            await redis.zrem(index, *gone)
+        for index, members in gone.items():
+            await redis.zrem(index, *members)
         high = f"({ids[-1][1]!r}"
     return found

@@ -139,7 +139,7 @@ def test_an_idempotent_creation_is_made_once_on_the_cluster(clients):
 
 
 def test_a_long_poll_on_one_replica_wakes_on_a_commit_at_the_other(clients):
-    """The commits channel (PUBLISH, which a cluster carries to every node) reaches the
+    """A game's commits channel (SPUBLISH, on the primary of the game's slot) reaches the
     replica where a seat waits, whichever primary the game lives on."""
     a, b = clients
     for _ in range(6):  # games on several primaries
@@ -177,6 +177,58 @@ def test_a_long_poll_on_one_replica_wakes_on_a_commit_at_the_other(clients):
         assert result["turn"]["status"] == "your_turn"
         # woken by the commit, not by the end of its wait (which answers "waiting")
         assert result["waited"] < 20
+
+
+def _listeners(cluster, channel: str) -> dict[int, int]:
+    """Per primary's port: how many connections there subscribe to ``channel``."""
+    return {node.port: node.client.pubsub_shardnumsub(channel)[0][1] for node in cluster.nodes}
+
+
+def test_a_waiting_seat_is_heard_on_its_slots_primary_and_follows_the_slot_when_it_moves(
+    cluster, clients
+):
+    """A seat waits at replica ``a``: the game's channel is subscribed on the primary of its
+    slot alone. The slot moves to another primary while the seat waits: the old primary ends
+    the subscription, ``a`` subscribes again where the slot now is (the table's MOVED
+    followed), and a decision taken at replica ``b`` still wakes the seat."""
+    from referee.store.hearing import channel_of
+
+    a, b = clients
+    game = create(a, "choice", 2)
+    tokens = [seat["token"] for seat in game["seats"]]
+    path = f"/v1/games/{game['id']}"
+    turns = [a.get(path + "/turn", headers=auth(t)).json() for t in tokens]
+    move = {"seq": turns[0]["seq"], "move": turns[0]["legal_moves"][0]}
+    assert a.post(path + "/moves", headers=auth(tokens[0]), json=move).status_code == 200
+    channel = channel_of(game["id"])
+    slot = slot_of(channel)
+    assert slot == slot_of(GameKeys(game["id"]).doc)
+    result: dict = {}
+
+    def wait() -> None:
+        began = time.monotonic()
+        reply = a.get(path + "/turn", params={"wait": 20}, headers=auth(tokens[0]))
+        result["turn"], result["waited"] = reply.json(), time.monotonic() - began
+
+    waiter = threading.Thread(target=wait)
+    waiter.start()
+    owner = cluster.owner(slot)
+    deadline = time.monotonic() + 10
+    while _listeners(cluster, channel)[owner.port] < 1 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    before = _listeners(cluster, channel)
+    to = cluster.nodes[(cluster.nodes.index(owner) + 1) % len(cluster.nodes)]
+    cluster.move_slot(slot, to)
+    while _listeners(cluster, channel)[to.port] < 1 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    after = _listeners(cluster, channel)
+    assert waiter.is_alive(), "the seat stopped waiting when the slot moved"
+    move = {"seq": turns[1]["seq"], "move": turns[1]["legal_moves"][0]}
+    assert b.post(path + "/moves", headers=auth(tokens[1]), json=move).status_code == 200
+    waiter.join(timeout=30)
+    assert before[owner.port] >= 1 and sum(before.values()) == before[owner.port]
+    assert after[to.port] >= 1 and after[owner.port] == 0
+    assert result["turn"]["status"] == "your_turn" and result["waited"] < 20
 
 
 def test_slots_move_mid_play_and_no_decision_is_lost_or_counted_twice(cluster, clients):
@@ -253,3 +305,20 @@ def test_a_redirection_met_while_the_slot_table_is_dropped_is_still_followed(clu
             await connection.aclose()
 
     asyncio.run(scenario())
+
+
+def test_the_deadlines_and_the_games_index_are_spread_over_every_primary(cluster, clients):
+    """Each global set is split in parts by slot range: on 3 primaries, every primary holds
+    some parts of each, and a game's listing entry is in the part of its slot's range."""
+    from referee.store.cluster import part_for
+    from referee.store.games import DEADLINES, GAMES
+
+    for parts in (DEADLINES, GAMES):
+        assert {cluster.owner(slot_of(part)).port for part in parts} == {
+            node.port for node in cluster.nodes
+        }
+    a, _ = clients
+    game = create(a, "choice", 2)
+    doc = GameKeys(game["id"]).doc
+    listed = part_for(GAMES, doc)
+    assert cluster.owner(slot_of(listed)).client.zscore(listed, game["id"]) is not None

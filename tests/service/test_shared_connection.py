@@ -12,7 +12,7 @@ from redis.asyncio import Redis
 from redis.exceptions import ConnectionError, NoScriptError, ResponseError
 
 from referee.store import GameStore
-from referee.store.connection import SharedConnection, _Replies
+from referee.store.connection import SharedConnection
 
 
 def _shared(valkey: str) -> tuple[Redis, SharedConnection]:
@@ -181,29 +181,6 @@ def test_a_command_unanswered_past_the_deadline_ends_the_connection(valkey):
     first_id, second_id, waited = asyncio.run(scenario())
     assert 0.4 <= waited < 1.5
     assert second_id != first_id
-
-
-def test_redis_py_still_keeps_what_the_shared_connection_takes_over(valkey):
-    """The shared connection writes straight to the redis-py connection's ``_writer`` and
-    takes over its transport to read the replies; error replies become redis-py's exception
-    classes through its ``BaseParser.parse_error``. This pins those private names, so that an
-    upgrade of redis-py that drops one fails here, not in production."""
-    from redis._parsers.base import BaseParser
-
-    async def scenario():
-        redis, shared = _shared(valkey)
-        await shared.execute("PING")
-        writer = shared._connection._writer
-        protocol = writer.transport.get_protocol()
-        await _drop(redis, shared)
-        return writer, protocol
-
-    writer, protocol = asyncio.run(scenario())
-    assert isinstance(writer, asyncio.StreamWriter)
-    assert isinstance(protocol, _Replies) and isinstance(
-        protocol._stream, asyncio.StreamReaderProtocol
-    )
-    assert isinstance(BaseParser.parse_error("NOSCRIPT No matching script."), NoScriptError)
 
 
 def test_while_the_socket_is_full_commands_wait_and_leave_together_when_it_drains(valkey):

@@ -98,3 +98,58 @@ def test_sigterm_ends_streams_and_long_polls_finishes_moves_and_loses_nothing(tm
         referee.terminate()
         referee.wait(timeout=20)
     assert "Traceback" not in log.read_text(), log.read_text()
+
+
+def test_sigterm_with_hundreds_of_waiting_seats_and_streams_stops_within_seconds(tmp_path):
+    """200 seats long-polling (60 s) and 50 event streams, each on a connection of its own,
+    none holding a Redis connection: SIGTERM answers every long-poll and ends every stream,
+    and the referee exits within 10 s (a generous bound: it sat on its waiters for minutes
+    when each held a blocked read)."""
+    import asyncio
+
+    data, log, port = tmp_path / "data", tmp_path / "referee.log", free_port()
+    referee, url = _serve(data, log, port)
+    try:
+        http = httpx.Client(base_url=url, timeout=30)
+        waiting = []
+        for _ in range(40):
+            game = create(http, "choice", 2)
+            path = f"/v1/games/{game['id']}"
+            token = game["seats"][0]["token"]
+            turn = http.get(path + "/turn", headers=auth(token)).json()
+            move = {"seq": turn["seq"], "move": turn["legal_moves"][0]}
+            assert http.post(path + "/moves", headers=auth(token), json=move).is_success
+            waiting += [(path, token)] * 5
+
+        async def scenario():
+            limits = httpx.Limits(max_connections=400, max_keepalive_connections=0)
+            async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as client:
+                polls = [
+                    asyncio.create_task(client.get(path + "/turn?wait=60", headers=auth(token)))
+                    for path, token in waiting
+                ]
+
+                async def stream(path: str) -> list[str]:
+                    async with client.stream("GET", path + "/events") as reply:
+                        return [line async for line in reply.aiter_lines()]
+
+                streams = [asyncio.create_task(stream(p)) for p, _ in waiting[::4]]
+                await asyncio.sleep(2.0)  # every wait has begun
+                assert not any(t.done() for t in [*polls, *streams])
+                began = time.monotonic()
+                referee.send_signal(signal.SIGTERM)
+                answered = await asyncio.gather(*polls)
+                ended = await asyncio.gather(*streams)
+                return answered, ended, time.monotonic() - began
+
+        answered, ended, took = asyncio.run(scenario())
+        assert referee.wait(timeout=15) == 0
+        assert took < 10, f"the waits took {took:.1f} s to end"
+        assert [r.status_code for r in answered] == [200] * len(waiting)
+        assert all(r.json()["status"] == "waiting" for r in answered)
+        assert all("retry: 1000" in lines for lines in ended)
+    finally:
+        if referee.poll() is None:
+            referee.terminate()
+            referee.wait(timeout=20)
+    assert "Traceback" not in log.read_text(), log.read_text()

@@ -15,6 +15,7 @@ from referee.core import game as game_module
 from referee.core.refusals import Refusal
 from referee.service import GameService, Seats, TournamentService
 from referee.store import GameKeys, GameStore, TournamentStore
+from referee.store.cluster import part_for
 from referee.store.games import GAMES
 
 
@@ -47,13 +48,6 @@ class Referee:
     def record(self, *args):
         return self.games.record(*args)
 
-    def watch_commits(self, **kwargs):
-        return self.games.watch_commits(**kwargs)
-
-    @property
-    def listening(self) -> bool:
-        return self.memory.listening
-
 
 def _counted(valkey: str, recent_games: int = 4096) -> Referee:
     return Referee(counted_redis(valkey), recent_games=recent_games)
@@ -82,18 +76,9 @@ async def _seat_0_waits(service: Referee, doc, tokens) -> asyncio.Task:
 
 
 async def _listening(service: Referee) -> asyncio.Task:
-    """The service hearing commits, as the app runs it."""
-    watcher = asyncio.create_task(service.watch_commits(retry_s=0.05))
-    await _until_listening(service)
-    return watcher
-
-
-async def _until_listening(service: Referee) -> None:
-    for _ in range(200):
-        if service.listening:
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("the service did not start listening")
+    """The service's background work on the channels it hears, as the app runs it (a game's
+    channel is subscribed by the first waiter on it)."""
+    return asyncio.create_task(service.games.let_go_forever())
 
 
 async def _close(watchers: list[asyncio.Task], *services: Referee) -> None:
@@ -102,11 +87,14 @@ async def _close(watchers: list[asyncio.Task], *services: Referee) -> None:
         with contextlib.suppress(asyncio.CancelledError):
             await watcher
     for service in services:
+        await service.store.aclose()
         await service.store.redis.aclose()
 
 
 def test_a_decision_takes_two_round_trips_turn_and_move(valkey):
-    """A bot's loop: ``/turn`` reads the game once, ``/moves`` commits without reading."""
+    """A bot's loop: the first ``/turn`` subscribes to the game's channel and reads it once;
+    from then on the process hears every commit of the game, so a turn is told from memory
+    and ``/moves`` commits without reading: the commit alone."""
 
     async def scenario():
         service = _counted(valkey)
@@ -120,27 +108,22 @@ def test_a_decision_takes_two_round_trips_turn_and_move(valkey):
                 more, accepted = await _trips(move)
                 assert accepted["accepted"] and accepted["seat"] == seat
                 used.append(trips + more)
+        await service.store.aclose()
         await service.store.redis.aclose()
         return used
 
-    assert asyncio.run(scenario()) == [2] * 6
+    assert asyncio.run(scenario()) == [2] + [1] * 5
 
 
-@pytest.mark.parametrize(
-    ("listening", "wake_trips", "next_turn_trips"),
-    [(False, 2, 1), (True, 1, 0)],
-    ids=["events: an XREAD and the commit", "listening: the commit alone"],
-)
-def test_a_seat_waiting_on_the_other_is_woken_without_a_read(
-    valkey, listening, wake_trips, next_turn_trips
-):
+def test_a_seat_waiting_on_the_other_is_woken_without_a_read(valkey):
     """Seat 0 has decided and waits; seat 1's decision wakes it, and the game that decision
-    committed, written with the newest event, answers without another read. Seat 1's next
-    turn is read (not listening) or told from memory (listening)."""
+    committed, written with the newest event, answers without another read (the commit
+    alone). Seat 1's next turn is told from memory."""
+    wake_trips, next_turn_trips = 1, 0
 
     async def scenario():
         service = _counted(valkey)
-        watchers = [await _listening(service)] if listening else []
+        watchers = [await _listening(service)]
         doc, tokens, turns = await _seat_0_decided(service)
         redis = service.store.redis
         await asyncio.gather(redis.ping(), redis.ping())  # two connections, set up before
@@ -161,11 +144,7 @@ def test_a_seat_waiting_on_the_other_is_woken_without_a_read(
     assert still["status"] == "your_turn" and idle == next_turn_trips
 
 
-@pytest.mark.parametrize(
-    ("listening", "reads"),
-    [(False, 2), (True, 1)],
-    ids=["an event read that finds the change, then the game", "the game, once"],
-)
+@pytest.mark.parametrize(("listening", "reads"), [(True, 1)], ids=["the game, once"])
 def test_a_remembered_wait_is_checked_against_the_events(valkey, listening, reads):
     """Replica ``one`` remembers seat 0 waiting; ``two`` takes seat 1's decision. Seat 0 asks
     ``one`` without waiting: the events show the game moved (read, or heard: ``one`` then
@@ -223,6 +202,7 @@ def test_without_remembered_games_a_move_reads_then_commits(valkey):
         game = await service.current(doc.id)
         move = game.ruleset.legal_moves(game.state, 0)[0]
         trips, _ = await _trips(service.move(doc.id, tokens[0], 0, [move]))
+        await service.store.aclose()
         await service.store.redis.aclose()
         return trips
 
@@ -244,7 +224,8 @@ def test_a_remembered_game_moved_by_another_replica_costs_no_extra_read(valkey):
         )
         record = await two.record(doc.id)
         for service in (one, two):
-            await service.store.redis.aclose()
+            await service.store.aclose()
+        await service.store.redis.aclose()
         return trips, accepted, record
 
     trips, accepted, record = asyncio.run(scenario())
@@ -269,7 +250,8 @@ def test_a_refusal_is_never_given_from_a_remembered_game(valkey):
         with pytest.raises(Refusal) as refused:  # a real refusal comes, from the game as read
             await one.move(doc.id, token, turn["seq"] + 5, [turn["legal_moves"][0]])
         for service in (one, two):
-            await service.store.redis.aclose()
+            await service.store.aclose()
+        await service.store.redis.aclose()
         return accepted, refused
 
     accepted, refused = asyncio.run(scenario())
@@ -278,8 +260,8 @@ def test_a_refusal_is_never_given_from_a_remembered_game(valkey):
 
 
 def test_a_listening_process_spends_one_round_trip_per_decision(valkey):
-    """While it hears every commit, a process tells turns from the games it remembers: a
-    bot's loop costs the commit alone, and each turn equals what a cold replica reads."""
+    """While it hears a game's commits, a process tells its turns from the game it remembers:
+    a bot's loop costs the commit alone, and each turn equals what a cold replica reads."""
 
     async def scenario():
         service, cold = _counted(valkey), _counted(valkey)
@@ -298,7 +280,7 @@ def test_a_listening_process_spends_one_round_trip_per_decision(valkey):
         return used, same
 
     used, same = asyncio.run(scenario())
-    assert used == [1] * 6
+    assert used == [2] + [1] * 5  # the first turn reads the game, once its channel is heard
     assert all(same)
 
 
@@ -345,8 +327,8 @@ def test_a_listening_process_refuses_only_from_the_game_as_read(valkey):
 
 
 def test_a_game_read_before_listening_began_is_not_remembered(valkey):
-    """A read in flight when the process starts listening may miss a commit no one will tell
-    it of: what it brings is used once, not remembered."""
+    """A read in flight when the process starts hearing the game may miss a commit no one
+    will tell it of: what it brings is used once, not remembered."""
 
     async def scenario():
         service = _counted(valkey)
@@ -363,46 +345,57 @@ def test_a_game_read_before_listening_began_is_not_remembered(valkey):
         service.store.load = slow_load
         reading = asyncio.create_task(service.current(doc.id))
         await asyncio.sleep(0.05)
-        service.memory.listen(True)
+        await service.games.follow(doc.id)
         release.set()
         game = await reading
         kept = service.memory.remembered(doc.id)
+        heard = service.memory.hears(doc.id)
+        await service.store.aclose()
         await service.store.redis.aclose()
-        return game, kept
+        return game, kept, heard
 
-    game, kept = asyncio.run(scenario())
-    assert game.doc.status == "running" and kept is None
+    game, kept, heard = asyncio.run(scenario())
+    assert game.doc.status == "running" and kept is None and heard
 
 
-def test_a_process_that_stops_hearing_commits_reads_events_until_it_hears_again(
+def test_a_process_that_stops_hearing_a_game_looks_at_it_again_and_hears_it_again(
     valkey, redis_client
 ):
-    """The listening connection is cut while seat 0 waits: the seat looks at its game again
-    and waits on the game's events; a decision taken elsewhere still wakes it, and the
-    process listens again, its remembered games forgotten (commits went unheard)."""
+    """The connection that hears the game's channel is cut while seat 0 waits: the process
+    stops hearing the game (forgetting what it remembered of it), the seat looks at its game
+    again and keeps waiting, the channel is subscribed again on a new connection, and a
+    decision taken elsewhere still wakes it."""
 
     async def scenario():
         one, two = _counted(valkey), _counted(valkey)
         watcher = await _listening(one)
         doc, tokens, turns = await _seat_0_decided(one)
         waiting = await _seat_0_waits(one, doc, tokens)
+        lost = []
+        stopped_hearing = one.memory.stopped_hearing
+
+        def stopped(game_id):
+            lost.append((game_id, one.memory.remembered(game_id) is not None))
+            stopped_hearing(game_id)
+            lost.append((game_id, one.memory.remembered(game_id) is not None))
+
+        one.store.hearing.lost = stopped
         redis_client.execute_command("CLIENT", "KILL", "TYPE", "pubsub")
         for _ in range(400):
-            if not one.listening:
+            if lost and one.memory.hears(doc.id):
                 break
             await asyncio.sleep(0.005)
-        stopped = not one.listening
+        heard_again = one.memory.hears(doc.id)
+        still_waiting = not waiting.done()
         await two.move(doc.id, tokens[1], 0, [turns[1]["legal_moves"][0]])
         woken = await asyncio.wait_for(waiting, 2)
-        await _until_listening(one)
-        forgotten = one.memory.remembered(doc.id) is None
         await _close([watcher], one, two)
-        return stopped, woken, forgotten
+        return lost, heard_again, still_waiting, woken
 
-    stopped, woken, forgotten = asyncio.run(scenario())
-    assert stopped
+    lost, heard_again, still_waiting, woken = asyncio.run(scenario())
+    assert lost[-1][1] is False and lost[0][0] == lost[-1][0]
+    assert heard_again and still_waiting
     assert woken["status"] == "your_turn" and woken["seq"] == 1
-    assert forgotten
 
 
 def test_finished_games_expire_after_the_retention_and_their_stream_sooner(valkey, redis_client):
@@ -443,10 +436,10 @@ def test_the_seed_is_kept_back_until_the_end(http, ruleset):
     assert "seed" not in view and record["seed"] is None and record["dice"] == []
 
 
-@pytest.mark.parametrize("listening", [False, True], ids=["events", "listening"])
+@pytest.mark.parametrize("listening", [True], ids=["listening"])
 def test_an_entrant_waiting_on_its_opponent_is_woken_by_the_move_not_by_a_timer(valkey, listening):
-    """``/v1/me/next`` waits on the game's events (read, or heard as commits): an idle wait
-    costs a few round trips."""
+    """``/v1/me/next`` waits on the game's commits, heard on its channel: an idle wait costs
+    a few round trips."""
     from referee.core.pairing import TournamentSpec
 
     async def scenario():
@@ -500,12 +493,16 @@ def test_a_round_created_again_after_a_crash_adopts_its_games_instead_of_orphani
         tables = next_round(doc.spec, [], 1)
         before = len([key async for key in redis.scan_iter("{game:*}:doc")])
         crashed = await tournaments.create_round(doc, 1, tables)  # never saved
-        listed = [await redis.zscore(GAMES, t.game_id) for t in crashed]
+        listed = [
+            await redis.zscore(part_for(GAMES, GameKeys(t.game_id).doc), t.game_id) for t in crashed
+        ]
         await asyncio.sleep(0.01)
         again = await tournaments.create_round(doc, 1, tables)
         after = len([key async for key in redis.scan_iter("{game:*}:doc")])
         # listed once, in the write that created it: the attempt again moves no game's place
-        assert listed == [await redis.zscore(GAMES, t.game_id) for t in again]
+        assert listed == [
+            await redis.zscore(part_for(GAMES, GameKeys(t.game_id).doc), t.game_id) for t in again
+        ]
         assert None not in listed
         # the adopted game's second seat answers to its entrant's own token
         table = again[0]
@@ -561,9 +558,9 @@ def test_an_entrant_with_several_games_waits_on_all_of_them(valkey):
 
     idle, idle_trips, woken, game_id = asyncio.run(scenario())
     assert idle["status"] == "waiting"
-    # a look (the tournament and its own three games), one wait, a last look; polling would
-    # take dozens
-    assert idle_trips <= 10, idle_trips
+    # a look (the tournament and its own three games), another once their channels are heard
+    # (a commit may have gone untold before), one wait, a last look; polling would take dozens
+    assert idle_trips <= 14, idle_trips
     assert woken["status"] == "your_turn" and woken["game_id"] == game_id
 
 
@@ -746,6 +743,7 @@ def test_a_commit_cut_off_with_its_connection_is_sent_again_and_lands_once(valke
         accepted = await asyncio.wait_for(moving, 5)
         new_id = await service.store.shared.execute("CLIENT", "ID")
         record = await service.store.decisions(doc.id)
+        await service.store.aclose()
         await service.store.aclose()
         await service.store.redis.aclose()
         await admin.aclose()
