@@ -63,6 +63,27 @@ def _limit(value: float) -> float:
     return value if value > 0 else math.inf
 
 
+#: the part of a request that the HTTP parser's message names, as a problem's ``field``
+_PARTS = (
+    ("url", "url"),
+    ("method", "method"),
+    ("transfer-encoding", "transfer-encoding"),  # before: its messages name both
+    ("content-length", "content-length"),
+    ("header", "headers"),
+    ("chunk", "body"),
+)
+
+
+def _malformed(exc: Exception) -> Refusal:
+    """The problem of a request the HTTP parser refused (framings that could smuggle a
+    request past a proxy among them): 400, naming the part at fault; uvicorn's own answer
+    was plain text."""
+    said = str(exc) or type(exc).__name__
+    lower = said.lower()
+    field = next((name for word, name in _PARTS if word in lower), "request")
+    return Refusal("invalid-request", f"the request is not valid HTTP/1.1: {said}", field=field)
+
+
 class _Refused(Exception):
     """Raised in a parser callback to stop parsing: ``PublicHttp._refusal`` says why."""
 
@@ -230,13 +251,10 @@ class PublicHttp(HttpToolsProtocol):
             else:
                 self._unsupported_upgrade_warning()
             return
-        except httptools.HttpParserError:
-            if self._refusal is not None:
-                self._refuse()
-                return
-            msg = "Invalid HTTP request received."
-            self.logger.warning(msg)
-            self.send_400_response(msg)
+        except httptools.HttpParserError as exc:
+            if self._refusal is None:  # the parser's own refusal: a problem, as every other
+                self._refusal = _malformed(exc)
+            self._refuse()
             return
         if self._heading:
             if self._fresh:  # the head began in this chunk: counted from the next one

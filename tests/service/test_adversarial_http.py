@@ -1,0 +1,96 @@
+"""A hostile HTTP client at the edge: a request the HTTP parser refuses (the framings that
+smuggle a request past a proxy, obs-fold, bytes no request line may hold) gets a 400
+problem+json naming the part at fault, the connection closed, and nothing played; never
+uvicorn's plain-text 400."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from helpers import auth, create
+from test_http_edge import _Answers, _connect
+
+
+def _move(game: dict, seat: int, http) -> bytes:
+    """A legal move of ``seat`` now, as a body."""
+    turn = http.get(f"/v1/games/{game['id']}/turn", headers=auth(game["seats"][seat]["token"]))
+    return json.dumps({"seq": turn.json()["seq"], "move": turn.json()["legal_moves"][0]}).encode()
+
+
+def _post(game: dict, head: str, body: bytes) -> bytes:
+    token = game["seats"][0]["token"]
+    return (
+        f"POST /v1/games/{game['id']}/moves HTTP/1.1\r\nHost: referee\r\n"
+        f"Authorization: Bearer {token}\r\n{head}\r\n"
+    ).encode() + body
+
+
+#: request -> the field the problem names
+MALFORMED = {
+    # Content-Length and Transfer-Encoding together: a proxy that reads the other one would
+    # see a second request in the body (the classic smuggling)
+    "content-length-with-chunked": (
+        lambda g, b: _post(
+            g,
+            f"Content-Length: {len(b) + 5}\r\nTransfer-Encoding: chunked\r\n",
+            b"%x\r\n" % len(b) + b + b"\r\n0\r\n\r\n",
+        ),
+        "transfer-encoding",
+    ),
+    "two-content-lengths": (
+        lambda g, b: _post(g, f"Content-Length: {len(b)}\r\nContent-Length: 2\r\n", b),
+        "content-length",
+    ),
+    "negative-content-length": (
+        lambda g, b: _post(g, "Content-Length: -1\r\n", b),
+        "content-length",
+    ),
+    "content-length-past-2**64": (
+        lambda g, b: _post(g, f"Content-Length: {2**64 + len(b)}\r\n", b),
+        "content-length",
+    ),
+    "chunked-then-another-coding": (
+        lambda g, b: _post(g, "Transfer-Encoding: chunked, gzip\r\n", b),
+        "transfer-encoding",
+    ),
+    "obs-fold": (
+        lambda g, b: _post(g, f"Content-Length: {len(b)}\r\nX-Folded: a\r\n b\r\n", b),
+        "headers",
+    ),
+    "space-before-colon": (
+        lambda g, b: _post(g, f"Content-Length : {len(b)}\r\n", b),
+        "headers",
+    ),
+    "raw-utf-8-in-the-path": (
+        lambda g, b: f"GET /v1/games/{g['id']}é/turn HTTP/1.1\r\nHost: referee\r\n\r\n".encode(),
+        "url",
+    ),
+    "bare-line-feeds": (
+        lambda g, b: f"GET /v1/games/{g['id']} HTTP/1.1\nHost: referee\n\n".encode(),
+        "request",
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(MALFORMED))
+def test_a_request_the_parser_refuses_is_a_problem_naming_its_part_and_plays_nothing(
+    server, http, kind
+):
+    game = create(http, "choice", 2)
+    make, field = MALFORMED[kind]
+    before = http.get(f"/v1/games/{game['id']}").json()
+    with _connect(server.url) as sock:
+        sock.sendall(make(game, _move(game, 0, http)))
+        answers = _Answers(sock)
+        done = answers.read()
+        assert len(done) == 1, done
+        status, headers, body = done[0]
+        assert status == 400, body
+        assert headers["content-type"] == "application/problem+json", body
+        assert headers["connection"] == "close"
+        problem = json.loads(body)
+        assert problem["code"] == "invalid-request" and problem["field"] == field, problem
+        assert problem["detail"].startswith("the request is not valid HTTP/1.1"), problem
+        assert answers.closes(), "the connection stayed open"
+    assert http.get(f"/v1/games/{game['id']}").json() == before
