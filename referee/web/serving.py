@@ -14,9 +14,9 @@ is a problem, sent unless another answer is under way, and the connection is clo
 (httptools keeps a header whole in memory until it ends: 100 MB of headers cost some 167 MB).
 
 A request that offers an upgrade the referee does not speak (``Upgrade: h2c``, which curl
---http2 and Java's HttpClient send) is served as HTTP/1.1, its body included: httptools
-skips the body of any request that offers one, so such a request is parsed again without
-its offer.
+--http2 and Java's HttpClient send, or ``websocket``: uvicorn runs with ``ws="none"``) is
+served as HTTP/1.1, its body included: httptools skips the body of any request that offers
+one, so such a request is parsed again without its offer.
 
 When uvicorn stops (SIGTERM), every wait of the process ends (``Memory.stop_waiting``): a
 long-poll is answered as it is, an event stream ends with a ``retry:`` hint, and each

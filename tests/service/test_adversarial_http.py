@@ -94,3 +94,22 @@ def test_a_request_the_parser_refuses_is_a_problem_naming_its_part_and_plays_not
         assert problem["detail"].startswith("the request is not valid HTTP/1.1"), problem
         assert answers.closes(), "the connection stayed open"
     assert http.get(f"/v1/games/{game['id']}").json() == before
+
+
+def test_a_websocket_offer_is_served_as_http_1_1(server, http):
+    """The referee speaks no WebSocket: a request that offers one is answered as the plain
+    request it also is (as an h2c offer is), not with an empty text/plain 403."""
+    game = create(http, "choice", 2)
+    token = game["seats"][0]["token"]
+    offer = (
+        "Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"
+        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+    )
+    with _connect(server.url) as sock:
+        for path in (f"/v1/games/{game['id']}", f"/v1/games/{game['id']}/turn"):
+            head = f"GET {path} HTTP/1.1\r\nHost: referee\r\nAuthorization: Bearer {token}\r\n"
+            sock.sendall(f"{head}{offer}\r\n".encode())
+        done = _Answers(sock).read(2)
+    assert [status for status, _, _ in done] == [200, 200], done
+    assert json.loads(done[0][2])["id"] == game["id"]
+    assert json.loads(done[1][2])["status"] == "your_turn"
