@@ -65,6 +65,7 @@ class Change:
     def __init__(self) -> None:
         self.decisions: list[bytes] = []
         self.events: list[bytes] = []
+        self.untold = 0  # how many of the events are told to no one (``HIDDEN_STEP``)
 
 
 def _accepted(seat: int, seq: int, moves: list[Any], status: str) -> dict[str, Any]:
@@ -227,6 +228,7 @@ class LoadedGame(GameViews):
                 decided["timeout"] = True
         else:  # a hidden step: written, as every change is, but never told (``HIDDEN_STEP``)
             decided = HIDDEN_STEP
+            self.change.untold += 1
         self.emit(decided)
         told = [_json.encode(event) for event in events if event.get("type") != "timeout"]
         self.change.events += told
