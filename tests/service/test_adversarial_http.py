@@ -113,3 +113,18 @@ def test_a_websocket_offer_is_served_as_http_1_1(server, http):
     assert [status for status, _, _ in done] == [200, 200], done
     assert json.loads(done[0][2])["id"] == game["id"]
     assert json.loads(done[1][2])["status"] == "your_turn"
+
+
+def test_a_deadline_below_the_clocks_resolution_does_not_play_a_whole_game_in_one_read(http):
+    """``deadline_s`` 1e-9 is within the contract (0 to 3600), but the clock cannot tell
+    ``now + 1e-9`` from ``now``: every deadline set was already past, and the first read
+    after the creation played the whole game by timeouts (CHOPTA, eight seats, 1,000
+    rounds: some 80,000 timeouts in one request, the process deaf meanwhile). A deadline is
+    passed once the clock is beyond it: each read plays the timeouts then due, once."""
+    seats = [{"name": f"s{i}"} for i in range(8)]
+    game = create(http, "chopta", seats, {"max_rounds": 1000}, deadline_s=1e-9)
+    view = http.get(f"/v1/games/{game['id']}").json()
+    assert view["status"] == "running" and view["round"] == 0, view
+    later = http.get(f"/v1/games/{game['id']}").json()  # the next read plays on
+    assert later["status"] == "running"
+    assert http.get(f"/v1/games/{game['id']}/record").json()["decisions"]
