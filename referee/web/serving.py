@@ -253,7 +253,9 @@ class PublicHttp(HttpToolsProtocol):
             return
         except httptools.HttpParserError as exc:
             if self._refusal is None:  # the parser's own refusal: a problem, as every other
+                # in a body, the request's own cycle is the current one
                 self._refusal = _malformed(exc)
+                self._refused_cycle = self.cycle if self._body_due else None
             self._refuse()
             return
         if self._heading:

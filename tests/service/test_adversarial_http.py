@@ -62,6 +62,14 @@ MALFORMED = {
         lambda g, b: _post(g, f"Content-Length : {len(b)}\r\n", b),
         "headers",
     ),
+    "a-chunk-size-that-is-no-number": (
+        lambda g, b: _post(g, "Transfer-Encoding: chunked\r\n", b"zz\r\n" + b + b"\r\n0\r\n\r\n"),
+        "body",
+    ),
+    "a-chunk-longer-than-its-size": (
+        lambda g, b: _post(g, "Transfer-Encoding: chunked\r\n", b"2\r\n" + b + b"\r\n0\r\n\r\n"),
+        "body",
+    ),
     "raw-utf-8-in-the-path": (
         lambda g, b: f"GET /v1/games/{g['id']}é/turn HTTP/1.1\r\nHost: referee\r\n\r\n".encode(),
         "url",
