@@ -12,6 +12,9 @@ than ``REFEREE_MAX_HEADER_FIELDS`` fields or more than ``REFEREE_MAX_HEADER_BYTE
 413, and one that has not arrived whole ``REFEREE_BODY_TIMEOUT_S`` after its headers 408. Each
 is a problem, sent unless another answer is under way, and the connection is closed
 (httptools keeps a header whole in memory until it ends: 100 MB of headers cost some 167 MB).
+So is a request the parser refuses (Content-Length with Transfer-Encoding, two
+Content-Lengths, obs-fold, a bad chunk, bytes no request line holds): 400 ``invalid-request``,
+its ``field`` the part the parser names.
 
 A request that offers an upgrade the referee does not speak (``Upgrade: h2c``, which curl
 --http2 and Java's HttpClient send, or ``websocket``: uvicorn runs with ``ws="none"``) is
