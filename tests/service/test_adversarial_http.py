@@ -136,3 +136,28 @@ def test_a_deadline_below_the_clocks_resolution_does_not_play_a_whole_game_in_on
     later = http.get(f"/v1/games/{game['id']}").json()  # the next read plays on
     assert later["status"] == "running"
     assert http.get(f"/v1/games/{game['id']}/record").json()["decisions"]
+
+
+def test_head_is_answered_as_get_without_its_body(http):
+    """HTTP's HEAD (what many uptime monitors and link checkers send) gets GET's status and
+    headers, and no body, rather than 405 (it had 405 on every route, /healthz included). An
+    event stream, which never ends, still takes GET alone."""
+    game = create(http, "choice", 2)
+    token = {"Authorization": f"Bearer {game['seats'][0]['token']}"}
+    gid = game["id"]
+    for path in (
+        "/healthz",
+        "/readyz",
+        f"/v1/games/{gid}",
+        f"/v1/games/{gid}/turn",
+        f"/games/{gid}",
+    ):
+        head, got = http.head(path, headers=token), http.get(path, headers=token)
+        assert head.status_code == got.status_code == 200, (path, head.status_code)
+        assert head.headers["content-type"] == got.headers["content-type"], path
+        assert head.headers["content-length"] == got.headers["content-length"], path
+        assert head.content == b"", path
+    missing = http.head("/v1/games/0123456789abcdef")
+    assert missing.status_code == 404 and missing.content == b""
+    assert http.head(f"/v1/games/{gid}/events").status_code == 405
+    assert http.options("/healthz").headers["allow"] == "GET, HEAD, OPTIONS"
