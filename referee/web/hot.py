@@ -221,7 +221,7 @@ class HotRoutesLitestar(Litestar):
             await send({"type": "http.response.start", "status": 204, "headers": headers})
             await send({"type": "http.response.body", "body": b""})
             return
-        if method == "HEAD" and not scope["path"].endswith("/events"):
+        if method == "HEAD" and not scope["path"].rstrip("/").endswith("/events"):
             # answered as GET (uvicorn, whose scope still says HEAD, sends no body); an event
             # stream never ends, so it takes GET alone
             scope = {**scope, "method": "GET"}

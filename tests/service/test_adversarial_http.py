@@ -159,5 +159,6 @@ def test_head_is_answered_as_get_without_its_body(http):
         assert head.content == b"", path
     missing = http.head("/v1/games/0123456789abcdef")
     assert missing.status_code == 404 and missing.content == b""
-    assert http.head(f"/v1/games/{gid}/events").status_code == 405
+    for events in (f"/v1/games/{gid}/events", f"/v1/games/{gid}/events/"):
+        assert http.head(events).status_code == 405
     assert http.options("/healthz").headers["allow"] == "GET, HEAD, OPTIONS"
