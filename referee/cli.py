@@ -17,6 +17,7 @@ class UvicornOptions(TypedDict):
     proxy_headers: bool
     server_header: bool
     http: str
+    ws: str
     timeout_graceful_shutdown: int
 
 
@@ -32,6 +33,7 @@ UVICORN_OPTIONS: UvicornOptions = {
     "proxy_headers": False,
     "server_header": False,
     "http": "referee.web.serving:PublicHttp",
+    "ws": "none",  # no WebSocket route: an offer of one is served as HTTP/1.1 (web.serving)
     "timeout_graceful_shutdown": 5,
 }
 

@@ -65,6 +65,7 @@ class Change:
     def __init__(self) -> None:
         self.decisions: list[bytes] = []
         self.events: list[bytes] = []
+        self.untold = 0  # how many of the events are told to no one (``HIDDEN_STEP``)
 
 
 def _accepted(seat: int, seq: int, moves: list[Any], status: str) -> dict[str, Any]:
@@ -192,12 +193,15 @@ class LoadedGame(GameViews):
         doc.deadlines = deadlines
 
     def resolve_expired(self, now: float) -> None:
-        """Every decision whose deadline has passed, taken as the rules' timeout."""
+        """Every decision whose deadline has passed, taken as the rules' timeout. Passed:
+        the clock is beyond it (a deadline set now, ``now + deadline_s``, may equal ``now``
+        when ``deadline_s`` is below the clock's resolution: it is due at the next read, not
+        in this one, or a single read would play the whole game by timeouts)."""
         if self.state is None or self.doc.status != "running":
             return
         while not self.ruleset.finished(self.state):
             expired = [
-                seat for seat, d in enumerate(self.doc.deadlines) if d is not None and d.at <= now
+                seat for seat, d in enumerate(self.doc.deadlines) if d is not None and d.at < now
             ]
             if not expired:
                 return
@@ -227,6 +231,7 @@ class LoadedGame(GameViews):
                 decided["timeout"] = True
         else:  # a hidden step: written, as every change is, but never told (``HIDDEN_STEP``)
             decided = HIDDEN_STEP
+            self.change.untold += 1
         self.emit(decided)
         told = [_json.encode(event) for event in events if event.get("type") != "timeout"]
         self.change.events += told

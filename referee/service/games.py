@@ -202,6 +202,7 @@ class GameService:
             blob,
             decisions=game.change.decisions,
             events=game.change.events,
+            untold=game.change.untold == len(game.change.events),
             ttl=self.ttl_of(doc.status),
             events_ttl=self.events_retention_s if doc.status == "finished" else 0,
             deadline=hint,

@@ -72,17 +72,31 @@ EVENTS_PER_READ = 500
 # Check the version, then write document, decisions and events together; if the version moved,
 # answer with the game as it is. The newest event id is published on the game's shard channel
 # (in its slot) for the processes that hear it.
+# A commit's events begin a millisecond of their own, after the newest id (Redis numbers the
+# events of one millisecond 0, 1, ...), unless none of them is told to anyone (ARGV[9] "1", a
+# hidden step): those follow the newest id in its millisecond. So the ids a stream tells never
+# count, nor move with, the events it does not tell.
 _COMMIT = """
 local v = redis.call('HGET', KEYS[1], 'v') or ''
 if v ~= ARGV[1] then
   return {0, v, redis.call('HGET', KEYS[1], 'blob'), redis.call('HGET', KEYS[1], 'e')}
 end
+local last = redis.call('HGET', KEYS[1], 'e')
 redis.call('HSET', KEYS[1], 'v', ARGV[2], 'blob', ARGV[3])
-local i = 9
+local i = 10
 for _ = 1, tonumber(ARGV[6]) do redis.call('RPUSH', KEYS[2], ARGV[i]); i = i + 1 end
+local at = '*'
+if last then
+  local ms = tonumber(string.match(last, '^%d+'))
+  if ARGV[9] ~= '1' then
+    local now = redis.call('TIME')
+    ms = math.max(ms + 1, tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000))
+  end
+  at = string.format('%.0f', ms) .. '-*'
+end
 local ids = {1}
 for _ = 1, tonumber(ARGV[7]) do
-  ids[#ids + 1] = redis.call('XADD', KEYS[3], '*', 'e', ARGV[i]); i = i + 1
+  ids[#ids + 1] = redis.call('XADD', KEYS[3], at, 'e', ARGV[i]); i = i + 1
 end
 if #ids > 1 then
   redis.call('HSET', KEYS[1], 'e', ids[#ids])
@@ -108,7 +122,7 @@ return redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1], 'LIMIT', 0, ARGV[3]
 #: The commands the commit script calls inside Redis; the referee never sends them itself on
 #: a game's path, so command statistics without them count the commands it sent.
 SCRIPT_COMMANDS = (
-    *("hget", "hset", "rpush", "xadd", "expire", "spublish"),
+    *("hget", "hset", "rpush", "time", "xadd", "expire", "spublish"),
     # the limits' scripts (``store.limits``); ZADD and ZREM are also sent on their own
     *("incrby", "hgetall", "hvals", "hincrby", "hdel", "zremrangebyscore", "zcard"),
 )
@@ -220,6 +234,7 @@ class GameStore:
         *,
         decisions: Sequence[bytes] = (),
         events: Sequence[bytes] = (),
+        untold: bool = False,
         ttl: int = 0,
         events_ttl: int = 0,
         deadline: float | bool | None = None,
@@ -231,7 +246,8 @@ class GameStore:
         as it is), queued on the shared connection now, behind every command queued before it
         (a later command on it sees what this one wrote), in one round trip; ``committed``
         gives its outcome. Queued later if the connection is being made (``Commit.queued`` is
-        False).
+        False). ``untold``: no event of the commit is told to anyone (their ids then follow
+        the newest one, so that the ids told never count them).
 
         ``ttl`` > 0 makes the game's keys expire that long after this write (an idle game, a
         finished one); its event stream goes after ``events_ttl`` (at most ``ttl``; a finished
@@ -247,7 +263,7 @@ class GameStore:
         keys = GameKeys(game_id)
         events_ttl = events_ttl if events_ttl > 0 else ttl
         args: list[Any] = [expected, version, blob, ttl, events_ttl]
-        args += [len(decisions), len(events), game_id]
+        args += [len(decisions), len(events), game_id, "1" if untold else "0"]
         args += decisions
         args += events
         commands = self._commit_commands(keys, args, game_id, deadline)

@@ -533,6 +533,11 @@ EDGE_STATUSES = {
     "often while the request was tried (busy); nothing changed: retry after Retry-After "
     "seconds",
 }
+_MALFORMED = (
+    "Bad request (invalid-request): the request is not valid HTTP/1.1 (field names the part "
+    "at fault: url, headers, content-length, transfer-encoding, body, ...): the connection is "
+    "closed"
+)
 #: the edge statuses an operation never meets: the health checks pass the limits free, and
 #: /healthz does not ask the store
 _EDGE_EXEMPT = {"healthz": {429, 503}, "readyz": {429}}
@@ -546,6 +551,15 @@ def _edge_statuses(schema: Any) -> None:
             if operation is None:
                 continue
             exempt = _EDGE_EXEMPT.get(operation.operation_id, set())
+            # any request may be refused by the HTTP parser (``web.serving``); an operation
+            # that reads input says more of its own 400s
+            operation.responses.setdefault(
+                "400",
+                OpenAPIResponse(
+                    description=_MALFORMED,
+                    content={PROBLEM: OpenAPIMediaType(schema=_ref(Problem))},
+                ),
+            )
             for status, description in EDGE_STATUSES.items():
                 if status in exempt:
                     continue

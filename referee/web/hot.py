@@ -191,8 +191,8 @@ def problem(exc: BaseException, path: str) -> Answer:
 
 class HotRoutesLitestar(Litestar):
     """Litestar, with every request but the health checks passed through the shared limits
-    first, and ``OPTIONS`` on a fixed path answered with all its methods; ``hot`` holds what
-    the server's protocol answers the hot routes with.
+    first, ``OPTIONS`` on a fixed path answered with all its methods, and ``HEAD`` as
+    ``GET``; ``hot`` holds what the server's protocol answers the hot routes with.
 
     It answers through the server's ``send``: the app has no ``before_send`` hooks (tested)
     for it to skip.
@@ -207,7 +207,7 @@ class HotRoutesLitestar(Litestar):
         # Litestar answers OPTIONS on a path with handlers of two registrations (GET and
         # POST /v1/tournaments) with the first one's methods: every fixed path's methods
         self.allow = {
-            route.path: ", ".join(sorted(route.methods))
+            route.path: _allowed(route.methods)
             for route in self.routes
             if isinstance(route, HTTPRoute) and "{" not in route.path
         }
@@ -216,11 +216,16 @@ class HotRoutesLitestar(Litestar):
         if scope["type"] != "http":
             await super().__call__(scope, receive, send)
             return
-        if scope["method"] == "OPTIONS" and scope["path"] in self.allow:
+        method = scope["method"]
+        if method == "OPTIONS" and scope["path"] in self.allow:
             headers = [(b"allow", self.allow[scope["path"]].encode())]
             await send({"type": "http.response.start", "status": 204, "headers": headers})
             await send({"type": "http.response.body", "body": b""})
             return
+        if method == "HEAD" and not scope["path"].rstrip("/").endswith("/events"):
+            # answered as GET (uvicorn, whose scope still says HEAD, sends no body); an event
+            # stream never ends, so it takes GET alone
+            scope = {**scope, "method": "GET"}
         if scope["path"] not in _UNLIMITED:
             address = client_address(scope, self.hot.trusted)
             if not await admitted(self.hot, address, token_of(scope["headers"])):
@@ -231,6 +236,11 @@ class HotRoutesLitestar(Litestar):
     async def routed(self, scope: Any, receive: Any, send: Any) -> None:
         """Litestar's own entry point: for a request that has passed the limits already."""
         await super().__call__(scope, receive, send)
+
+
+def _allowed(methods: set[str]) -> str:
+    """A route's methods as ``Allow`` names them: HEAD wherever GET (answered as GET)."""
+    return ", ".join(sorted(methods | {"HEAD"} if "GET" in methods else methods))
 
 
 async def _send(send: Any, answer: Answer) -> None:

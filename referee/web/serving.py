@@ -12,11 +12,14 @@ than ``REFEREE_MAX_HEADER_FIELDS`` fields or more than ``REFEREE_MAX_HEADER_BYTE
 413, and one that has not arrived whole ``REFEREE_BODY_TIMEOUT_S`` after its headers 408. Each
 is a problem, sent unless another answer is under way, and the connection is closed
 (httptools keeps a header whole in memory until it ends: 100 MB of headers cost some 167 MB).
+So is a request the parser refuses (Content-Length with Transfer-Encoding, two
+Content-Lengths, obs-fold, a bad chunk, bytes no request line holds): 400 ``invalid-request``,
+its ``field`` the part the parser names.
 
 A request that offers an upgrade the referee does not speak (``Upgrade: h2c``, which curl
---http2 and Java's HttpClient send) is served as HTTP/1.1, its body included: httptools
-skips the body of any request that offers one, so such a request is parsed again without
-its offer.
+--http2 and Java's HttpClient send, or ``websocket``: uvicorn runs with ``ws="none"``) is
+served as HTTP/1.1, its body included: httptools skips the body of any request that offers
+one, so such a request is parsed again without its offer.
 
 When uvicorn stops (SIGTERM), every wait of the process ends (``Memory.stop_waiting``): a
 long-poll is answered as it is, an event stream ends with a ``retry:`` hint, and each
@@ -61,6 +64,27 @@ _OFFER = (b"upgrade", b"http2-settings")
 def _limit(value: float) -> float:
     """A limit of the settings, 0 being none."""
     return value if value > 0 else math.inf
+
+
+#: the part of a request that the HTTP parser's message names, as a problem's ``field``
+_PARTS = (
+    ("url", "url"),
+    ("method", "method"),
+    ("transfer-encoding", "transfer-encoding"),  # before: its messages name both
+    ("content-length", "content-length"),
+    ("header", "headers"),
+    ("chunk", "body"),
+)
+
+
+def _malformed(exc: Exception) -> Refusal:
+    """The problem of a request the HTTP parser refused (framings that could smuggle a
+    request past a proxy among them): 400, naming the part at fault; uvicorn's own answer
+    was plain text."""
+    said = str(exc) or type(exc).__name__
+    lower = said.lower()
+    field = next((name for word, name in _PARTS if word in lower), "request")
+    return Refusal("invalid-request", f"the request is not valid HTTP/1.1: {said}", field=field)
 
 
 class _Refused(Exception):
@@ -230,13 +254,12 @@ class PublicHttp(HttpToolsProtocol):
             else:
                 self._unsupported_upgrade_warning()
             return
-        except httptools.HttpParserError:
-            if self._refusal is not None:
-                self._refuse()
-                return
-            msg = "Invalid HTTP request received."
-            self.logger.warning(msg)
-            self.send_400_response(msg)
+        except httptools.HttpParserError as exc:
+            if self._refusal is None:  # the parser's own refusal: a problem, as every other
+                # in a body, the request's own cycle is the current one
+                self._refusal = _malformed(exc)
+                self._refused_cycle = self.cycle if self._body_due else None
+            self._refuse()
             return
         if self._heading:
             if self._fresh:  # the head began in this chunk: counted from the next one

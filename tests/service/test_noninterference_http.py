@@ -39,11 +39,12 @@ SPECS = [
 
 
 class Stream:
-    """A game's event stream, followed in a thread: each message's event and data (ids
-    aside), as an EventSource would deliver them."""
+    """A game's event stream, followed in a thread: each message's event and data, as an
+    EventSource would deliver them, and its id's number within its millisecond (the
+    millisecond itself is a clock time)."""
 
     def __init__(self, url: str, game_id: str) -> None:
-        self.messages: list[tuple[str, str]] = []
+        self.messages: list[tuple[str, str, str]] = []
         self._client = httpx.Client(base_url=url, timeout=httpx.Timeout(5, read=None))
         self._response = self._client.send(
             self._client.build_request("GET", f"/v1/games/{game_id}/events"), stream=True
@@ -53,16 +54,18 @@ class Stream:
         self._thread.start()
 
     def _follow(self) -> None:
-        event, data = "message", []
+        event, data, number = "message", [], ""
         try:
             for line in self._response.iter_lines():
                 if line.startswith("event:"):
                     event = line[6:].strip()
                 elif line.startswith("data:"):
                     data.append(line[5:].strip())
+                elif line.startswith("id:"):
+                    number = line[3:].strip().partition("-")[2]
                 elif not line and data:
-                    self.messages.append((event, "\n".join(data)))
-                    event, data = "message", []
+                    self.messages.append((event, "\n".join(data), number))
+                    event, data, number = "message", [], ""
         except Exception:  # closed under it: the test is over
             return
 

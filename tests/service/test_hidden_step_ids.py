@@ -1,0 +1,100 @@
+"""The ids of an event stream tell nothing of a hidden step: a step of a postal round that
+closes nothing writes an event (every change does) that no one is told of, and the ids the
+stream does tell must not count it. Redis numbers the events of one millisecond 0, 1, 2...:
+a seat that sent a step and its round's close together (as a bot that posts each roll's
+decision as it makes it does) had its close told with the id ``<ms>-1`` instead of
+``<ms>-0``, so everyone learned that it had taken a step just before (in live play with
+special cards: that it had played Suppen-Kasper)."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import msgspec
+from helpers import auth, create
+from test_http_edge import _Answers, _connect
+
+from referee.games import get_ruleset
+
+OPTIONS = {"schedule": [3]}
+
+
+def _round(rolls: list[list[int]]) -> list[dict]:
+    """A first seat's three decisions on its round's ``rolls`` (its sheet still empty)."""
+    rules = get_ruleset("choice")
+    state = rules.create(OPTIONS, 2, bytes(32))
+    state.rolls = [tuple(roll) for roll in rolls]
+    moves = []
+    for _ in rolls:
+        move = rules.legal_moves(state, 0)[0]
+        rules.decide(state, 0, [move])
+        moves.append(msgspec.to_builtins(move))
+    return moves
+
+
+def _post(game: dict, body: dict) -> bytes:
+    data = json.dumps(body).encode()
+    return (
+        f"POST /v1/games/{game['id']}/moves HTTP/1.1\r\nHost: referee\r\n"
+        f"Authorization: Bearer {game['seats'][0]['token']}\r\n"
+        f"Content-Length: {len(data)}\r\n\r\n"
+    ).encode() + data
+
+
+def _told_ids(url: str, game_id: str) -> list[tuple[str, str]]:
+    """Every (event, id) the game's stream tells now."""
+    told: list[tuple[str, str]] = []
+    timeout = httpx.Timeout(5, read=0.5)
+    try:
+        with httpx.stream("GET", f"{url}/v1/games/{game_id}/events", timeout=timeout) as reply:
+            for line in reply.iter_lines():
+                if line.startswith("id:"):
+                    told.append(("", line[3:].strip()))
+                elif line.startswith("event:"):
+                    told[-1] = (line[6:].strip(), told[-1][1])
+    except httpx.ReadTimeout:  # all told: the stream waits for more
+        pass
+    return told
+
+
+def test_a_step_sent_with_its_rounds_close_leaves_no_trace_in_the_ids_told(server, http):
+    closes = []
+    for _ in range(10):  # a step and a close a millisecond apart, or less: most are
+        game = create(http, "choice", 2, OPTIONS)
+        turn = http.get(f"/v1/games/{game['id']}/turn", headers=auth(game["seats"][0]["token"]))
+        moves = _round(turn.json()["view"]["rolls"])
+        with _connect(server.url) as step, _connect(server.url) as close:
+            step.sendall(_post(game, {"seq": 0, "moves": moves[:2]}))  # hidden: closes nothing
+            close.sendall(_post(game, {"seq": 1, "move": moves[2]}))  # on the first's heels
+            assert [s for s, _, _ in _Answers(step).read()] == [200]
+            (status, _, body), *_ = _Answers(close).read()
+        if status == 409:  # the close came first: once more, after the step
+            with _connect(server.url) as again:
+                again.sendall(_post(game, {"seq": 1, "move": moves[2]}))
+                (status, _, body), *_ = _Answers(again).read()
+        assert status == 200, body
+        told = _told_ids(server.url, game["id"])
+        assert [event for event, _ in told] == ["game_created", "game_started", "decision"]
+        closes.append(told[-1][1])
+    # the close is the one event of its commit: the first of its millisecond, whatever came
+    # before it unseen
+    assert [i.split("-")[1] for i in closes] == ["0"] * len(closes), closes
+
+
+def test_every_event_a_stream_tells_is_numbered_within_its_own_commit(server, http):
+    """The creation's two events, and a reveal's many, keep their order and are numbered
+    from 0 within their commit; ids only grow."""
+    game = create(http, "choice", 2, OPTIONS)
+    for seat in (0, 1):
+        token = game["seats"][seat]["token"]
+        turn = http.get(f"/v1/games/{game['id']}/turn", headers=auth(token)).json()
+        moves = _round(turn["view"]["rolls"])  # the second seat's sheet is as empty
+        body = {"seq": turn["seq"], "moves": moves}
+        assert http.post(f"/v1/games/{game['id']}/moves", json=body, headers=auth(token)).is_success
+    told = _told_ids(server.url, game["id"])
+    ids = [tuple(int(part) for part in i.split("-")) for _, i in told]
+    assert ids == sorted(set(ids))
+    assert [seq for _, seq in ids[:2]] == [0, 1]  # created and started: one commit
+    reveal = [seq for (ms, seq) in ids if ms == ids[-1][0]]
+    assert reveal == list(range(len(reveal))) and len(reveal) > 1
