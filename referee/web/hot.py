@@ -17,7 +17,7 @@ and answers ``OPTIONS`` on fixed paths itself.
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Coroutine
+from collections.abc import Awaitable, Coroutine, Iterable
 from typing import Any
 
 import msgspec
@@ -238,9 +238,10 @@ class HotRoutesLitestar(Litestar):
         await super().__call__(scope, receive, send)
 
 
-def _allowed(methods: set[str]) -> str:
+def _allowed(methods: Iterable[str]) -> str:
     """A route's methods as ``Allow`` names them: HEAD wherever GET (answered as GET)."""
-    return ", ".join(sorted(methods | {"HEAD"} if "GET" in methods else methods))
+    names = set(methods)
+    return ", ".join(sorted(names | {"HEAD"} if "GET" in names else names))
 
 
 async def _send(send: Any, answer: Answer) -> None:
