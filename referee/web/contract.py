@@ -31,6 +31,14 @@ from litestar.response import Redirect
 
 from .. import __version__
 from ..games import RULESETS
+from .league_models import (
+    LEAGUE_MODELS,
+    ChangeBotStatus,
+    CreateBot,
+    CreateChallenge,
+    DeclineChallenge,
+    JoinArena,
+)
 from .models import (
     CREATE_GAMES,
     CREATE_TOURNAMENTS,
@@ -92,6 +100,8 @@ _TAGS = {
     "(with ?wait= the answer holds the next turn: one request per decision)",
     "tournaments": "Create a tournament, register entrants, follow the standings; an entrant "
     "plays all of its games through nextDecision",
+    "league": "Bot accounts with lifetime ratings, the arena (rated games by rating), "
+    "challenges and leaderboards; a bot plays all of its games through nextDecision",
     "rulesets": "The rulesets, their options and limits, and a score calculator for each",
     "system": "Whether the process is up and its store answers",
 }
@@ -145,7 +155,9 @@ _DESCRIPTIONS = {
     "getTournament": "Rounds, tables (with results once their dice group is over) and standings "
     "(by rating, highest first, then points).",
     "nextDecision": "The entrant's next decision across all of its games: the game, the seat "
-    "token to post with, and the turn. With ?wait=N it waits up to N seconds for one.",
+    "token to post with, and the turn. With ?wait=N it waits up to N seconds for one. With a "
+    "bot token: the bot's next turn in any of its arena and challenge games, or its open "
+    "challenges (status challenged).",
 }
 
 
@@ -183,6 +195,12 @@ def openapi_config() -> OpenAPIConfig:
                     scheme="bearer",
                     description="an entrant token, for nextDecision: shown once by "
                     "registerEntrant. Not a seat's token",
+                ),
+                "bot": SecurityScheme(
+                    type="http",
+                    scheme="bearer",
+                    description="a bot's token (bot-...): shown once by createBot and "
+                    "rotateBotToken; for the arena, challenges and nextDecision",
                 ),
                 "organizer": SecurityScheme(
                     type="http",
@@ -279,6 +297,7 @@ _MODELS = (
     *REPLAYS,
     GamePage,
     *TOURNAMENT_VIEWS,
+    *LEAGUE_MODELS,
 )
 
 
@@ -328,6 +347,11 @@ _BODIES: dict[tuple[str, str], tuple[tuple[Any, ...], str | None]] = {
         "ruleset",
     ),
     ("/v1/tournaments/{tournament_id}/entrants", "post"): ((Register,), None),
+    ("/v1/bots", "post"): ((CreateBot,), None),
+    ("/v1/bots/{name}/status", "post"): ((ChangeBotStatus,), None),
+    ("/v1/arena", "post"): ((JoinArena,), None),
+    ("/v1/challenges", "post"): ((CreateChallenge,), None),
+    ("/v1/challenges/{challenge_id}/decline", "post"): ((DeclineChallenge,), None),
 }
 
 
@@ -457,7 +481,7 @@ def _typed_answers(schema: Any) -> None:
 def _described(schema: Any) -> None:
     """Each operation's description; nextDecision's 401 names the token it wants."""
     for item in schema.paths.values():
-        for method in ("get", "post"):
+        for method in ("get", "post", "delete"):
             operation = getattr(item, method, None)
             if operation is not None:
                 # a ruleset's score route says its own (``Scorer.description``)
@@ -490,7 +514,7 @@ def _limits_and_security(schema: Any) -> None:
     a client generator then lets them be called with or without a token."""
     schema.security = [{}, {"organizer": []}]
     for item in schema.paths.values():
-        for method in ("get", "post"):
+        for method in ("get", "post", "delete"):
             operation = getattr(item, method, None)
             if operation is None:
                 continue
@@ -524,7 +548,7 @@ _EDGE_EXEMPT = {"healthz": {429, 503}, "readyz": {429}}
 def _edge_statuses(schema: Any) -> None:
     """Every operation's answers include the edge's (``EDGE_STATUSES``), each a problem."""
     for item in schema.paths.values():
-        for method in ("get", "post"):
+        for method in ("get", "post", "delete"):
             operation = getattr(item, method, None)
             if operation is None:
                 continue
@@ -563,7 +587,7 @@ def _response_headers(schema: Any) -> None:
     """Each header the referee sends, stated on the answers that carry it."""
     schema.components.headers = dict(RESPONSE_HEADERS)
     for item in schema.paths.values():
-        for method in ("get", "post"):
+        for method in ("get", "post", "delete"):
             operation = getattr(item, method, None)
             if operation is None:
                 continue

@@ -19,6 +19,7 @@ from ..core.refusals import Refusal
 from ..games import RULESETS
 from ..plugins import load_plugins
 from .codes import PROBLEM_CODES
+from .league_models import Challenge
 from .tournament_views import TournamentStatus
 from .views import (
     SEAT_VIEWS,
@@ -446,16 +447,18 @@ class NextDecision(msgspec.Struct):
     ``seat_token``."""
 
     status: Annotated[
-        Literal["your_turn", "waiting", "finished"],
+        Literal["your_turn", "waiting", "finished", "challenged"],
         msgspec.Meta(
             description="your_turn: post turn's decision to game_id with seat_token; waiting: "
-            "nothing to decide before the wait ran out; finished: the tournament is over"
+            "nothing to decide before the wait ran out; finished: the tournament is over; "
+            "challenged (a bot): challenges await its answer"
         ),
     ]
-    tournament_id: str
+    tournament_id: str | None = None  # none for a bot
     game_id: str | None = None
     seat_token: str | None = None
     turn: Turn | None = None
+    challenges: list[Challenge] | None = None  # a bot's open challenges
 
 
 def move_accepted(turn: dict[str, Any] | None = None, **answer: Any) -> MoveAccepted:

@@ -11,9 +11,11 @@ from litestar import Controller, Request, Response, get, post
 from litestar.datastructures import State
 
 from ..core.documents import check_name
+from ..core.league import is_bot_token
 from ..games import commitment
 from .access import client_address, organizer_of
 from .idempotent import REPLAYED, IdempotencyKey, once
+from .league_models import Challenge
 from .models import (
     CreateTournament,
     NextDecision,
@@ -135,14 +137,23 @@ class MeController(Controller):
     @get(
         "/next",
         operation_id="nextDecision",
-        security=ENTRANT,
+        security=[*ENTRANT, {"bot": []}],
         guards=[require_entrant_token],
-        summary="An entrant's next decision across all of its games",
+        summary="An entrant's (or a bot's) next decision across all of its games",
         responses=problems(400, 401, 403, 404, 429),
     )
     async def next_decision(self, request: Request, state: State, wait: Wait = 0) -> NextDecision:
         services = services_of(state)
+        token = request_bearer(request)
         async with waiting(request, services, wait):
-            result = await services.tournaments.next_decision(request_bearer(request), wait)
+            if is_bot_token(token):  # a bot's league games and challenges
+                result = await services.league.next_decision(token, wait)
+            else:
+                result = await services.tournaments.next_decision(token, wait)
         turn = result.pop("turn", None)
-        return NextDecision(**result, turn=Turn(**turn) if turn else None)
+        challenges = result.pop("challenges", None)
+        return NextDecision(
+            **result,
+            turn=Turn(**turn) if turn else None,
+            challenges=None if challenges is None else [Challenge(**c) for c in challenges],
+        )
