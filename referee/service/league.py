@@ -542,6 +542,15 @@ class LeagueService:
             else:
                 await asyncio.sleep(min(0.1, remaining))  # waiting to be paired
 
+    async def seat_token(self, token: str | None, game_id: str) -> str:
+        """The token of the bot's seat in one of its league games."""
+        key, _ = await self.bot_of(token, playing=False)
+        blob = await self.store.league_game(game_id)
+        league_game = decode(blob, LeagueGame) if blob else None
+        if league_game is None or key not in league_game.bots:
+            raise Refusal("forbidden", "the bot holds no seat of a game of that id in play")
+        return league_game.seat_tokens[league_game.bots.index(key)]
+
     # -- challenges ----------------------------------------------------------------------------
 
     async def challenge(

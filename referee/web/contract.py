@@ -154,6 +154,9 @@ _DESCRIPTIONS = {
     "the next page with ?before= the page's next.",
     "getTournament": "Rounds, tables (with results once their dice group is over) and standings "
     "(by rating, highest first, then points).",
+    "decideNext": "One request per decision across all of a bot's (or an entrant's) games: "
+    "the decision is made in game_id as submitMove makes it, and the answer is nextDecision's, "
+    "waiting up to ?wait=N seconds for the next turn in any of them.",
     "nextDecision": "The entrant's next decision across all of its games: the game, the seat "
     "token to post with, and the turn. With ?wait=N it waits up to N seconds for one. With a "
     "bot token: the bot's next turn in any of its arena and challenge games, or its open "
@@ -348,6 +351,7 @@ _BODIES: dict[tuple[str, str], tuple[tuple[Any, ...], str | None]] = {
     ),
     ("/v1/tournaments/{tournament_id}/entrants", "post"): ((Register,), None),
     ("/v1/bots", "post"): ((CreateBot,), None),
+    ("/v1/me/games/{game_id}/moves", "post"): ((OneMove, PostalMoves), None),
     ("/v1/bots/{name}/status", "post"): ((ChangeBotStatus,), None),
     ("/v1/arena", "post"): ((JoinArena,), None),
     ("/v1/challenges", "post"): ((CreateChallenge,), None),

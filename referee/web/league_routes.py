@@ -5,7 +5,7 @@ As in ``routes``, each handler checks its input, calls one use case and shapes i
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated
+from typing import Annotated, Any
 from urllib.parse import quote
 
 import msgspec
@@ -29,8 +29,9 @@ from .league_models import (
     JoinArena,
     Leaderboard,
 )
-from .params import ORGANIZER, services_of
-from .problems import check_id, problems, read_body, request_bearer
+from .models import MoveSubmission, NextDecision, Turn
+from .params import ORGANIZER, GameId, Wait, services_of, waiting
+from .problems import check_id, problems, read_body, request_bearer, require_entrant_token
 
 __all__ = ["BOT", "LEAGUE_CONTROLLERS"]
 
@@ -44,6 +45,17 @@ RulesetId = Annotated[str, Parameter(description="a ruleset's id", max_length=64
 ChallengeId = Annotated[str, Parameter(description="the challenge's id", max_length=64)]
 Offset = Annotated[int, Parameter(ge=0, le=1_000_000, description="rows to skip")]
 Limit = Annotated[int, Parameter(ge=1, le=100, description="rows per page")]
+
+
+def next_decision(result: dict[str, Any]) -> NextDecision:
+    """A next decision's answer from the service's (a tournament's or the league's)."""
+    turn = result.pop("turn", None)
+    challenges = result.pop("challenges", None)
+    return NextDecision(
+        **result,
+        turn=Turn(**turn) if turn else None,
+        challenges=None if challenges is None else [Challenge(**c) for c in challenges],
+    )
 
 
 def _manager(request: Request) -> tuple[str | None, str | None]:
@@ -258,4 +270,46 @@ class ChallengeController(Controller):
         return msgspec.convert(shown, Challenge)
 
 
-LEAGUE_CONTROLLERS = [BotController, ArenaController, LeaderboardController, ChallengeController]
+class DecideNextController(Controller):
+    """One request per decision across a bot's (or an entrant's) games."""
+
+    path = "/v1/me"
+    tags: Sequence[str] | None = ["league"]
+
+    @post(
+        "/games/{game_id:str}/moves",
+        operation_id="decideNext",
+        status_code=200,
+        security=[{"bot": []}, {"entrant": []}],
+        guards=[require_entrant_token],
+        summary="Submit a decision in one of its games and get its next one in any of them",
+        responses=problems(400, 401, 403, 404, 409, 413, 422, 429),
+    )
+    async def decide_next(
+        self, request: Request, state: State, game_id: GameId, wait: Wait = 0
+    ) -> NextDecision:
+        check_id(game_id)
+        data = await read_body(request, MoveSubmission)
+        moves = data.decided()
+        services = services_of(state)
+        token = request_bearer(request)
+        if is_bot_token(token):
+            seat_token = await services.league.seat_token(token, game_id)
+        else:  # an entrant's own token is its seats' token
+            seat_token = token
+        await services.seats.move(game_id, seat_token, data.seq, moves)
+        async with waiting(request, services, wait):
+            if is_bot_token(token):
+                result = await services.league.next_decision(token, wait)
+            else:
+                result = await services.tournaments.next_decision(token, wait)
+        return next_decision(result)
+
+
+LEAGUE_CONTROLLERS = [
+    BotController,
+    ArenaController,
+    LeaderboardController,
+    ChallengeController,
+    DecideNextController,
+]

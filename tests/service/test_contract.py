@@ -83,6 +83,7 @@ def test_contract_has_stable_operation_ids_and_problem_errors():
         "getChallenge",
         "acceptChallenge",
         "declineChallenge",
+        "decideNext",
     }
     for operation_id, operation in operations.items():
         for status, response in operation["responses"].items():

@@ -302,3 +302,50 @@ def test_the_arena_bot_loop_leaves_the_pool_when_stopped(client):
     stop.set()
     thread.join(10)
     assert not client.get("/v1/bots/Looper").json()["in_arena"]
+
+
+def test_one_request_per_decision_across_a_bots_games(client):
+    """A bot's decision answers with its next turn in any of its games (decideNext): after
+    one nextDecision, each decision is one request, until the game is over."""
+    a, b = _bot(client, "One A"), _bot(client, "One B")
+    offer = {"opponent": "One B", "ruleset": DEFAULT, "deadline_s": 30}
+    challenge = client.post("/v1/challenges", json=offer, headers=auth(a)).json()
+    game_id = client.post(f"/v1/challenges/{challenge['id']}/accept", headers=auth(b)).json()[
+        "game_id"
+    ]
+    counts: dict[str, list[int]] = {}
+
+    def play(token: str, seed: int) -> None:
+        rnd = random.Random(seed)
+        requests = decisions = 0
+        with httpx.Client(base_url=client.base_url, timeout=30) as http:
+            step = http.get("/v1/me/next", params={"wait": 5}, headers=auth(token)).json()
+            requests += 1
+            while step["status"] == "your_turn":
+                turn = step["turn"]
+                reply = http.post(
+                    f"/v1/me/games/{step['game_id']}/moves",
+                    params={"wait": 5},
+                    headers=auth(token),
+                    json={"seq": turn["seq"], "move": rnd.choice(turn["legal_moves"])},
+                )
+                assert reply.status_code == 200, reply.text
+                requests += 1
+                decisions += 1
+                step = reply.json()
+        counts[token] = [requests, decisions]
+
+    threads = [threading.Thread(target=play, args=(t, i)) for i, t in enumerate((a, b))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert client.get(f"/v1/games/{game_id}").json()["status"] == "finished"
+    for requests, decisions in counts.values():
+        assert decisions > 0 and requests == decisions + 1
+    foreign = client.post(
+        f"/v1/me/games/{game_id}/moves",
+        json={"seq": 0, "move": {}},
+        headers=auth(_bot(client, "X")),
+    )
+    assert foreign.status_code in (400, 403)
