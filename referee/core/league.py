@@ -118,7 +118,8 @@ class LeagueGame(msgspec.Struct, array_like=True):
     rated: bool
     seat_tokens: list[str]
     created: float
-    kind: str = "arena"  # arena | challenge
+    kind: str = "arena"  # arena | challenge | tournament
+    tournament: str = ""  # a rated tournament's table: its seats answer to entrant tokens
 
 
 class LogEntry(msgspec.Struct, array_like=True):

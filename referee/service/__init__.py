@@ -66,6 +66,7 @@ class Services:
                 concurrent_games=settings.bot_concurrent_games,
                 timeouts_to_pause=settings.bot_timeouts_to_pause,
             ),
+            self.tournaments,
         )
         self._embedded = embedded
         self._tasks: list[asyncio.Task] = []

@@ -44,6 +44,7 @@ from ..core.refusals import Refusal, busy, from_rules
 from ..games import RULESETS, GameError, check_seats, get_ruleset
 from ..store.league import LeagueStore
 from .games import MAX_RETRIES, GameService
+from .tournaments import TournamentService
 
 __all__ = ["LeagueService", "LeagueSettings"]
 
@@ -78,10 +79,17 @@ class LeagueService:
     """The league of one Redis; its games are the ``GameService``'s."""
 
     def __init__(
-        self, games: GameService, store: LeagueStore, settings: LeagueSettings | None = None
+        self,
+        games: GameService,
+        store: LeagueStore,
+        settings: LeagueSettings | None = None,
+        tournaments: TournamentService | None = None,
     ) -> None:
         self.games = games
         self.store = store
+        self.tournaments = tournaments
+        if tournaments is not None:
+            tournaments.on_rated_round = self.rate_tournament_games
         self.settings = settings or LeagueSettings()
         self.holder = secrets.token_hex(8)  # this process's mark on the matchmaker's lock
 
@@ -273,6 +281,7 @@ class LeagueService:
             ]
             settled = await self.store.settle(game_id, ruleset, entry, now, seats)
             if settled == 0:
+                await self.store.drop_game(game_id)  # listed again after it was settled
                 return False
             if settled == 1:
                 await self._after(game_id, league_game)
@@ -301,6 +310,36 @@ class LeagueService:
                 doc = await self._update_bot(key, change)
                 if doc.status != "active":
                     await self.store.leave(key)
+
+    async def rate_tournament_games(
+        self, ruleset: str, tournament_id: str, games: list[tuple[str, list[str]]]
+    ) -> None:
+        """A rated tournament's round: each game is settled into lifetime ratings as the
+        league's own are (a round created again lists them again; settled ones are dropped)."""
+        now = time.time()
+        await self.store.add_games(
+            {
+                game_id: encode(
+                    LeagueGame(ruleset, bots, True, [], now, "tournament", tournament_id)
+                )
+                for game_id, bots in games
+            }
+        )
+
+    async def enter_tournament(
+        self, token: str | None, tournament_id: str, invite_code: str | None
+    ) -> tuple[int, str, str]:
+        """A bot account enters a tournament with its bot token: the entrant, its name and
+        its entrant token (the league hands it its turns through ``next_decision``)."""
+        if self.tournaments is None:
+            raise Refusal("bot-token-required", "this referee's tournaments take no bots")
+        key, doc = await self.bot_of(token)
+        assert token is not None
+        entrant, entrant_token = await self.tournaments.register(
+            tournament_id, doc.name, invite_code, bot=(key, token)
+        )
+        await self.store.enter(key, tournament_id)
+        return entrant, doc.name, entrant_token
 
     async def settle_all(self) -> int:
         """Settle every finished league game (the matchmaker's sweep)."""
@@ -530,6 +569,18 @@ class LeagueService:
                         "turn": turn,
                     }
                 in_play[game_id] = game.last_event_id
+            for tournament_id in await self.store.entered(key) if self.tournaments else []:
+                assert self.tournaments is not None
+                try:
+                    step = await self.tournaments.next_decision(f"{tournament_id}.{token}", 0)
+                except Refusal as refusal:
+                    if refusal.code not in ("forbidden", "tournament-not-found"):
+                        raise
+                    step = {"status": "finished"}  # gone, or entered with an older token
+                if step["status"] == "your_turn":
+                    return step
+                if step["status"] == "finished":
+                    await self.store.done_with(key, tournament_id)
             challenges = await self.open_challenges(key, now)
             if challenges:
                 return {"status": "challenged", "challenges": challenges}
@@ -547,9 +598,13 @@ class LeagueService:
         key, _ = await self.bot_of(token, playing=False)
         blob = await self.store.league_game(game_id)
         league_game = decode(blob, LeagueGame) if blob else None
-        if league_game is None or key not in league_game.bots:
-            raise Refusal("forbidden", "the bot holds no seat of a game of that id in play")
-        return league_game.seat_tokens[league_game.bots.index(key)]
+        if league_game is not None and key in league_game.bots and league_game.seat_tokens:
+            return league_game.seat_tokens[league_game.bots.index(key)]
+        # a tournament's table: its seats answer to the bot's entrant token
+        game = await self.games.current(game_id)
+        if game.doc.tournament and game.doc.tournament in await self.store.entered(key):
+            return f"{game.doc.tournament}.{token}"
+        raise Refusal("forbidden", "the bot holds no seat of a game of that id in play")
 
     # -- challenges ----------------------------------------------------------------------------
 

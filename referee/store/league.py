@@ -21,6 +21,7 @@ settled before and that no rating moved since it was read (exactly once, whoever
 - ``{league}:pairing``               string: the matchmaker's lock (its holder)
 - ``{league}:challenge:<id>``        hash: ``v`` and ``blob`` (a ``ChallengeDoc``)
 - ``{league}:inbox:<key>``           sorted set: challenges to the bot by expiry
+- ``{league}:entered:<key>``         set: the tournaments the bot entered and plays on
 """
 
 from __future__ import annotations
@@ -265,6 +266,24 @@ class LeagueStore:
             await self.redis.hset(self.GAMES, game_id, blob)
             for key in keys:
                 await self.redis.sadd(f"{P}:playing:{key}", game_id)
+
+    async def add_games(self, games: dict[str, bytes]) -> None:
+        """A rated tournament's round: listed for settling."""
+        async with self.patience.bounded():
+            await self.redis.hset(self.GAMES, mapping=games)  # type: ignore[arg-type]
+
+    async def enter(self, key: str, tournament_id: str) -> None:
+        async with self.patience.bounded():
+            await self.redis.sadd(f"{P}:entered:{key}", tournament_id)
+
+    async def entered(self, key: str) -> list[str]:
+        async with self.patience.bounded():
+            found = await self.redis.smembers(f"{P}:entered:{key}")
+        return sorted(t.decode() for t in cast("set[bytes]", found))
+
+    async def done_with(self, key: str, tournament_id: str) -> None:
+        async with self.patience.bounded():
+            await self.redis.srem(f"{P}:entered:{key}", tournament_id)
 
     async def drop_game(self, game_id: str) -> None:
         async with self.patience.bounded():

@@ -63,6 +63,8 @@ PROBLEM_CODES: dict[str, str] = {
     "challenge-closed": "the challenge was answered already, or has expired",
     "not-challenged": "only the challenged bot answers a challenge",
     "invalid-challenge": "a bot challenges another bot, not itself",
+    "bot-token-required": "a rated tournament takes bot accounts: register with a bot token",
+    "bot-already-entered": "the bot has entered this tournament already",
     # a decision against the game
     "seq-mismatch": "the seq is not the seat's current one (current_seq says which)",
     "seq-already-decided": "that seq was decided with a different decision",

@@ -154,6 +154,33 @@ _DESCRIPTIONS = {
     "the next page with ?before= the page's next.",
     "getTournament": "Rounds, tables (with results once their dice group is over) and standings "
     "(by rating, highest first, then points).",
+    "createBot": "A bot account under a name (RFC 8266 Nickname, unique whatever its case); "
+    "its bot token is in the answer (shown once, kept as a hash). Where the referee has "
+    "organizer keys, an organizer creates bots.",
+    "getBot": "A bot's profile, status, whether it is in the arena, its lifetime rating per "
+    "ruleset (openskill mu, sigma, mu - 3 sigma, provisional under 10 games; wins, draws, "
+    "losses), its recent games and its games in play.",
+    "rotateBotToken": "A new bot token (shown once); the old one stops working at once. By "
+    "the bot itself (its token) or the organizer who created it.",
+    "revokeBotToken": "The bot keeps no working token until its organizer gives it one "
+    "(rotateBotToken); it leaves the arena.",
+    "setBotStatus": "Pause, ban or reinstate a bot (the organizer who created it): a bot "
+    "that is not active may not play (403 bot-not-active) and leaves the arena.",
+    "joinArena": "Seek rated games of one ruleset and table size until leaveArena, or until "
+    "the bot stops asking nextDecision for a minute. The referee pairs bots by rating "
+    "(docs/LEAGUE.md); the games come through nextDecision. 429 bot-quota-exceeded names the "
+    "quota in field (games_per_day, concurrent_games), with Retry-After.",
+    "leaveArena": "Leave the arena's pool; games in play go on.",
+    "getLeaderboard": "A ruleset's bots by mu - 3 sigma, best first, with rank, mu, sigma, "
+    "games and wins/draws/losses; ?offset= and ?limit= page it (next_offset).",
+    "createChallenge": "Offer another bot a game (ruleset, options, rated or casual, deadline), "
+    "open for expires_s seconds; the challenged bot sees it in nextDecision.",
+    "getChallenge": "A challenge: open, accepted (with its game_id), declined (with the "
+    "reason) or expired.",
+    "acceptChallenge": "The challenged bot accepts: the game is created and reaches both bots "
+    "through nextDecision. 409 challenge-closed once answered or expired.",
+    "declineChallenge": "The challenged bot declines with a machine-readable reason. 409 "
+    "challenge-closed once answered or expired.",
     "decideNext": "One request per decision across all of a bot's (or an entrant's) games: "
     "the decision is made in game_id as submitMove makes it, and the answer is nextDecision's, "
     "waiting up to ?wait=N seconds for the next turn in any of them.",

@@ -403,9 +403,17 @@ class _NewTournament(TournamentPlan, frozen=True, tag_field="ruleset", kw_only=T
         | None
     ) = None
 
+    rated: Annotated[
+        bool,
+        msgspec.Meta(
+            description="each game updates its entrants' lifetime league ratings: only bot "
+            "accounts enter, with their bot tokens"
+        ),
+    ] = False
+
     def spec(self) -> TournamentSpec:
         fields = msgspec.structs.asdict(self)
-        del fields["invite_code"]
+        del fields["invite_code"], fields["rated"]
         fields["options"] = msgspec.to_builtins(fields["options"])
         ruleset = self.__struct_config__.tag
         assert isinstance(ruleset, str)  # every subclass is tagged with its ruleset's id

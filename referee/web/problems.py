@@ -58,6 +58,8 @@ STATUS = {
     "bot-not-found": 404,
     "challenge-not-found": 404,
     "bot-name-taken": 409,
+    "bot-already-entered": 409,
+    "bot-token-required": 403,
     "challenge-closed": 409,
     "bot-quota-exceeded": 429,
     "game-not-started": 409,

@@ -82,7 +82,7 @@ class TournamentController(Controller):
         async def make() -> TournamentCreated:
             data = await read_body(request, CreateTournament, names_ruleset=True)
             tournaments = services_of(state).tournaments
-            doc = await tournaments.create(data.spec(), owner, data.invite_code)
+            doc = await tournaments.create(data.spec(), owner, data.invite_code, data.rated)
             # the document keeps a str: one of TournamentStatus
             return TournamentCreated(doc.id, doc.status, commitment(doc.seed))  # type: ignore[arg-type]
 
@@ -93,7 +93,8 @@ class TournamentController(Controller):
         operation_id="registerEntrant",
         status_code=201,
         summary="Register an entrant (with the invite code, if it has one); its token is shown "
-        "once",
+        "once. With a bot token, the bot account enters (a rated tournament takes bots only)",
+        security=[{}, {"bot": []}],
         responses=problems(400, 403, 404, 409, 413, 422, 429),
         response_headers=REPLAYED,
     )
@@ -106,9 +107,17 @@ class TournamentController(Controller):
     ) -> Response[Registered]:
         check_id(tournament_id, "tournament")
 
+        bearer = request_bearer(request)
+
         async def make() -> Registered:
             data = await read_body(request, Register)
-            tournaments = services_of(state).tournaments
+            services = services_of(state)
+            if is_bot_token(bearer):  # a bot account enters under its own name
+                entrant, name, token = await services.league.enter_tournament(
+                    bearer, tournament_id, data.invite_code
+                )
+                return Registered(tournament_id, entrant, name, token)
+            tournaments = services.tournaments
             entrant, token = await tournaments.register(tournament_id, data.name, data.invite_code)
             return Registered(tournament_id, entrant, check_name(data.name, "name"), token)
 

@@ -349,3 +349,59 @@ def test_one_request_per_decision_across_a_bots_games(client):
         headers=auth(_bot(client, "X")),
     )
     assert foreign.status_code in (400, 403)
+
+
+def test_a_rated_tournament_takes_bot_accounts_and_rates_them(client):
+    """Bots enter a tournament the organizer marked rated with their bot tokens, play it
+    through /v1/me/next and decideNext, and its games move their lifetime ratings once."""
+    names = ["Tourney A", "Tourney B", "Tourney C"]
+    tokens = [_bot(client, name) for name in names]
+    spec = {"ruleset": DEFAULT, "entrants": 3, "deadline_s": 30, "rated": True}
+    created = client.post("/v1/tournaments", json=spec)
+    assert created.status_code == 201, created.text
+    tournament_id = created.json()["id"]
+    path = f"/v1/tournaments/{tournament_id}/entrants"
+    anonymous = client.post(path, json={"name": "someone"})
+    assert anonymous.status_code == 403 and anonymous.json()["code"] == "bot-token-required"
+    for name, token in zip(names, tokens, strict=True):
+        entered = client.post(path, json={"name": "ignored"}, headers=auth(token))
+        assert entered.status_code == 201, entered.text
+        assert entered.json()["name"] == name
+        if name == names[0]:
+            twice = client.post(path, json={"name": "x"}, headers=auth(token))
+            assert twice.status_code == 409 and twice.json()["code"] == "bot-already-entered"
+
+    def play(token: str, seed: int) -> None:
+        rnd = random.Random(seed)
+        with httpx.Client(base_url=client.base_url, timeout=30) as http:
+            stop = time.monotonic() + 60
+            while time.monotonic() < stop:
+                view = http.get(f"/v1/tournaments/{tournament_id}").json()
+                if view["status"] == "finished":
+                    return
+                step = http.get("/v1/me/next", params={"wait": 1}, headers=auth(token)).json()
+                while step["status"] == "your_turn":
+                    turn = step["turn"]
+                    step = http.post(
+                        f"/v1/me/games/{step['game_id']}/moves",
+                        params={"wait": 1},
+                        headers=auth(token),
+                        json={"seq": turn["seq"], "move": rnd.choice(turn["legal_moves"])},
+                    ).json()
+
+    threads = [threading.Thread(target=play, args=(t, i)) for i, t in enumerate(tokens)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(70)
+    view = client.get(f"/v1/tournaments/{tournament_id}").json()
+    assert view["status"] == "finished"
+    games = sum(len(tables) for tables in view["rounds"])  # round robin of 3: 3 games
+
+    def rated() -> bool:
+        profiles = [client.get(f"/v1/bots/{name}").json() for name in names]
+        counted = [p["ratings"][0]["games"] if p["ratings"] else 0 for p in profiles]
+        return sum(counted) == 2 * games
+
+    assert wait_until(rated, 15)
+    assert all(client.get(f"/v1/bots/{name}").json()["ratings"][0]["games"] == 2 for name in names)
