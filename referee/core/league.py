@@ -252,7 +252,9 @@ def pair(
                     costs.append((cost, other))
             if len(costs) < seats - 1:
                 continue  # none near enough yet: the window widens while it waits
-            table = [first] + [other for _, other in sorted(costs)[: seats - 1]]
+            # ties go to the bot with fewer games, the longer waiting (``free``'s order)
+            nearest = sorted(costs, key=lambda found: found[0])[: seats - 1]
+            table = [first] + [other for _, other in nearest]
             for other in table[1:]:
                 free.remove(other)
             tables.append(table)

@@ -405,3 +405,29 @@ def test_a_rated_tournament_takes_bot_accounts_and_rates_them(client):
 
     assert wait_until(rated, 15)
     assert all(client.get(f"/v1/bots/{name}").json()["ratings"][0]["games"] == 2 for name in names)
+
+
+def test_a_bot_that_lets_deadlines_decide_game_after_game_is_paused(client):
+    """Three league games in a row in which the bot let its deadline decide: paused (and out
+    of the arena) until its organizer reinstates it."""
+    a, b = _bot(client, "Sleepy A"), _bot(client, "Sleepy B")
+    offer = {"opponent": "Sleepy B", "ruleset": DEFAULT, "deadline_s": 0.05, "rated": False}
+    for played in range(1, 4):
+        assert client.get("/v1/bots/Sleepy A").json()["status"] == "active"
+        challenge = client.post("/v1/challenges", json=offer, headers=auth(a)).json()
+        accepted = client.post(f"/v1/challenges/{challenge['id']}/accept", headers=auth(b))
+        assert accepted.status_code == 200, accepted.text
+
+        def settled(played: int = played) -> bool:
+            profile = client.get("/v1/bots/Sleepy A").json()
+            return len(profile["recent_games"]) == played and not profile["playing"]
+
+        assert wait_until(settled, 20)
+    for name, token in (("Sleepy A", a), ("Sleepy B", b)):
+        assert client.get(f"/v1/bots/{name}").json()["status"] == "paused"
+        refused = client.post("/v1/arena", json={"ruleset": DEFAULT}, headers=auth(token))
+        assert refused.status_code == 403 and refused.json()["code"] == "bot-not-active"
+    client.post("/v1/bots/Sleepy A/status", json={"status": "active"})
+    joined = client.post("/v1/arena", json={"ruleset": DEFAULT}, headers=auth(a))
+    assert joined.status_code == 200
+    client.delete("/v1/arena", headers=auth(a))
