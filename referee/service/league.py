@@ -225,7 +225,7 @@ class LeagueService:
         """The bot's rating after each rated game of ``ruleset``: (time, mu, sigma)."""
         key, _, _ = await self.load_bot(name)
         points = await self.store.history(ruleset, key)
-        return [tuple(msgspec.msgpack.decode(p)) for p in points]  # type: ignore[misc]
+        return [tuple(msgspec.msgpack.decode(p)) for p in points]
 
     async def leaderboard(self, ruleset: str, offset: int, limit: int) -> dict[str, Any]:
         """A page of the ruleset's bots by mu - 3 sigma, best first."""
@@ -257,7 +257,7 @@ class LeagueService:
             game = await self.games.current(game_id)
         except Refusal as refusal:
             if refusal.code == "game-not-found":  # never made, or long expired
-                await self.store.drop_game(game_id)
+                await self.store.drop_game(game_id, league_game.bots)
             return False
         if game.doc.status != "finished":
             return False
@@ -454,9 +454,9 @@ class LeagueService:
         ratings: dict[tuple[str, str], Rating] = {}
         for ruleset in {s.ruleset for s in seekers.values()}:
             keys = [k for k, s in seekers.items() if s.ruleset == ruleset]
-            for key, blob in zip(keys, await self.store.ratings(ruleset, keys), strict=True):
-                if blob is not None:
-                    ratings[(ruleset, key)] = decode(blob, Rating)
+            for key, rated in zip(keys, await self.store.ratings(ruleset, keys), strict=True):
+                if rated is not None:
+                    ratings[(ruleset, key)] = decode(rated, Rating)
         tables = pair(seekers, ratings, {k: d.last_opponents for k, d in docs.items()}, now)
         made = 0
         for table in tables:
@@ -518,7 +518,7 @@ class LeagueService:
                 token_hashes=[token_hash(t) for t in tokens],
             )
         except Refusal:
-            await self.store.drop_game(game_id)
+            await self.store.drop_game(game_id, keys)
             raise
         return game_id
 
@@ -690,7 +690,7 @@ class LeagueService:
                 await self.store.out_of_inbox(key, challenge.id)
                 return await self._shown(challenge)
             if accept and challenge.game_id:
-                await self.store.drop_game(challenge.game_id)
+                await self.store.drop_game(challenge.game_id, [challenge.challenger, key])
         raise busy("the challenge")
 
     async def bot_of_key(self, key: str) -> tuple[str, BotDoc]:

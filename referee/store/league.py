@@ -26,6 +26,7 @@ settled before and that no rating moved since it was read (exactly once, whoever
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import cast
 
 from redis.asyncio import Redis, RedisCluster
@@ -160,7 +161,7 @@ class LeagueStore:
         bot by ``new_token``'s in the same step."""
         keys = [_bot(key), _token(old_token) if old_token else _bot(key)]
         keys.append(_token(new_token) if new_token else _bot(key))
-        args = [version, str(int(version or 0) + 1), blob, key]
+        args: list[str | bytes | int] = [version, str(int(version or 0) + 1), blob, key]
         args += ["1" if old_token else "0", "1" if new_token else "0", 0]
         async with self.patience.bounded():
             return bool(await self._save(keys=keys, args=args))
@@ -242,8 +243,8 @@ class LeagueStore:
             for ruleset, blobs in rulesets.items():
                 await self.redis.delete(f"{P}:ratings:{ruleset}", f"{P}:board:{ruleset}")
                 if blobs:
-                    await self.redis.hset(f"{P}:ratings:{ruleset}", mapping=blobs)  # type: ignore[arg-type]
-                    await self.redis.zadd(f"{P}:board:{ruleset}", scores[ruleset])  # type: ignore[arg-type]
+                    await self.redis.hset(f"{P}:ratings:{ruleset}", mapping=dict(blobs))  # type: ignore[arg-type]
+                    await self.redis.zadd(f"{P}:board:{ruleset}", dict(scores[ruleset]))
             for (ruleset, key), points in histories.items():
                 await self.redis.delete(f"{P}:history:{ruleset}:{key}")
                 if points:
@@ -285,9 +286,13 @@ class LeagueStore:
         async with self.patience.bounded():
             await self.redis.srem(f"{P}:entered:{key}", tournament_id)
 
-    async def drop_game(self, game_id: str) -> None:
+    async def drop_game(self, game_id: str, bots: Sequence[str] = ()) -> None:
+        """Forget a league game (settled, or never made): no longer listed, nor counted
+        among its bots' games in play."""
         async with self.patience.bounded():
             await self.redis.hdel(self.GAMES, game_id)
+            for key in bots:
+                await self.redis.srem(f"{P}:playing:{key}", game_id)
 
     async def playing(self, key: str) -> list[str]:
         async with self.patience.bounded():
@@ -357,7 +362,8 @@ class LeagueStore:
     async def save_challenge(
         self, challenge_id: str, version: str, blob: bytes, ttl: int, inbox: str, expires: float
     ) -> bool:
-        args = [version, str(int(version or 0) + 1), blob, "", "0", "0", ttl]
+        args: list[str | bytes | int] = [version, str(int(version or 0) + 1), blob, "", "0", "0"]
+        args.append(ttl)
         key = _challenge(challenge_id)
         async with self.patience.bounded():
             saved = bool(await self._save(keys=[key, key, key], args=args))

@@ -293,10 +293,10 @@ class DecideNextController(Controller):
         moves = data.decided()
         services = services_of(state)
         token = request_bearer(request)
-        if is_bot_token(token):
-            seat_token = await services.league.seat_token(token, game_id)
-        else:  # an entrant's own token is its seats' token
-            seat_token = token
+        # an entrant's own token is its seats' token; a bot's seat has its own
+        seat_token = (
+            await services.league.seat_token(token, game_id) if is_bot_token(token) else token
+        )
         await services.seats.move(game_id, seat_token, data.seq, moves)
         async with waiting(request, services, wait):
             if is_bot_token(token):
