@@ -41,7 +41,7 @@ from ..core.league import (
     seat_order,
 )
 from ..core.refusals import Refusal, busy, from_rules
-from ..games import RULESETS, GameError, check_seats, get_ruleset
+from ..games import RULESETS, GameError, check_seats, get_ruleset, new_seed
 from ..store.league import LeagueStore
 from .games import MAX_RETRIES, GameService
 from .tournaments import TournamentService
@@ -462,19 +462,34 @@ class LeagueService:
         for table in tables:
             order = seat_order(table, {k: docs[k].last_first for k in table})
             seeks = [seekers[k] for k in order]
-            game_id = await self._start(
-                seeks[0].ruleset,
-                {},
-                order,
-                [docs[k].name for k in order],
-                max(s.deadline_s for s in seeks),
-                rated=True,
-                kind="arena",
-                concurrent=[s.concurrent for s in seeks],
-            )
-            if game_id is None:
+            ruleset = seeks[0].ruleset
+            # a ruleset whose seats draw their own dice pairs two bots in two games with the
+            # same dice and the seats swapped (``arena_duplicates``): luck cancels
+            duplicate = len(order) == 2 and getattr(get_ruleset(ruleset), "arena_duplicates", False)
+            ids = [secrets.token_hex(8) for _ in range(2 if duplicate else 1)]
+            seed, started_here = new_seed(), 0
+            for n, game_id in enumerate(ids):
+                seated = order if n == 0 else order[::-1]
+                started = await self._start(
+                    ruleset,
+                    {},
+                    seated,
+                    [docs[k].name for k in seated],
+                    max(s.deadline_s for s in seeks),
+                    rated=True,
+                    kind="arena",
+                    # the second of two duplicates may join the first in play
+                    concurrent=[seekers[k].concurrent + n for k in seated],
+                    seed=seed,
+                    game_id=game_id,
+                    group=[other for other in ids if other != game_id],
+                )
+                if started is None:
+                    break
+                started_here += 1
+            made += started_here
+            if not started_here:
                 continue
-            made += 1
             for seat, key in enumerate(order):
 
                 def change(doc: BotDoc, first: bool = seat == 0) -> None:
@@ -495,10 +510,14 @@ class LeagueService:
         rated: bool,
         kind: str,
         concurrent: list[int] | None = None,
+        seed: bytes | None = None,
+        game_id: str | None = None,
+        group: list[str] | None = None,
     ) -> str | None:
-        """A league game between bots, with a fresh seed; None if an arena table could not be
+        """A league game between bots, with a fresh seed (or ``seed``, which duplicates
+        share, each told of the others: ``group``); None if an arena table could not be
         seated (a bot left, or is busy)."""
-        game_id = secrets.token_hex(8)
+        game_id = game_id or secrets.token_hex(8)
         tokens = [new_token(game_id) for _ in keys]
         blob = encode(LeagueGame(ruleset, keys, rated, tokens, time.time(), kind))
         if concurrent is not None:
@@ -513,9 +532,10 @@ class LeagueService:
                 options,
                 [{"name": name} for name in names],
                 deadline_s,
-                None,
+                seed or new_seed(),
                 game_id=game_id,
                 token_hashes=[token_hash(t) for t in tokens],
+                group=group or None,
             )
         except Refusal:
             await self.store.drop_game(game_id, keys)

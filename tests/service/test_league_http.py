@@ -16,7 +16,7 @@ from conftest import LOADED, ThreadServer
 from helpers import auth, wait_until
 
 from referee.core.league import LeagueGame, LogEntry, Rating, decode, rate_game
-from referee.games import DEFAULT
+from referee.games import DEFAULT, RULESETS
 from referee.service import Services
 from referee.store import open_store
 from referee.store.embedded import start_embedded
@@ -431,3 +431,22 @@ def test_a_bot_that_lets_deadlines_decide_game_after_game_is_paused(client):
     joined = client.post("/v1/arena", json={"ruleset": DEFAULT}, headers=auth(a))
     assert joined.status_code == 200
     client.delete("/v1/arena", headers=auth(a))
+
+
+def test_a_ruleset_whose_seats_draw_their_own_dice_is_paired_in_duplicates(client):
+    """Two bots in the arena of a ruleset with ``arena_duplicates`` get two games with the
+    same dice and the seats swapped, each sealed until both are over."""
+    (ruleset,) = [r for r, e in RULESETS.items() if getattr(e, "arena_duplicates", False)]
+    names = ["Dup A", "Dup B"]
+    tokens = [_bot(client, name) for name in names]
+    for token in tokens:
+        seek = {"ruleset": ruleset, "deadline_s": 30}
+        assert client.post("/v1/arena", json=seek, headers=auth(token)).status_code == 200
+    assert wait_until(lambda: len(client.get("/v1/bots/Dup A").json()["playing"]) == 2, 10)
+    for token in tokens:
+        client.delete("/v1/arena", headers=auth(token))
+    games = client.get("/v1/bots/Dup A").json()["playing"]
+    assert client.get("/v1/bots/Dup B").json()["playing"] == games
+    seats = [[s["name"] for s in client.get(f"/v1/games/{g}").json()["seats"]] for g in games]
+    assert seats[0] == seats[1][::-1] and sorted(seats[0]) == names
+    assert all(client.get(f"/v1/games/{g}/record").status_code == 409 for g in games)
