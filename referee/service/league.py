@@ -256,7 +256,9 @@ class LeagueService:
         try:
             game = await self.games.current(game_id)
         except Refusal as refusal:
-            if refusal.code == "game-not-found":  # never made, or long expired
+            # never made (a minute after it was listed: its creation may be on its way), or
+            # long expired
+            if refusal.code == "game-not-found" and league_game.created < time.time() - 60:
                 await self.store.drop_game(game_id, league_game.bots)
             return False
         if game.doc.status != "finished":

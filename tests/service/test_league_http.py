@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import random
+import signal
+import subprocess
+import sys
 import threading
 import time
 
@@ -450,3 +453,21 @@ def test_a_ruleset_whose_seats_draw_their_own_dice_is_paired_in_duplicates(clien
     seats = [[s["name"] for s in client.get(f"/v1/games/{g}").json()["seats"]] for g in games]
     assert seats[0] == seats[1][::-1] and sorted(seats[0]) == names
     assert all(client.get(f"/v1/games/{g}/record").status_code == 409 for g in games)
+
+
+def test_referee_bot_plays_the_arena_and_ctrl_c_leaves_the_pool(client):
+    """``referee bot --bot-token T --arena R``: in the pool while it runs; SIGINT (Ctrl-C)
+    ends it cleanly, out of the pool."""
+    token = _bot(client, "Commander")
+    command = [sys.executable, "-m", "referee.cli", "bot", "--url", str(client.base_url)]
+    command += ["--bot-token", token, "--arena", DEFAULT, "--bot", "random"]
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    try:
+        assert wait_until(lambda: client.get("/v1/bots/Commander").json()["in_arena"], 20)
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=20) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert "left the arena" in process.stderr.read()
+    assert not client.get("/v1/bots/Commander").json()["in_arena"]
