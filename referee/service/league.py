@@ -92,6 +92,7 @@ class LeagueService:
             tournaments.on_rated_round = self.rate_tournament_games
         self.settings = settings or LeagueSettings()
         self.holder = secrets.token_hex(8)  # this process's mark on the matchmaker's lock
+        self.waiting = 0  # bots the matchmaker last found in the arena's pool
 
     # -- bots ----------------------------------------------------------------------------------
 
@@ -432,6 +433,7 @@ class LeagueService:
         of games made. The caller holds the matchmaker's lock."""
         now = time.time()
         blobs, seen, free = await self.store.pool()
+        self.waiting = len(blobs)
         seekers: dict[str, Seek] = {}
         docs: dict[str, BotDoc] = {}
         day = _day(now)
@@ -545,18 +547,23 @@ class LeagueService:
         return game_id
 
     async def run_forever(self) -> None:
-        """The matchmaker and the settling sweep, in whichever replica holds the lock."""
+        """The matchmaker and the settling sweep, in whichever replica holds the lock: every
+        ``interval_s`` while bots wait in the arena, every half second while none does; the
+        other replicas look for the lock every second (it lapses 2 s after its holder's
+        last renewal)."""
         interval = self.settings.interval_s
         sweep_at = 0.0
         while True:
+            pause = 1.0
             # a matchmaker must not die; the next round tries again
             with contextlib.suppress(Exception):
-                if await self.store.lock(self.holder, int(max(2.0, interval * 20) * 1000)):
+                if await self.store.lock(self.holder, 2000):
                     if time.monotonic() >= sweep_at:
                         await self.settle_all()
                         sweep_at = time.monotonic() + 0.5
                     await self.matchmake()
-            await asyncio.sleep(interval)
+                    pause = interval if self.waiting else 0.5
+            await asyncio.sleep(pause)
 
     # -- a bot's next decision -----------------------------------------------------------------
 
