@@ -10,20 +10,24 @@ import time
 
 import httpx
 import pytest
-from conftest import ThreadServer
 
 from referee.games import DEFAULT
 from referee.store.embedded import start_embedded
 from referee.tools.arena import play_arena
+from referee.tools.launch import LOAD_LIMITS, start_referee
 
 KINDS = ("strong", "greedy", "random")
 
 
 @pytest.fixture(scope="module")
 def arena(tmp_path_factory):
+    """A referee in a process of its own (its GIL not shared with the twelve bots), on a
+    Valkey of its own."""
     valkey = start_embedded(tmp_path_factory.mktemp("arena-valkey"))
-    with ThreadServer(valkey.url) as running:
-        yield running
+    process, url = start_referee(valkey.url, env=dict(LOAD_LIMITS))
+    yield url
+    process.terminate()
+    process.wait(timeout=10)
     valkey.stop()
 
 
@@ -41,14 +45,14 @@ def _apart(board: dict) -> bool:
 def test_the_arena_ranks_strong_bots_above_random_ones(arena):
     stop = threading.Event()
     threads = []
-    with httpx.Client(base_url=arena.url, timeout=30) as http:
+    with httpx.Client(base_url=arena, timeout=30) as http:
         for kind in KINDS:
             for i in range(4):
                 made = http.post("/v1/bots", json={"name": f"{kind} {i}"})
                 assert made.status_code == 201, made.text
                 thread = threading.Thread(
                     target=play_arena,
-                    args=(arena.url, made.json()["token"], DEFAULT, kind),
+                    args=(arena, made.json()["token"], DEFAULT, kind),
                     kwargs={"seed": i, "stop": stop},
                 )
                 thread.start()
