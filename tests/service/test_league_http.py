@@ -162,6 +162,10 @@ def test_arena_games_reach_the_bots_and_are_rated_once(client, league_valkey):
     conservative = [row["conservative"] for row in board["bots"]]
     assert conservative == sorted(conservative, reverse=True)
     assert client.get("/v1/leaderboards/no-such").status_code == 404
+    first = client.get(f"/v1/leaderboards/{DEFAULT}", params={"limit": 1}).json()
+    assert len(first["bots"]) == 1 and first["next_offset"] == 1 and first["total"] >= 2
+    second = client.get(f"/v1/leaderboards/{DEFAULT}", params={"offset": 1, "limit": 1}).json()
+    assert second["bots"][0]["rank"] == 2 and second["bots"][0] != first["bots"][0]
 
     # the pages: the leaderboard and the bot's, its history an inline SVG
     page = client.get(f"/league/{DEFAULT}")
@@ -471,3 +475,47 @@ def test_referee_bot_plays_the_arena_and_ctrl_c_leaves_the_pool(client):
             process.kill()
     assert "left the arena" in process.stderr.read()
     assert not client.get("/v1/bots/Commander").json()["in_arena"]
+
+
+def test_a_game_ended_by_its_deadlines_is_settled_once_while_sweeps_race(client, league_valkey):
+    """Nobody plays: the game ends by its deadlines, resolved by whichever sweep comes first
+    (the server's, two services'), while both services keep trying to settle it: its
+    ratings move once."""
+    a, b = _bot(client, "Sweeper A"), _bot(client, "Sweeper B")
+    offer = {"opponent": "Sweeper B", "ruleset": DEFAULT, "deadline_s": 0.05}
+    challenge = client.post("/v1/challenges", json=offer, headers=auth(a)).json()
+    game_id = client.post(f"/v1/challenges/{challenge['id']}/accept", headers=auth(b)).json()[
+        "game_id"
+    ]
+
+    async def race() -> tuple[int, int]:
+        stores = [open_store(league_valkey), open_store(league_valkey)]
+        try:
+            services = [Services(store, LOADED) for store in stores]
+            stop = time.monotonic() + 20
+
+            async def settler(league) -> int:
+                won = 0
+                while time.monotonic() < stop and not await league.store.is_settled(game_id):
+                    won += await league.settle(game_id)
+                return won
+
+            async def sweeper(games) -> None:
+                while time.monotonic() < stop and not await stores[0].league.is_settled(game_id):
+                    await games.sweep()
+                    await asyncio.sleep(0.01)
+
+            done = await asyncio.gather(
+                *(settler(s.league) for s in services for _ in range(3)),
+                *(sweeper(s.games) for s in services),
+            )
+            log = [decode(e, LogEntry) for e in await stores[0].league.log()]
+            return sum(x for x in done if x), sum(e.game_id == game_id for e in log)
+        finally:
+            for store in stores:
+                await store.aclose()
+
+    won, logged = asyncio.run(race())
+    assert won <= 1 and logged == 1
+    for name in ("Sweeper A", "Sweeper B"):
+        assert client.get(f"/v1/bots/{name}").json()["ratings"][0]["games"] == 1
