@@ -118,7 +118,7 @@ class JoinArena(msgspec.Struct, forbid_unknown_fields=True):
     """Seek arena games of one ruleset and table size until the bot leaves."""
 
     ruleset: str
-    seats: Annotated[int, msgspec.Meta(ge=1, le=64)] = 2
+    seats: Annotated[int, msgspec.Meta(ge=2, le=64, description="the table's size")] = 2
     deadline_s: _Deadline = 10.0
     concurrent_games: Annotated[int, msgspec.Meta(ge=1, le=64)] = 1
 
