@@ -5,7 +5,7 @@ As in ``routes``, each handler checks its input, calls one use case and shapes i
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import Annotated
 from urllib.parse import quote
 
 import msgspec
@@ -29,7 +29,7 @@ from .league_models import (
     JoinArena,
     Leaderboard,
 )
-from .models import MoveSubmission, NextDecision, Turn
+from .models import MoveSubmission, NextDecision, next_decision
 from .params import ORGANIZER, GameId, Wait, services_of, waiting
 from .problems import check_id, problems, read_body, request_bearer, require_entrant_token
 
@@ -45,17 +45,6 @@ RulesetId = Annotated[str, Parameter(description="a ruleset's id", max_length=64
 ChallengeId = Annotated[str, Parameter(description="the challenge's id", max_length=64)]
 Offset = Annotated[int, Parameter(ge=0, le=1_000_000, description="rows to skip")]
 Limit = Annotated[int, Parameter(ge=1, le=100, description="rows per page")]
-
-
-def next_decision(result: dict[str, Any]) -> NextDecision:
-    """A next decision's answer from the service's (a tournament's or the league's)."""
-    turn = result.pop("turn", None)
-    challenges = result.pop("challenges", None)
-    return NextDecision(
-        **result,
-        turn=Turn(**turn) if turn else None,
-        challenges=None if challenges is None else [Challenge(**c) for c in challenges],
-    )
 
 
 def _manager(request: Request) -> tuple[str | None, str | None]:
@@ -303,7 +292,7 @@ class DecideNextController(Controller):
                 result = await services.league.next_decision(token, wait)
             else:
                 result = await services.tournaments.next_decision(token, wait)
-        return next_decision(result)
+        return next_decision(**result)
 
 
 LEAGUE_CONTROLLERS = [

@@ -55,6 +55,7 @@ __all__ = [
     "TournamentCreated",
     "Turn",
     "move_accepted",
+    "next_decision",
 ]
 
 load_plugins()  # the registry whole before the shapes below are built from it
@@ -467,6 +468,19 @@ class NextDecision(msgspec.Struct):
     seat_token: str | None = None
     turn: Turn | None = None
     challenges: list[Challenge] | None = None  # a bot's open challenges
+
+
+def next_decision(
+    turn: dict[str, Any] | None = None,
+    challenges: list[dict[str, Any]] | None = None,
+    **answer: Any,
+) -> NextDecision:
+    """A next decision's answer from the service's (a tournament's or the league's)."""
+    return NextDecision(
+        **answer,
+        turn=None if turn is None else Turn(**turn),
+        challenges=None if challenges is None else [Challenge(**c) for c in challenges],
+    )
 
 
 def move_accepted(turn: dict[str, Any] | None = None, **answer: Any) -> MoveAccepted:

@@ -15,14 +15,13 @@ from ..core.league import is_bot_token
 from ..games import commitment
 from .access import client_address, organizer_of
 from .idempotent import REPLAYED, IdempotencyKey, once
-from .league_models import Challenge
 from .models import (
     CreateTournament,
     NextDecision,
     Register,
     Registered,
     TournamentCreated,
-    Turn,
+    next_decision,
 )
 from .params import (
     ENTRANT,
@@ -159,10 +158,4 @@ class MeController(Controller):
                 result = await services.league.next_decision(token, wait)
             else:
                 result = await services.tournaments.next_decision(token, wait)
-        turn = result.pop("turn", None)
-        challenges = result.pop("challenges", None)
-        return NextDecision(
-            **result,
-            turn=Turn(**turn) if turn else None,
-            challenges=None if challenges is None else [Challenge(**c) for c in challenges],
-        )
+        return next_decision(**result)
