@@ -21,6 +21,7 @@ from helpers import auth, wait_until
 from referee.core.league import LeagueGame, LogEntry, Rating, decode, rate_game
 from referee.games import DEFAULT, RULESETS
 from referee.service import Services
+from referee.settings import key_hashes
 from referee.store import open_store
 from referee.store.embedded import start_embedded
 from referee.tools.arena import play_arena
@@ -519,3 +520,34 @@ def test_a_game_ended_by_its_deadlines_is_settled_once_while_sweeps_race(client,
     assert won <= 1 and logged == 1
     for name in ("Sweeper A", "Sweeper B"):
         assert client.get(f"/v1/bots/{name}").json()["ratings"][0]["games"] == 1
+
+
+def test_with_organizer_keys_an_organizer_creates_pauses_and_bans_its_own_bots(league_valkey):
+    """Where the referee has organizer keys, creating a bot needs one, and only the
+    organizer who created it pauses, bans, reinstates or gives it a token; the bot rotates
+    its own token with it."""
+    keys = key_hashes("first-organizer,second-organizer")
+    with (
+        ThreadServer(league_valkey, organizer_keys=keys) as keyed,
+        httpx.Client(base_url=keyed.url, timeout=30) as http,
+    ):
+        first, second = auth("first-organizer"), auth("second-organizer")
+        anonymous = http.post("/v1/bots", json={"name": "Keyed"})
+        assert anonymous.status_code == 401
+        assert anonymous.json()["code"] == "organizer-key-required"
+        made = http.post("/v1/bots", json={"name": "Keyed"}, headers=first)
+        assert made.status_code == 201, made.text
+        token = made.json()["token"]
+        ban = {"status": "banned"}
+        other = http.post("/v1/bots/Keyed/status", json=ban, headers=second)
+        assert other.status_code == 403 and other.json()["code"] == "not-bot-owner"
+        assert http.post("/v1/bots/Keyed/token", headers=second).status_code == 403
+        banned = http.post("/v1/bots/Keyed/status", json=ban, headers=first)
+        assert banned.json()["status"] == "banned"
+        seek = http.post("/v1/arena", json={"ruleset": DEFAULT}, headers=auth(token))
+        assert seek.status_code == 403 and seek.json()["code"] == "bot-not-active"
+        # a banned bot cannot rotate its own way back; its organizer reinstates it
+        assert http.post("/v1/bots/Keyed/token", headers=auth(token)).status_code == 403
+        http.post("/v1/bots/Keyed/status", json={"status": "active"}, headers=first)
+        rotated = http.post("/v1/bots/Keyed/token", headers=auth(token))
+        assert rotated.status_code == 200, rotated.text
