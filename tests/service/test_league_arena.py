@@ -10,7 +10,9 @@ import time
 
 import httpx
 import pytest
+import redis
 
+from referee.core.league import LogEntry, decode
 from referee.games import DEFAULT
 from referee.store.embedded import start_embedded
 from referee.tools.arena import play_arena
@@ -25,7 +27,7 @@ def arena(tmp_path_factory):
     Valkey of its own."""
     valkey = start_embedded(tmp_path_factory.mktemp("arena-valkey"))
     process, url = start_referee(valkey.url, env=dict(LOAD_LIMITS))
-    yield url
+    yield url, valkey.url
     process.terminate()
     process.wait(timeout=10)
     valkey.stop()
@@ -43,16 +45,17 @@ def _apart(board: dict) -> bool:
 
 
 def test_the_arena_ranks_strong_bots_above_random_ones(arena):
+    url, valkey_url = arena
     stop = threading.Event()
     threads = []
-    with httpx.Client(base_url=arena, timeout=30) as http:
+    with httpx.Client(base_url=url, timeout=30) as http:
         for kind in KINDS:
             for i in range(4):
                 made = http.post("/v1/bots", json={"name": f"{kind} {i}"})
                 assert made.status_code == 201, made.text
                 thread = threading.Thread(
                     target=play_arena,
-                    args=(arena, made.json()["token"], DEFAULT, kind),
+                    args=(url, made.json()["token"], DEFAULT, kind),
                     kwargs={"seed": i, "stop": stop},
                 )
                 thread.start()
@@ -70,10 +73,24 @@ def test_the_arena_ranks_strong_bots_above_random_ones(arena):
             for thread in threads:
                 thread.join(30)
         assert _apart(board), board
-        # every bot left the pool when it stopped; each game was rated once for each seat
+        # every bot left the pool when it stopped
         for kind in KINDS:
             assert not http.get(f"/v1/bots/{kind} 0").json()["in_arena"]
-        time.sleep(0.5)
-        rows = http.get(f"/v1/leaderboards/{DEFAULT}").json()["bots"]
+        # every rated game in the league's log once, and counted once for each of its two
+        # seats (read between two reads of the log that agree: a game left in play may end
+        # by its deadlines meanwhile)
+        client = redis.Redis.from_url(valkey_url)
+        try:
+            for _ in range(20):
+                before = client.llen("{league}:log")
+                rows = http.get(f"/v1/leaderboards/{DEFAULT}").json()["bots"]
+                entries = client.lrange("{league}:log", 0, -1)
+                if len(entries) == before:
+                    break
+        finally:
+            client.close()
         for row in rows:
             assert row["wins"] + row["draws"] + row["losses"] == row["games"]
+    log = [decode(entry, LogEntry) for entry in entries]
+    assert len({entry.game_id for entry in log}) == len(log)
+    assert sum(row["games"] for row in rows) == 2 * len(log)
