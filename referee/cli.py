@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -154,7 +155,7 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _tool(name: str, entry: str = "main") -> Any:
+def _tool(name: str, entry: str = "main") -> Callable[[argparse.Namespace], int]:
     """A tool's entry point (``referee.tools``); its libraries come with the ``tools`` extra."""
     import importlib
 
@@ -167,7 +168,8 @@ def _tool(name: str, entry: str = "main") -> Any:
             file=sys.stderr,
         )
         raise SystemExit(2) from None
-    return getattr(module, entry)
+    run: Callable[[argparse.Namespace], int] = getattr(module, entry)
+    return run
 
 
 def _openapi(args: argparse.Namespace) -> int:
@@ -178,6 +180,46 @@ def _openapi(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
     else:
         Path(args.output).write_text(text)
+    return 0
+
+
+def _bot(args: argparse.Namespace) -> int:
+    if args.bot_token:
+        if not args.arena:
+            raise SystemExit("--bot-token plays the arena: name its ruleset with --arena")
+        return _tool("arena", "arena_main")(args)
+    return _tool("local_tournament", "bot_main")(args)
+
+
+def _ratings(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from .service import Services
+    from .settings import Settings
+    from .store import open_store
+
+    settings = Settings.from_env()
+    embedded = None
+    url = settings.redis_url
+    if url is None:
+        from .store.embedded import start_embedded
+
+        embedded = start_embedded(settings.data_dir)
+        url = embedded.url
+
+    async def rebuild() -> int:
+        store = open_store(url, cluster=settings.redis_cluster, timeout_s=30)
+        try:
+            return await Services(store, settings).league.rebuild()
+        finally:
+            await store.aclose()
+
+    try:
+        count = asyncio.run(rebuild())
+    finally:
+        if embedded is not None:
+            embedded.stop()
+    print(f"rebuilt the ratings from {count} rated games", file=sys.stderr)
     return 0
 
 
@@ -336,17 +378,29 @@ def build_parser() -> argparse.ArgumentParser:
     bot = command(
         "bot",
         "enter a reference bot in an existing tournament with an entrant token "
-        "(POST /v1/tournaments/{id}/entrants gives one); it plays until the tournament is over",
+        "(POST /v1/tournaments/{id}/entrants gives one; it plays until the tournament is over), "
+        "or play the arena with a bot account's token until Ctrl-C (--bot-token, --arena)",
     )
     bot.add_argument("--url", required=True, help="the referee, e.g. http://127.0.0.1:8000")
+    given = bot.add_mutually_exclusive_group(required=True)
+    given.add_argument("--entrant-token", help="the entrant's token, shown once at registration")
+    given.add_argument("--bot-token", help="a bot account's token (POST /v1/bots)")
     bot.add_argument(
-        "--entrant-token", required=True, help="the entrant's token, shown once at registration"
+        "--arena", choices=list(RULESETS), help="with --bot-token: the ruleset to seek games of"
     )
     bot.add_argument(
         "--bot", default="strong", choices=["random", "greedy", "strong"], help="which bot plays"
     )
     bot.add_argument("--seed", type=int, default=0, help="the random bot's seed")
-    bot.set_defaults(run=lambda args: _tool("local_tournament", "bot_main")(args))
+    bot.set_defaults(run=_bot)
+    ratings = command("ratings", "the league's lifetime ratings (on REDIS_URL, else embedded)")
+    ratings.add_argument(
+        "--rebuild",
+        action="store_true",
+        required=True,
+        help="compute every rating again from the settled games, in their order",
+    )
+    ratings.set_defaults(run=_ratings)
     openapi = command("openapi", "print the OpenAPI document (the contract)")
     openapi.add_argument("--output", "-o", default="-", help="file to write; - is stdout")
     openapi.set_defaults(run=_openapi)

@@ -79,6 +79,11 @@ class Settings(msgspec.Struct, frozen=True):
     max_header_bytes: int = 64 * 1024
     max_header_fields: int = 100
     body_timeout_s: float = 10.0
+    # the league (docs/LEAGUE.md): a bot's arena games a day and at once, and the league games
+    # in a row it may let deadlines decide before it is paused
+    bot_games_per_day: int = 2000
+    bot_concurrent_games: int = 4
+    bot_timeouts_to_pause: int = 3
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -119,4 +124,7 @@ class Settings(msgspec.Struct, frozen=True):
             max_header_bytes=_int(env, "REFEREE_MAX_HEADER_BYTES", 64 * 1024),
             max_header_fields=_int(env, "REFEREE_MAX_HEADER_FIELDS", 100),
             body_timeout_s=float(env.get("REFEREE_BODY_TIMEOUT_S", 10)),
+            bot_games_per_day=_int(env, "REFEREE_BOT_GAMES_PER_DAY", 2000),
+            bot_concurrent_games=_int(env, "REFEREE_BOT_CONCURRENT_GAMES", 4),
+            bot_timeouts_to_pause=_int(env, "REFEREE_BOT_TIMEOUTS_TO_PAUSE", 3),
         )

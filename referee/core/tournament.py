@@ -45,6 +45,8 @@ class EntrantDoc(msgspec.Struct, array_like=True):
 
     name: str
     token_hash: bytes
+    # the bot account that entered (its key), if one did (``core.league``)
+    bot: str = ""
 
 
 class TableDoc(msgspec.Struct, array_like=True):
@@ -81,6 +83,9 @@ class TournamentDoc(msgspec.Struct, array_like=True):
     # each entrant's rating (by entrant, as the standings round it) after each rated round,
     # appended in the write that rates the round
     ratings: list[list[float]] = []
+    # the organizer marked it rated: its entrants are bot accounts, and each of its games
+    # updates their lifetime ratings (``service.league``)
+    league_rated: bool = False
 
 
 decode_tournament = msgspec.msgpack.Decoder(TournamentDoc).decode

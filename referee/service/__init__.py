@@ -18,6 +18,7 @@ from ..settings import Settings
 from ..store import AVAILABILITY, STORE_BUSY, STORE_UNAVAILABLE, Store, open_store
 from .games import GameService
 from .idempotency import Idempotency
+from .league import LeagueService, LeagueSettings
 from .limits import Limits
 from .seats import Seats
 from .tournaments import TournamentService
@@ -28,6 +29,8 @@ __all__ = [
     "STORE_UNAVAILABLE",
     "GameService",
     "Idempotency",
+    "LeagueService",
+    "LeagueSettings",
     "Limits",
     "Seats",
     "Services",
@@ -58,6 +61,16 @@ class Services:
         self.idempotency = Idempotency(
             store.idempotency, settings.idempotency_ttl_s, settings.idempotency_secret
         )
+        self.league = LeagueService(
+            self.games,
+            store.league,
+            LeagueSettings(
+                games_per_day=settings.bot_games_per_day,
+                concurrent_games=settings.bot_concurrent_games,
+                timeouts_to_pause=settings.bot_timeouts_to_pause,
+            ),
+            self.tournaments,
+        )
         self._embedded = embedded
         self._tasks: list[asyncio.Task[Any]] = []
 
@@ -84,6 +97,7 @@ class Services:
             asyncio.create_task(services.games.let_go_forever()),
             asyncio.create_task(services.games.watch_store()),
             asyncio.create_task(services.limits.renew_forever()),
+            asyncio.create_task(services.league.run_forever()),
         ]
         return services
 

@@ -42,6 +42,9 @@ class TournamentService:
         self.games = games
         self.store = store
         self.max_entrants = max_entrants
+        #: told each round's games of a rated tournament before they are created (the
+        #: league rates them: ``LeagueService.rate_tournament_games``)
+        self.on_rated_round: Any = None
 
     async def load(self, tournament_id: str) -> tuple[str, TournamentDoc]:
         found = await self.store.load(tournament_id)
@@ -56,7 +59,11 @@ class TournamentService:
     # -- creating and registering --------------------------------------------------------------
 
     async def create(
-        self, spec: TournamentSpec, owner: str = "", invite_code: str | None = None
+        self,
+        spec: TournamentSpec,
+        owner: str = "",
+        invite_code: str | None = None,
+        rated: bool = False,
     ) -> TournamentDoc:
         """A tournament open for registration (with ``invite_code``, to those who have it),
         counted among ``owner``'s live tournaments (refused past the owner's quota)."""
@@ -69,6 +76,7 @@ class TournamentService:
             )
         doc = new_tournament(spec, time.time())
         doc.owner, doc.invite = owner, invite_hash(invite_code)
+        doc.league_rated = rated
         limits = self.games.limits if owner else None
         if limits is not None:
             await limits.admit(owner, "tournaments", doc.id)
@@ -84,18 +92,32 @@ class TournamentService:
         return {"tournaments": page, "next": following}
 
     async def register(
-        self, tournament_id: str, name: str, invite_code: str | None = None
+        self,
+        tournament_id: str,
+        name: str,
+        invite_code: str | None = None,
+        bot: tuple[str, str] | None = None,
     ) -> tuple[int, str]:
         """Enter a tournament (with its invite code, if it has one); the entrant's token is
-        returned, only its hash kept. The last entrant to register starts it."""
+        returned, only its hash kept. The last entrant to register starts it. ``bot``: a bot
+        account enters (its key and its token), its entrant token the tournament's id and
+        its bot token joined, which the league hands back to it; a rated tournament takes
+        bot accounts only."""
         for _ in range(MAX_RETRIES):
             version, doc = await self.load(tournament_id)
             check_invite(doc.invite, invite_code)
             name = check_name(name, "name")
             if doc.status != "registering":
                 raise Refusal("registration-closed", "the tournament has started")
-            token = new_token(doc.id)
-            doc.entrants.append(EntrantDoc(name, token_hash(token)))
+            if doc.league_rated and bot is None:
+                raise Refusal(
+                    "bot-token-required",
+                    "a rated tournament takes bot accounts: register with a bot token",
+                )
+            if bot is not None and any(e.bot == bot[0] for e in doc.entrants):
+                raise Refusal("bot-already-entered", "the bot has entered this tournament")
+            token = new_token(doc.id) if bot is None else f"{doc.id}.{bot[1]}"
+            doc.entrants.append(EntrantDoc(name, token_hash(token), bot[0] if bot else ""))
             if len(doc.entrants) == doc.spec.entrants:
                 doc.status = "running"
             if await self._save(version, doc):
@@ -156,6 +178,15 @@ class TournamentService:
         """The round's games (``core.tournament.round_games``), created; the same games
         again if an earlier attempt created them."""
         needed = round_games(doc, round_, tables)
+        if doc.league_rated and self.on_rated_round is not None:
+            await self.on_rated_round(
+                doc.spec.ruleset,
+                doc.id,
+                [
+                    (game.game_id, [doc.entrants[e].bot for e in t])
+                    for game, t in zip(needed, tables, strict=True)
+                ],
+            )
         await asyncio.gather(
             *(
                 self.games.create(

@@ -28,6 +28,7 @@ from .games import (
     Stored,
 )
 from .idempotency import IdempotencyStore
+from .league import LeagueStore
 from .limits import LimitStore
 from .tournaments import TournamentStore
 
@@ -43,6 +44,7 @@ __all__ = [
     "GameKeys",
     "GameStore",
     "IdempotencyStore",
+    "LeagueStore",
     "LimitStore",
     "Store",
     "StoreError",
@@ -81,6 +83,7 @@ class Store:
         self.tournaments = TournamentStore(redis, timeout_s=timeout_s, patience=patience)
         self.limits = LimitStore(redis, self.games.shared, timeout_s=timeout_s, patience=patience)
         self.idempotency = IdempotencyStore(redis, timeout_s=timeout_s)
+        self.league = LeagueStore(redis, timeout_s=timeout_s, patience=patience)
 
     async def ping(self) -> None:
         """Returns once Redis answers a PING; raises after ``timeout_s`` at most."""

@@ -16,6 +16,8 @@ from ..settings import Settings
 from .access import Organizers
 from .contract import docs_assets, finish_contract, openapi_config, openapi_json
 from .hot import HotRoutesLitestar
+from .league_pages import LEAGUE_PAGES
+from .league_routes import LEAGUE_CONTROLLERS
 from .pages import PAGES, static_files
 from .problems import exception_handlers
 from .routes import controllers
@@ -44,7 +46,15 @@ def create_app(settings: Settings | None = None) -> Litestar:
             await services.stop()
 
     app = HotRoutesLitestar(
-        route_handlers=[*controllers(), docs_assets(), openapi_json, *PAGES, static_files()],
+        route_handlers=[
+            *controllers(),
+            *LEAGUE_CONTROLLERS,
+            docs_assets(),
+            openapi_json,
+            *PAGES,
+            *LEAGUE_PAGES,
+            static_files(),
+        ],
         lifespan=[lifespan],
         exception_handlers=exception_handlers(),
         request_max_body_size=settings.max_body_bytes,

@@ -51,6 +51,20 @@ PROBLEM_CODES: dict[str, str] = {
     "game-sealed": "other games dealt the same dice play on: this one is shown when all are over",
     "no-open-seat": "every seat of the game is taken",
     "registration-closed": "the tournament has started: no more entrants",
+    # the league (docs/LEAGUE.md)
+    "bot-not-found": "no bot of that name",
+    "bot-name-taken": "a bot has that name already (names are unique whatever their case)",
+    "bot-token-refused": "the token is not a bot's current token (revoked or rotated?)",
+    "bot-not-active": "the bot is paused or banned: it may not play now",
+    "not-bot-owner": "only the bot itself (its token) or the organizer who created it may do this",
+    "bot-quota-exceeded": "a bot's quota (field names it: games_per_day, concurrent_games) is "
+    "used up: wait Retry-After seconds",
+    "challenge-not-found": "no challenge of that id (or it has expired)",
+    "challenge-closed": "the challenge was answered already, or has expired",
+    "not-challenged": "only the challenged bot answers a challenge",
+    "invalid-challenge": "a bot challenges another bot, not itself",
+    "bot-token-required": "a rated tournament takes bot accounts: register with a bot token",
+    "bot-already-entered": "the bot has entered this tournament already",
     # a decision against the game
     "seq-mismatch": "the seq is not the seat's current one (current_seq says which)",
     "seq-already-decided": "that seq was decided with a different decision",

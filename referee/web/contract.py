@@ -31,6 +31,14 @@ from litestar.response import Redirect
 
 from .. import __version__
 from ..games import RULESETS
+from .league_models import (
+    LEAGUE_MODELS,
+    ChangeBotStatus,
+    CreateBot,
+    CreateChallenge,
+    DeclineChallenge,
+    JoinArena,
+)
 from .models import (
     CREATE_GAMES,
     CREATE_TOURNAMENTS,
@@ -92,6 +100,8 @@ _TAGS = {
     "(with ?wait= the answer holds the next turn: one request per decision)",
     "tournaments": "Create a tournament, register entrants, follow the standings; an entrant "
     "plays all of its games through nextDecision",
+    "league": "Bot accounts with lifetime ratings, the arena (rated games by rating), "
+    "challenges and leaderboards; a bot plays all of its games through nextDecision",
     "rulesets": "The rulesets, their options and limits, and a score calculator for each",
     "system": "Whether the process is up and its store answers",
 }
@@ -144,8 +154,40 @@ _DESCRIPTIONS = {
     "the next page with ?before= the page's next.",
     "getTournament": "Rounds, tables (with results once their dice group is over) and standings "
     "(by rating, highest first, then points).",
+    "createBot": "A bot account under a name (RFC 8266 Nickname, unique whatever its case); "
+    "its bot token is in the answer (shown once, kept as a hash). Where the referee has "
+    "organizer keys, an organizer creates bots.",
+    "getBot": "A bot's profile, status, whether it is in the arena, its lifetime rating per "
+    "ruleset (openskill mu, sigma, mu - 3 sigma, provisional under 10 games; wins, draws, "
+    "losses), its recent games and its games in play.",
+    "rotateBotToken": "A new bot token (shown once); the old one stops working at once. By "
+    "the bot itself (its token) or the organizer who created it.",
+    "revokeBotToken": "The bot keeps no working token until its organizer gives it one "
+    "(rotateBotToken); it leaves the arena.",
+    "setBotStatus": "Pause, ban or reinstate a bot (the organizer who created it): a bot "
+    "that is not active may not play (403 bot-not-active) and leaves the arena.",
+    "joinArena": "Seek rated games of one ruleset and table size until leaveArena, or until "
+    "the bot stops asking nextDecision for a minute. The referee pairs bots by rating "
+    "(docs/LEAGUE.md); the games come through nextDecision. 429 bot-quota-exceeded names the "
+    "quota in field (games_per_day, concurrent_games), with Retry-After.",
+    "leaveArena": "Leave the arena's pool; games in play go on.",
+    "getLeaderboard": "A ruleset's bots by mu - 3 sigma, best first, with rank, mu, sigma, "
+    "games and wins/draws/losses; ?offset= and ?limit= page it (next_offset).",
+    "createChallenge": "Offer another bot a game (ruleset, options, rated or casual, deadline), "
+    "open for expires_s seconds; the challenged bot sees it in nextDecision.",
+    "getChallenge": "A challenge: open, accepted (with its game_id), declined (with the "
+    "reason) or expired.",
+    "acceptChallenge": "The challenged bot accepts: the game is created and reaches both bots "
+    "through nextDecision. 409 challenge-closed once answered or expired.",
+    "declineChallenge": "The challenged bot declines with a machine-readable reason. 409 "
+    "challenge-closed once answered or expired.",
+    "decideNext": "One request per decision across all of a bot's (or an entrant's) games: "
+    "the decision is made in game_id as submitMove makes it, and the answer is nextDecision's, "
+    "waiting up to ?wait=N seconds for the next turn in any of them.",
     "nextDecision": "The entrant's next decision across all of its games: the game, the seat "
-    "token to post with, and the turn. With ?wait=N it waits up to N seconds for one.",
+    "token to post with, and the turn. With ?wait=N it waits up to N seconds for one. With a "
+    "bot token: the bot's next turn in any of its arena and challenge games, or its open "
+    "challenges (status challenged).",
 }
 
 
@@ -183,6 +225,12 @@ def openapi_config() -> OpenAPIConfig:
                     scheme="bearer",
                     description="an entrant token, for nextDecision: shown once by "
                     "registerEntrant. Not a seat's token",
+                ),
+                "bot": SecurityScheme(
+                    type="http",
+                    scheme="bearer",
+                    description="a bot's token (bot-...): shown once by createBot and "
+                    "rotateBotToken; for the arena, challenges and nextDecision",
                 ),
                 "organizer": SecurityScheme(
                     type="http",
@@ -279,6 +327,7 @@ _MODELS = (
     *REPLAYS,
     GamePage,
     *TOURNAMENT_VIEWS,
+    *LEAGUE_MODELS,
 )
 
 
@@ -328,6 +377,12 @@ _BODIES: dict[tuple[str, str], tuple[tuple[Any, ...], str | None]] = {
         "ruleset",
     ),
     ("/v1/tournaments/{tournament_id}/entrants", "post"): ((Register,), None),
+    ("/v1/bots", "post"): ((CreateBot,), None),
+    ("/v1/me/games/{game_id}/moves", "post"): ((OneMove, PostalMoves), None),
+    ("/v1/bots/{name}/status", "post"): ((ChangeBotStatus,), None),
+    ("/v1/arena", "post"): ((JoinArena,), None),
+    ("/v1/challenges", "post"): ((CreateChallenge,), None),
+    ("/v1/challenges/{challenge_id}/decline", "post"): ((DeclineChallenge,), None),
 }
 
 
@@ -474,7 +529,7 @@ def _refs(node: Any) -> set[str]:
 def _described(schema: Any) -> None:
     """Each operation's description; nextDecision's 401 names the token it wants."""
     for item in schema.paths.values():
-        for method in ("get", "post"):
+        for method in ("get", "post", "delete"):
             operation = getattr(item, method, None)
             if operation is not None:
                 # a ruleset's score route says its own (``Scorer.description``)
@@ -507,7 +562,7 @@ def _limits_and_security(schema: Any) -> None:
     a client generator then lets them be called with or without a token."""
     schema.security = [{}, {"organizer": []}]
     for item in schema.paths.values():
-        for method in ("get", "post"):
+        for method in ("get", "post", "delete"):
             operation = getattr(item, method, None)
             if operation is None:
                 continue
@@ -546,7 +601,7 @@ _EDGE_EXEMPT = {"healthz": {429, 503}, "readyz": {429}}
 def _edge_statuses(schema: Any) -> None:
     """Every operation's answers include the edge's (``EDGE_STATUSES``), each a problem."""
     for item in schema.paths.values():
-        for method in ("get", "post"):
+        for method in ("get", "post", "delete"):
             operation = getattr(item, method, None)
             if operation is None:
                 continue
@@ -594,7 +649,7 @@ def _response_headers(schema: Any) -> None:
     """Each header the referee sends, stated on the answers that carry it."""
     schema.components.headers = dict(RESPONSE_HEADERS)
     for item in schema.paths.values():
-        for method in ("get", "post"):
+        for method in ("get", "post", "delete"):
             operation = getattr(item, method, None)
             if operation is None:
                 continue

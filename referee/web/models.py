@@ -19,6 +19,7 @@ from ..core.refusals import Refusal
 from ..games import RULESETS
 from ..plugins import load_plugins
 from .codes import PROBLEM_CODES
+from .league_models import Challenge
 from .tournament_views import TournamentStatus
 from .views import (
     SEAT_VIEWS,
@@ -54,6 +55,7 @@ __all__ = [
     "TournamentCreated",
     "Turn",
     "move_accepted",
+    "next_decision",
 ]
 
 load_plugins()  # the registry whole before the shapes below are built from it
@@ -405,9 +407,17 @@ class _NewTournament(TournamentPlan, frozen=True, tag_field="ruleset", kw_only=T
         | None
     ) = None
 
+    rated: Annotated[
+        bool,
+        msgspec.Meta(
+            description="each game updates its entrants' lifetime league ratings: only bot "
+            "accounts enter, with their bot tokens"
+        ),
+    ] = False
+
     def spec(self) -> TournamentSpec:
         fields = msgspec.structs.asdict(self)
-        del fields["invite_code"]
+        del fields["invite_code"], fields["rated"]
         fields["options"] = msgspec.to_builtins(fields["options"])
         ruleset = self.__struct_config__.tag
         assert isinstance(ruleset, str)  # every subclass is tagged with its ruleset's id
@@ -449,16 +459,31 @@ class NextDecision(msgspec.Struct):
     ``seat_token``."""
 
     status: Annotated[
-        Literal["your_turn", "waiting", "finished"],
+        Literal["your_turn", "waiting", "finished", "challenged"],
         msgspec.Meta(
             description="your_turn: post turn's decision to game_id with seat_token; waiting: "
-            "nothing to decide before the wait ran out; finished: the tournament is over"
+            "nothing to decide before the wait ran out; finished: the tournament is over; "
+            "challenged (a bot): challenges await its answer"
         ),
     ]
-    tournament_id: str
+    tournament_id: str | None = None  # none for a bot
     game_id: str | None = None
     seat_token: str | None = None
     turn: Turn | None = None
+    challenges: list[Challenge] | None = None  # a bot's open challenges
+
+
+def next_decision(
+    turn: dict[str, Any] | None = None,
+    challenges: list[dict[str, Any]] | None = None,
+    **answer: Any,
+) -> NextDecision:
+    """A next decision's answer from the service's (a tournament's or the league's)."""
+    return NextDecision(
+        **answer,
+        turn=None if turn is None else Turn(**turn),
+        challenges=None if challenges is None else [Challenge(**c) for c in challenges],
+    )
 
 
 def move_accepted(turn: dict[str, Any] | None = None, **answer: Any) -> MoveAccepted:

@@ -11,6 +11,7 @@ from litestar import Controller, Request, Response, get, post
 from litestar.datastructures import State
 
 from ..core.documents import check_name
+from ..core.league import is_bot_token
 from ..games import commitment
 from .access import client_address, organizer_of
 from .idempotent import REPLAYED, IdempotencyKey, once
@@ -20,7 +21,7 @@ from .models import (
     Register,
     Registered,
     TournamentCreated,
-    Turn,
+    next_decision,
 )
 from .params import (
     ENTRANT,
@@ -80,7 +81,7 @@ class TournamentController(Controller):
         async def make() -> TournamentCreated:
             data = await read_body(request, CreateTournament, names_ruleset=True)
             tournaments = services_of(state).tournaments
-            doc = await tournaments.create(data.spec(), owner, data.invite_code)
+            doc = await tournaments.create(data.spec(), owner, data.invite_code, data.rated)
             # the document keeps a str: one of TournamentStatus
             return TournamentCreated(doc.id, doc.status, commitment(doc.seed))  # type: ignore[arg-type]
 
@@ -91,7 +92,8 @@ class TournamentController(Controller):
         operation_id="registerEntrant",
         status_code=201,
         summary="Register an entrant (with the invite code, if it has one); its token is shown "
-        "once",
+        "once. With a bot token, the bot account enters (a rated tournament takes bots only)",
+        security=[{}, {"bot": []}],
         responses=problems(400, 403, 404, 409, 413, 422, 429),
         response_headers=REPLAYED,
     )
@@ -104,9 +106,17 @@ class TournamentController(Controller):
     ) -> Response[Registered]:
         check_id(tournament_id, "tournament")
 
+        bearer = request_bearer(request)
+
         async def make() -> Registered:
             data = await read_body(request, Register)
-            tournaments = services_of(state).tournaments
+            services = services_of(state)
+            if is_bot_token(bearer):  # a bot account enters under its own name
+                entrant, name, token = await services.league.enter_tournament(
+                    bearer, tournament_id, data.invite_code
+                )
+                return Registered(tournament_id, entrant, name, token)
+            tournaments = services.tournaments
             entrant, token = await tournaments.register(tournament_id, data.name, data.invite_code)
             return Registered(tournament_id, entrant, check_name(data.name, "name"), token)
 
@@ -135,16 +145,19 @@ class MeController(Controller):
     @get(
         "/next",
         operation_id="nextDecision",
-        security=ENTRANT,
+        security=[*ENTRANT, {"bot": []}],
         guards=[require_entrant_token],
-        summary="An entrant's next decision across all of its games",
+        summary="An entrant's (or a bot's) next decision across all of its games",
         responses=problems(400, 401, 403, 404, 429),
     )
     async def next_decision(
         self, request: Request[Any, Any, Any], state: State, wait: Wait = 0
     ) -> NextDecision:
         services = services_of(state)
+        token = request_bearer(request)
         async with waiting(request, services, wait):
-            result = await services.tournaments.next_decision(request_bearer(request), wait)
-        turn = result.pop("turn", None)
-        return NextDecision(**result, turn=Turn(**turn) if turn else None)
+            if is_bot_token(token):  # a bot's league games and challenges
+                result = await services.league.next_decision(token, wait)
+            else:
+                result = await services.tournaments.next_decision(token, wait)
+        return next_decision(**result)

@@ -322,3 +322,55 @@ def test_the_deadlines_and_the_games_index_are_spread_over_every_primary(cluster
     doc = GameKeys(game["id"]).doc
     listed = part_for(GAMES, doc)
     assert cluster.owner(slot_of(listed)).client.zscore(listed, game["id"]) is not None
+
+
+def test_the_league_on_a_cluster_rates_an_arena_game_once(clients):
+    """Bot accounts, the arena's matchmaker (one replica at a time) and the ratings' scripts
+    on a cluster: every league key shares the {league} slot. Two bots seek through one
+    replica, play through both, and their game is rated once."""
+    a, b = clients
+    suffix = str(time.monotonic_ns())[-6:]
+    names = [f"cluster bot {suffix} {i}" for i in range(2)]
+    tokens = []
+    for name in names:
+        made = a.post("/v1/bots", json={"name": name})
+        assert made.status_code == 201, made.text
+        tokens.append(made.json()["token"])
+    for token in tokens:
+        seek = b.post(
+            "/v1/arena", json={"ruleset": "choice", "deadline_s": 30}, headers=auth(token)
+        )
+        assert seek.status_code == 200, seek.text
+    rnd = random.Random(5)
+    game_ids = set()
+    stop = time.monotonic() + 60
+    while time.monotonic() < stop and not game_ids:
+        for token in tokens:
+            step = a.get("/v1/me/next", params={"wait": 0.5}, headers=auth(token)).json()
+            if step["status"] == "your_turn":
+                game_ids.add(step["game_id"])
+    for token in tokens:
+        assert b.delete("/v1/arena", headers=auth(token)).status_code == 204
+    (game_id,) = game_ids
+    while time.monotonic() < stop:
+        if a.get(f"/v1/games/{game_id}").json()["status"] == "finished":
+            break
+        for i, token in enumerate(tokens):
+            http = (a, b)[i]
+            step = http.get("/v1/me/next", params={"wait": 0.2}, headers=auth(token)).json()
+            if step["status"] == "your_turn":
+                turn = step["turn"]
+                http.post(
+                    f"/v1/me/games/{step['game_id']}/moves",
+                    headers=auth(token),
+                    json={"seq": turn["seq"], "move": rnd.choice(turn["legal_moves"])},
+                )
+
+    def rated() -> list[int]:
+        profiles = [b.get(f"/v1/bots/{name}").json() for name in names]
+        return [p["ratings"][0]["games"] if p["ratings"] else 0 for p in profiles]
+
+    deadline = time.monotonic() + 15
+    while rated() != [1, 1] and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert rated() == [1, 1]

@@ -71,6 +71,19 @@ def test_contract_has_stable_operation_ids_and_problem_errors():
         "registerEntrant",
         "getTournament",
         "nextDecision",
+        "createBot",
+        "getBot",
+        "rotateBotToken",
+        "revokeBotToken",
+        "setBotStatus",
+        "joinArena",
+        "leaveArena",
+        "getLeaderboard",
+        "createChallenge",
+        "getChallenge",
+        "acceptChallenge",
+        "declineChallenge",
+        "decideNext",
     }
     for operation_id, operation in operations.items():
         for status, response in operation["responses"].items():

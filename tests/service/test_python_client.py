@@ -20,6 +20,7 @@ from referee_client import (
     AsyncClient,
     Client,
     RefereeError,
+    run_arena,
     run_bot,
     run_bot_async,
     run_entrant_async,
@@ -197,3 +198,46 @@ def test_a_creation_whose_answer_was_lost_is_retried_and_made_once(referee_url):
         assert client.tournament(tournament["id"])["entrants"] == ["c"] and entrant.entrant == 0
     # each lost answer was followed by its replay
     assert flaky.replayed == [False, True] * 4
+
+
+def test_the_arena_loop_plays_a_bot_accounts_games_and_leaves_when_stopped(referee_url):
+    """run_arena: two bot accounts seek games, play them one request per decision (a random
+    choice each), and leave the pool when stopped; their games are rated."""
+    suffix = str(time.monotonic_ns())[-8:]
+    names = [f"client {suffix} {i}" for i in range(2)]
+    with httpx.Client(base_url=referee_url) as http:
+        tokens = [http.post("/v1/bots", json={"name": name}).json()["token"] for name in names]
+        stop = threading.Event()
+        made: list[int] = []
+        threads = [
+            threading.Thread(
+                target=lambda token=token, seed=seed: made.append(
+                    run_arena(
+                        referee_url,
+                        token,
+                        "choice",
+                        get_bot("choice", "random", seed),
+                        deadline_s=30,
+                        wait=1,
+                        stop=stop,
+                    )
+                )
+            )
+            for seed, token in enumerate(tokens)
+        ]
+        for thread in threads:
+            thread.start()
+
+        def rated() -> bool:
+            profiles = [http.get(f"/v1/bots/{name}").json() for name in names]
+            return all(p["ratings"] and p["ratings"][0]["games"] >= 1 for p in profiles)
+
+        deadline = time.monotonic() + 60
+        while not rated() and time.monotonic() < deadline:
+            time.sleep(0.5)
+        stop.set()
+        for thread in threads:
+            thread.join(30)
+        assert rated()
+        assert len(made) == 2 and all(made)
+        assert not any(http.get(f"/v1/bots/{name}").json()["in_arena"] for name in names)

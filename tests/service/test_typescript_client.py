@@ -44,7 +44,7 @@ def test_typescript_client_plays_full_games(server):
     assert typecheck.returncode == 0, typecheck.stdout[-3000:] + typecheck.stderr[-3000:]
     result = _npm("test", env={"REFEREE_URL": server.url}, timeout=300)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
-    assert "# pass 6" in result.stdout and "# fail 0" in result.stdout
+    assert "# pass 7" in result.stdout and "# fail 0" in result.stdout
 
 
 @pytest.mark.skipif(NODE is None or NPM is None, reason="node and npm are not installed here")
@@ -57,7 +57,7 @@ def test_typescript_client_waits_out_a_rate_limit(valkey):
     with ThreadServer(valkey, rate_per_token=10) as limited:
         result = _npm("test", env={"REFEREE_URL": limited.url}, timeout=300)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
-    assert "# pass 6" in result.stdout and "# fail 0" in result.stdout
+    assert "# pass 7" in result.stdout and "# fail 0" in result.stdout
 
 
 @pytest.mark.skipif(NODE is None or NPM is None, reason="node and npm are not installed here")

@@ -12,7 +12,7 @@ from ._models import (
     SeatToken,
     Turn,
 )
-from ._run import run_bot, run_bot_async, run_entrant, run_entrant_async
+from ._run import run_arena, run_bot, run_bot_async, run_entrant, run_entrant_async
 
 __all__ = [
     "AsyncClient",
@@ -26,6 +26,7 @@ __all__ = [
     "Registered",
     "SeatToken",
     "Turn",
+    "run_arena",
     "run_bot",
     "run_bot_async",
     "run_entrant",

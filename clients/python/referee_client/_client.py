@@ -294,6 +294,35 @@ class Client:
         reply = self.http.get("/v1/me/next", params={"wait": wait}, headers=_auth(entrant_token))
         return _decode(reply, NextDecision)
 
+    def decide_next(
+        self, token: str, game_id: str, seq: int, move: Any, wait: float = 0
+    ) -> NextDecision:
+        """A bot's (or an entrant's) decision in one of its games; the answer is its next
+        decision in any of them (one request per decision)."""
+        reply = self.http.post(
+            f"/v1/me/games/{game_id}/moves",
+            json=_move_body(seq, move),
+            headers=_auth(token),
+            params={"wait": wait},
+        )
+        return _decode(reply, NextDecision)
+
+    def join_arena(
+        self, bot_token: str, ruleset: str, seats: int = 2, deadline_s: float = 10.0
+    ) -> dict[str, Any]:
+        body = {"ruleset": ruleset, "seats": seats, "deadline_s": deadline_s}
+        reply = self.http.post("/v1/arena", json=body, headers=_auth(bot_token))
+        return _decode(reply, dict[str, Any])
+
+    def leave_arena(self, bot_token: str) -> None:
+        reply = self.http.delete("/v1/arena", headers=_auth(bot_token))
+        if reply.status_code != 204:
+            _decode(reply, dict[str, Any])  # raises the refusal
+
+    def decline_challenge(self, bot_token: str, challenge_id: str, reason: str) -> None:
+        path = f"/v1/challenges/{challenge_id}/decline"
+        _decode(self.http.post(path, json={"reason": reason}, headers=_auth(bot_token)), dict)
+
 
 class AsyncClient:
     """The same operations, awaitable."""

@@ -77,8 +77,9 @@ class Registered(msgspec.Struct):
 
 
 class NextDecision(msgspec.Struct):
-    status: str  # your_turn | waiting | finished
-    tournament_id: str
+    status: str  # your_turn | waiting | finished | challenged (a bot)
+    tournament_id: str | None  # null for a bot
     game_id: str | None  # null unless status is your_turn
     seat_token: str | None
     turn: Turn | None
+    challenges: list[dict[str, Any]] | None  # a bot's open challenges (status challenged)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -71,6 +72,51 @@ def run_entrant(
     finally:
         if own:
             client.close()
+
+
+def run_arena(
+    url: str,
+    bot_token: str,
+    ruleset: str,
+    choose: Callable[[Turn], Any],
+    *,
+    seats: int = 2,
+    deadline_s: float = 10.0,
+    wait: float = 5,
+    stop: threading.Event | None = None,
+    client: Client | None = None,
+) -> int:
+    """Play a bot account's arena games until ``stop`` is set (or Ctrl-C): seek games, play
+    every turn with one request per decision, decline challenges (``later``), and leave the
+    pool when stopped. Returns the decisions made."""
+    own = client is None
+    client = client or Client(url)
+    stop = stop or threading.Event()
+    made = 0
+    client.join_arena(bot_token, ruleset, seats, deadline_s)
+    try:
+        step = client.next_decision(bot_token, wait=wait)
+        while not stop.is_set():
+            if step.status == "challenged":
+                for challenge in step.challenges or []:
+                    client.decline_challenge(bot_token, challenge["id"], "later")
+            if step.status != "your_turn" or step.turn is None or step.game_id is None:
+                step = client.next_decision(bot_token, wait=wait)
+                continue
+            move = choose(step.turn)
+            try:
+                step = client.decide_next(bot_token, step.game_id, step.turn.seq, move, wait)
+                made += 1
+            except RefereeError as error:
+                _refused(error, step.turn, move)
+                step = client.next_decision(bot_token, wait=wait)
+    finally:
+        try:
+            client.leave_arena(bot_token)
+        finally:
+            if own:
+                client.close()
+    return made
 
 
 def run_bot(

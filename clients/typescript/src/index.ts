@@ -252,3 +252,92 @@ export async function runEntrant(baseUrl: string, entrantToken: string, choose: 
     }
   }
 }
+
+/** Seek arena games with a bot account's token (`POST /v1/arena`); they come through `nextDecision`. */
+export async function joinArena(
+  client: Referee,
+  botToken: string,
+  ruleset: string,
+  seats = 2,
+  deadlineS = 10,
+): Promise<components["schemas"]["ArenaSeek"]> {
+  const result = await client.POST("/v1/arena", {
+    body: { ruleset, seats, deadline_s: deadlineS },
+    headers: { Authorization: `Bearer ${botToken}` },
+  });
+  return unwrap(result);
+}
+
+/** Leave the arena's pool (games in play go on). */
+export async function leaveArena(client: Referee, botToken: string): Promise<void> {
+  const result = await client.DELETE("/v1/arena", { headers: { Authorization: `Bearer ${botToken}` } });
+  if (result.error !== undefined) unwrap(result);
+}
+
+/** A bot's decision in one of its games; the answer is its next decision in any of them
+ * (`decideNext`: one request per decision). */
+export async function decideNext(
+  client: Referee,
+  botToken: string,
+  gameId: string,
+  seq: number,
+  move: Move | Move[],
+  wait = 0,
+): Promise<NextDecision> {
+  const body = Array.isArray(move) ? { seq, moves: move } : { seq, move };
+  const result = await client.POST("/v1/me/games/{game_id}/moves", {
+    params: { path: { game_id: gameId }, query: { wait } },
+    headers: { Authorization: `Bearer ${botToken}` },
+    body,
+  });
+  return unwrap(result) as NextDecision;
+}
+
+/**
+ * Play a bot account's arena games until `signal` aborts: seek games of `ruleset`, play each
+ * turn with one request per decision, decline challenges ("later"), and leave the pool when
+ * stopped. Returns the number of decisions made.
+ */
+export async function runArena(
+  baseUrl: string,
+  botToken: string,
+  ruleset: string,
+  choose: Choose,
+  signal: AbortSignal,
+  { seats = 2, deadlineS = 10, wait = 5 } = {},
+): Promise<number> {
+  const client = referee(baseUrl);
+  let made = 0;
+  await joinArena(client, botToken, ruleset, seats, deadlineS);
+  try {
+    let step = await nextDecision(client, botToken, wait);
+    while (!signal.aborted) {
+      if (step.status === "challenged") {
+        for (const challenge of step.challenges ?? []) {
+          await client.POST("/v1/challenges/{challenge_id}/decline", {
+            params: { path: { challenge_id: challenge.id } },
+            headers: { Authorization: `Bearer ${botToken}` },
+            body: { reason: "later" },
+          });
+        }
+      }
+      if (step.status !== "your_turn" || !step.turn || !step.game_id) {
+        step = await nextDecision(client, botToken, wait);
+        continue;
+      }
+      const turn = step.turn;
+      const move = await choose(turn);
+      try {
+        step = await decideNext(client, botToken, step.game_id, turn.seq, move, wait);
+        made++;
+      } catch (error) {
+        if (!(error instanceof RefereeError)) throw error;
+        if (!STALE.has(error.code)) console.error(`the referee refused a move at seq ${turn.seq}: ${error.message}`);
+        step = await nextDecision(client, botToken, wait);
+      }
+    }
+  } finally {
+    await leaveArena(client, botToken);
+  }
+  return made;
+}

@@ -11,6 +11,7 @@ import {
   getTurn,
   referee,
   register,
+  runArena,
   runBot,
   runEntrant,
   submitMove,
@@ -114,4 +115,42 @@ test("a creation sent again with its idempotency key is made once", { skip: !url
     createGame(client, { ...body, deadline_s: 5 }, key),
     (error: unknown) => error instanceof RefereeError && error.code === "idempotency-key-reused",
   );
+});
+
+test("two bot accounts play the arena and leave it when stopped", { skip: !url && "REFEREE_URL is not set" }, async () => {
+  const suffix = `${Date.now() % 1_000_000}`;
+  const names = [`ts arena ${suffix} a`, `ts arena ${suffix} b`];
+  const tokens: string[] = [];
+  for (const name of names) {
+    const reply = await fetch(`${url}/v1/bots`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name }),
+    });
+    assert.equal(reply.status, 201);
+    tokens.push(((await reply.json()) as { token: string }).token);
+  }
+  const stop = new AbortController();
+  const runs = tokens.map((token) =>
+    runArena(url!, token, "choice", (turn) => turn.legal_moves[0], stop.signal, { deadlineS: 30, wait: 1 }),
+  );
+  const rated = async () => {
+    for (const name of names) {
+      const profile = (await (await fetch(`${url}/v1/bots/${encodeURIComponent(name)}`)).json()) as {
+        ratings: { games: number }[];
+      };
+      if (!profile.ratings.length || profile.ratings[0].games < 1) return false;
+    }
+    return true;
+  };
+  const deadline = Date.now() + 60_000;
+  while (!(await rated()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 500));
+  stop.abort();
+  const made = await Promise.all(runs);
+  assert.ok(await rated());
+  assert.ok(made.every((count) => count > 0));
+  for (const name of names) {
+    const profile = (await (await fetch(`${url}/v1/bots/${encodeURIComponent(name)}`)).json()) as { in_arena: boolean };
+    assert.equal(profile.in_arena, false);
+  }
 });

@@ -1,0 +1,140 @@
+"""The league's figures (issue 36): what a rating update costs, how fast the arena pairs,
+and how long a bot waits from its seek to its first turn.
+
+- rating update: ``core.league.rate_game`` for a 2-seat game (openskill, CPU alone), and the
+  settling script (``LeagueStore.settle``: the exactly-once check, both ratings, the
+  leaderboard, the histories and the log in one EVALSHA) against the embedded Valkey;
+- pairing: ``core.league.pair`` over a pool of N waiting bots (pairings per second);
+- seek to first turn: a referee in a process of its own, B bot accounts (asyncio + httpx)
+  join the arena at once, each timing POST /v1/arena to its first ``your_turn`` from
+  ``GET /v1/me/next?wait=``; p50 and p99 over the rounds.
+
+    python benchmarks/league.py [--bots 64] [--rounds 3] [--json]
+
+Raw output to /tmp; the figures go to benchmarks/results/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from referee.core.league import Rating, Seek, encode, pair, rate_game
+from referee.games import DEFAULT
+from referee.store import open_store
+from referee.store.embedded import start_embedded
+from referee.tools.launch import LOAD_LIMITS, start_referee
+
+
+def rating_cpu(count: int = 2000) -> float:
+    """Microseconds of CPU per 2-seat rating update (openskill)."""
+    rnd = random.Random(1)
+    ratings = [Rating(mu=rnd.uniform(15, 35), sigma=rnd.uniform(1, 8)) for _ in range(2)]
+    start = time.process_time()
+    for i in range(count):
+        rate_game(ratings, [1, 2] if i % 2 else [2, 1])
+    return (time.process_time() - start) / count * 1e6
+
+
+async def settle_script(url: str, count: int = 2000) -> float:
+    """Microseconds of wall time per settling script, one at a time."""
+    store = open_store(url)
+    league = store.league
+    try:
+        before, after = Rating(), rate_game([Rating(), Rating()], [1, 2])
+        start = time.perf_counter()
+        for i in range(count):
+            seats = [
+                (f"bench-{i}-{s}", b"", encode(after[s]), after[s].ordinal, encode([0, 25, 8]))
+                for s in range(2)
+            ]
+            await league.settle(f"bench{i:012x}", "bench", encode(before), 0.0, seats)
+        return (time.perf_counter() - start) / count * 1e6
+    finally:
+        await store.aclose()
+
+
+def pairings_per_s(pool: int, rounds: int = 20) -> float:
+    """Tables ``pair`` seats per second from a pool of ``pool`` waiting bots."""
+    rnd = random.Random(2)
+    seekers = {f"b{i}": Seek("r", 2, 10.0, rnd.uniform(0, 30), 30.0) for i in range(pool)}
+    ratings = {("r", k): Rating(mu=rnd.uniform(10, 40), games=rnd.randrange(50)) for k in seekers}
+    tables = 0
+    start = time.perf_counter()
+    for _ in range(rounds):
+        tables += len(pair(seekers, ratings, {}, now=30.0))
+    return tables / (time.perf_counter() - start)
+
+
+async def seek_to_first_turn(url: str, bots: int, round_: int) -> list[float]:
+    """Seconds from each of ``bots`` new bots' seek to its first turn."""
+    limits = httpx.Limits(max_connections=bots * 2)
+    async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as http:
+        tokens = []
+        for i in range(bots):
+            made = await http.post("/v1/bots", json={"name": f"bench {round_} {i}"})
+            made.raise_for_status()
+            tokens.append(made.json()["token"])
+
+        async def one(token: str) -> float:
+            headers = {"Authorization": f"Bearer {token}"}
+            start = time.perf_counter()
+            seek = {"ruleset": DEFAULT, "deadline_s": 1}
+            (await http.post("/v1/arena", json=seek, headers=headers)).raise_for_status()
+            while True:
+                step = await http.get("/v1/me/next", params={"wait": 10}, headers=headers)
+                if step.json()["status"] == "your_turn":
+                    waited = time.perf_counter() - start
+                    await http.delete("/v1/arena", headers=headers)
+                    return waited
+
+        return list(await asyncio.gather(*(one(t) for t in tokens)))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bots", type=int, default=64)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    figures: dict[str, object] = {"rating_update_cpu_us": round(rating_cpu(), 1)}
+    for pool in (64, 1000):
+        figures[f"pairings_per_s_pool_{pool}"] = round(pairings_per_s(pool))
+    with tempfile.TemporaryDirectory() as directory:
+        valkey = start_embedded(Path(directory) / "valkey")
+        try:
+            figures["settle_script_us"] = round(asyncio.run(settle_script(valkey.url)), 1)
+            process, url = start_referee(valkey.url, env=dict(LOAD_LIMITS))
+            try:
+                waits: list[float] = []
+                for round_ in range(args.rounds):
+                    waits += asyncio.run(seek_to_first_turn(url, args.bots, round_))
+            finally:
+                process.terminate()
+                process.wait(timeout=10)
+        finally:
+            valkey.stop()
+    waits.sort()
+    figures["bots"] = args.bots
+    figures["seek_to_first_turn_p50_s"] = round(statistics.median(waits), 3)
+    figures["seek_to_first_turn_p99_s"] = round(
+        waits[min(len(waits) - 1, int(len(waits) * 0.99))], 3
+    )
+    figures["seek_to_first_turn_max_s"] = round(waits[-1], 3)
+    if args.json:
+        print(json.dumps(figures))
+    else:
+        for name, value in figures.items():
+            print(f"{name:32} {value}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,277 @@
+"""The league, with no I/O: bot accounts, their lifetime ratings per ruleset (openskill's
+Plackett-Luce, as tournaments rate), the arena's pairing, and challenges. The service reads
+and writes these documents; everything decided about them is decided here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+import msgspec
+from openskill.models import PlackettLuce
+
+from .refusals import Refusal
+
+__all__ = [
+    "DECLINE_REASONS",
+    "PROVISIONAL_GAMES",
+    "BotDoc",
+    "ChallengeDoc",
+    "LeagueGame",
+    "LogEntry",
+    "Rating",
+    "Seek",
+    "bot_key",
+    "bot_token_hash",
+    "check_reason",
+    "decode",
+    "encode",
+    "is_bot_token",
+    "new_bot_token",
+    "outcome",
+    "pair",
+    "rate_game",
+    "rating_view",
+    "seat_order",
+]
+
+#: a rating is provisional until its bot has played this many rated games of the ruleset
+PROVISIONAL_GAMES = 10
+#: why a challenged bot declines, as Lichess's bots say it (machine-readable)
+DECLINE_REASONS = (
+    "generic",
+    "later",
+    "too-strong",
+    "too-weak",
+    "rated-only",
+    "casual-only",
+    "ruleset",
+    "deadline",
+    "not-bots",
+)
+_TOKEN_PREFIX = "bot-"
+_MODEL = PlackettLuce()
+
+encode = msgspec.msgpack.Encoder().encode
+_T = TypeVar("_T")
+
+
+def decode(blob: bytes, kind: type[_T]) -> _T:
+    return msgspec.msgpack.decode(blob, type=kind)
+
+
+class BotDoc(msgspec.Struct):
+    """A bot account: its name as registered, who created it (an organizer, or an address in
+    open mode), its token's SHA-256 (empty once revoked), and whether it may play."""
+
+    name: str
+    description: str
+    owner: str
+    token_hash: bytes
+    created: float
+    status: str = "active"  # active | paused | banned
+    contact: str | None = None
+    webhook: str | None = None
+    # consecutive league games in which the bot let a deadline decide (paused at a limit)
+    timeout_streak: int = 0
+    last_opponents: list[str] = []
+    # whether the bot had the first seat of its last arena game (seats alternate)
+    last_first: bool = False
+
+
+class Rating(msgspec.Struct, array_like=True):
+    """A bot's lifetime rating in one ruleset, and its rated games' outcomes."""
+
+    mu: float = 25.0
+    sigma: float = 25.0 / 3
+    games: int = 0
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+
+    @property
+    def ordinal(self) -> float:
+        """The conservative estimate, mu - 3 sigma: what the leaderboard orders by."""
+        return self.mu - 3 * self.sigma
+
+
+class Seek(msgspec.Struct, array_like=True):
+    """A bot waiting in the arena: for a table of ``seats`` of ``ruleset``, since when, and
+    when it last asked (a bot that stops asking leaves the pool)."""
+
+    ruleset: str
+    seats: int
+    deadline_s: float
+    since: float
+    seen: float
+    concurrent: int = 1
+
+
+class LeagueGame(msgspec.Struct, array_like=True):
+    """A game the league made (arena or challenge): its bots by seat (their keys), whether it
+    is rated, and each seat's token (handed to its bot through ``/v1/me/next``)."""
+
+    ruleset: str
+    bots: list[str]
+    rated: bool
+    seat_tokens: list[str]
+    created: float
+    kind: str = "arena"  # arena | challenge | tournament
+    tournament: str = ""  # a rated tournament's table: its seats answer to entrant tokens
+
+
+class LogEntry(msgspec.Struct, array_like=True):
+    """One settled game, in the order ratings took it: what a rebuild replays."""
+
+    game_id: str
+    ruleset: str
+    bots: list[str]
+    places: list[int]
+    rated: bool
+    at: float
+
+
+class ChallengeDoc(msgspec.Struct):
+    """A challenge from one bot to another, open until it is answered or expires."""
+
+    id: str
+    challenger: str
+    opponent: str
+    ruleset: str
+    options: dict[str, Any]
+    rated: bool
+    deadline_s: float
+    created: float
+    expires: float
+    status: str = "open"  # open | accepted | declined | canceled (expired: shown as such)
+    reason: str | None = None
+    game_id: str | None = None
+
+    def shown_status(self, now: float) -> str:
+        return "expired" if self.status == "open" and now >= self.expires else self.status
+
+
+def bot_key(name: str) -> str:
+    """Where a bot is kept: its name casefolded, so that no two bots differ by case alone."""
+    return name.casefold()
+
+
+def new_bot_token() -> str:
+    """A bot's bearer secret, shown once; ``bot-`` tells it from seat and entrant tokens."""
+    return _TOKEN_PREFIX + secrets.token_urlsafe(32)
+
+
+def is_bot_token(token: str | None) -> bool:
+    return bool(token) and token.startswith(_TOKEN_PREFIX)  # type: ignore[union-attr]
+
+
+def bot_token_hash(token: str) -> bytes:
+    return hashlib.sha256(token.encode()).digest()
+
+
+def outcome(places: Sequence[int], seat: int) -> str:
+    """A seat's result: a win is a first place alone, a draw a shared first place."""
+    if places[seat] != 1:
+        return "loss"
+    return "draw" if list(places).count(1) > 1 else "win"
+
+
+def rate_game(ratings: Sequence[Rating], places: Sequence[int]) -> list[Rating]:
+    """The seats' ratings after one game they finished in ``places`` (1 = first)."""
+    teams = [[_MODEL.rating(mu=r.mu, sigma=r.sigma)] for r in ratings]
+    rated = _MODEL.rate(teams, ranks=list(places))
+    after = []
+    for seat, (before, [new]) in enumerate(zip(ratings, rated, strict=True)):
+        result = outcome(places, seat)
+        after.append(
+            Rating(
+                new.mu,
+                new.sigma,
+                before.games + 1,
+                before.wins + (result == "win"),
+                before.draws + (result == "draw"),
+                before.losses + (result == "loss"),
+            )
+        )
+    return after
+
+
+def rating_view(ruleset: str, rating: Rating) -> dict[str, Any]:
+    return {
+        "ruleset": ruleset,
+        "mu": round(rating.mu, 4),
+        "sigma": round(rating.sigma, 4),
+        "conservative": round(rating.ordinal, 4),
+        "provisional": rating.games < PROVISIONAL_GAMES,
+        "games": rating.games,
+        "wins": rating.wins,
+        "draws": rating.draws,
+        "losses": rating.losses,
+    }
+
+
+def pair(
+    seekers: dict[str, Seek],
+    ratings: dict[tuple[str, str], Rating],
+    last_opponents: dict[str, list[str]],
+    now: float,
+    *,
+    base_gap: float = 2.0,
+    widen_per_s: float = 2.0,
+    rematch_penalty: float = 4.0,
+) -> list[list[str]]:
+    """Tables of waiting bots (by key), each of one ruleset and table size.
+
+    The bots with the fewest rated games of the ruleset are seated first (games per bot stay
+    even), then the longest waiting. Each takes the nearest in rating (mu) within its window,
+    which widens the longer it has waited (as Lichess's pools do); a bot it just played costs
+    ``rematch_penalty`` more."""
+    groups: dict[tuple[str, int], list[str]] = {}
+    for key, seek in seekers.items():
+        groups.setdefault((seek.ruleset, seek.seats), []).append(key)
+    tables = []
+    for (ruleset, seats), keys in sorted(groups.items()):
+
+        def rating(key: str, ruleset: str = ruleset) -> Rating:
+            return ratings.get((ruleset, key)) or Rating()
+
+        keys.sort(key=lambda k: (rating(k).games, seekers[k].since, k))
+        free = list(keys)
+        while len(free) >= seats:
+            first = free.pop(0)
+            window = base_gap + widen_per_s * max(0.0, now - seekers[first].since)
+            mu = rating(first).mu
+            costs = []
+            for other in free:
+                cost = abs(rating(other).mu - mu)
+                if other in last_opponents.get(first, ()) or first in last_opponents.get(other, ()):
+                    cost += rematch_penalty
+                if cost <= window:
+                    costs.append((cost, other))
+            if len(costs) < seats - 1:
+                continue  # none near enough yet: the window widens while it waits
+            # ties go to the bot with fewer games, the longer waiting (``free``'s order)
+            nearest = sorted(costs, key=lambda found: found[0])[: seats - 1]
+            table = [first] + [other for _, other in nearest]
+            for other in table[1:]:
+                free.remove(other)
+            tables.append(table)
+    return tables
+
+
+def seat_order(table: Sequence[str], last_first: dict[str, bool]) -> list[str]:
+    """The table's seats: a bot that had the first seat last time does not have it again."""
+    return sorted(table, key=lambda key: (last_first.get(key, False), table.index(key)))
+
+
+def check_reason(reason: str) -> str:
+    if reason not in DECLINE_REASONS:
+        raise Refusal(
+            "invalid-request",
+            f"a decline's reason is one of {', '.join(DECLINE_REASONS)}",
+            field="body.reason",
+        )
+    return reason

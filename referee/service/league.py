@@ -1,0 +1,771 @@
+"""The league, as use cases over the store: bot accounts and their tokens, lifetime ratings
+settled exactly once per finished game, the arena's matchmaker, challenges, and a bot's next
+decision across all of its games.
+
+Every replica runs the same background loop (``run_forever``): the one that holds the
+matchmaker's lock in Redis pairs the pool and settles finished games; any request that finds
+a finished league game settles it too. Settling is exactly once whoever races: the store's
+script refuses a game settled before, and a rating update read from ratings that have moved
+since (then it is read and computed again).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import time
+from typing import Any
+
+import msgspec
+
+from ..core.documents import check_name, new_token, token_hash
+from ..core.league import (
+    BotDoc,
+    ChallengeDoc,
+    LeagueGame,
+    LogEntry,
+    Rating,
+    Seek,
+    bot_key,
+    bot_token_hash,
+    check_reason,
+    decode,
+    encode,
+    is_bot_token,
+    new_bot_token,
+    pair,
+    rate_game,
+    rating_view,
+    seat_order,
+)
+from ..core.refusals import Refusal, busy, from_rules
+from ..games import RULESETS, GameError, check_seats, get_ruleset, new_seed
+from ..store.league import LeagueStore
+from .games import MAX_RETRIES, GameService
+from .tournaments import TournamentService
+
+__all__ = ["LeagueService", "LeagueSettings"]
+
+log = logging.getLogger("referee")
+_json = msgspec.json.Decoder()
+
+
+class LeagueSettings(msgspec.Struct, frozen=True):
+    """The league's quotas and the matchmaker's pace."""
+
+    games_per_day: int = 2000
+    concurrent_games: int = 4
+    timeouts_to_pause: int = 3
+    #: a bot that has not asked for this long leaves the arena's pool
+    stale_s: float = 60.0
+    interval_s: float = 0.1
+
+
+def _day(now: float) -> str:
+    return time.strftime("%Y%m%d", time.gmtime(now))
+
+
+def _until_tomorrow(now: float) -> int:
+    return int(86400 - now % 86400) + 1
+
+
+def _not_found(name: str) -> Refusal:
+    return Refusal("bot-not-found", f"there is no bot {name!r}")
+
+
+class LeagueService:
+    """The league of one Redis; its games are the ``GameService``'s."""
+
+    def __init__(
+        self,
+        games: GameService,
+        store: LeagueStore,
+        settings: LeagueSettings | None = None,
+        tournaments: TournamentService | None = None,
+    ) -> None:
+        self.games = games
+        self.store = store
+        self.tournaments = tournaments
+        if tournaments is not None:
+            tournaments.on_rated_round = self.rate_tournament_games
+        self.settings = settings or LeagueSettings()
+        self.holder = secrets.token_hex(8)  # this process's mark on the matchmaker's lock
+        self.waiting = 0  # bots the matchmaker last found in the arena's pool
+
+    # -- bots ----------------------------------------------------------------------------------
+
+    async def create_bot(
+        self,
+        name: str,
+        description: str,
+        owner: str,
+        contact: str | None = None,
+        webhook: str | None = None,
+    ) -> tuple[BotDoc, str]:
+        """A bot account and its token (shown once; only its hash is kept)."""
+        name = check_name(name, "name")
+        token = new_bot_token()
+        doc = BotDoc(name, description, owner, bot_token_hash(token), time.time(), "active")
+        doc.contact, doc.webhook = contact, webhook
+        if not await self.store.save_bot(bot_key(name), "", encode(doc), new_token=doc.token_hash):
+            raise Refusal("bot-name-taken", f"a bot is named {name!r} already", field="name")
+        return doc, token
+
+    async def load_bot(self, name: str) -> tuple[str, str, BotDoc]:
+        """The bot's key, version and document; any name that is none is not found."""
+        try:
+            key = bot_key(check_name(name, "name"))
+        except Refusal:
+            raise _not_found(name) from None
+        found = await self.store.load_bot(key)
+        if found is None:
+            raise _not_found(name)
+        return key, found[0], decode(found[1], BotDoc)
+
+    async def bot_of(self, token: str | None, *, playing: bool = True) -> tuple[str, BotDoc]:
+        """The bot a token belongs to; ``playing``: it must be allowed to play."""
+        if not is_bot_token(token):
+            raise Refusal("unauthorized", "send a bot token as 'Authorization: Bearer'")
+        assert token is not None
+        key = await self.store.bot_of_token(bot_token_hash(token))
+        found = await self.store.load_bot(key) if key else None
+        doc = decode(found[1], BotDoc) if found else None
+        if key is None or doc is None or doc.token_hash != bot_token_hash(token):
+            raise Refusal("bot-token-refused", "this is not a bot's current token")
+        if playing and doc.status != "active":
+            raise Refusal("bot-not-active", f"the bot is {doc.status}: it may not play now")
+        return key, doc
+
+    async def _update_bot(self, key: str, change: Any, **tokens: bytes) -> BotDoc:
+        for _ in range(MAX_RETRIES):
+            found = await self.store.load_bot(key)
+            if found is None:
+                raise _not_found(key)
+            doc = decode(found[1], BotDoc)
+            change(doc)
+            if await self.store.save_bot(key, found[0], encode(doc), **tokens):
+                return doc
+        raise busy("the bot")
+
+    def _may_manage(self, doc: BotDoc, token: str | None, organizer: str | None) -> None:
+        """The bot itself (its current token) or the organizer who created it."""
+        if token and is_bot_token(token) and bot_token_hash(token) == doc.token_hash:
+            return
+        if organizer is not None and organizer == doc.owner:
+            return
+        raise Refusal("not-bot-owner", "only the bot itself or its organizer may do this")
+
+    async def rotate(self, name: str, token: str | None, organizer: str | None) -> str:
+        """A new token for the bot; its old one stops working at once."""
+        key, _, doc = await self.load_bot(name)
+        self._may_manage(doc, token, organizer)
+        if doc.status == "banned" and organizer != doc.owner:
+            raise Refusal("bot-not-active", "the bot is banned")
+        new = new_bot_token()
+        digest, old = bot_token_hash(new), doc.token_hash
+
+        def change(doc: BotDoc) -> None:
+            doc.token_hash = digest
+
+        await self._update_bot(key, change, old_token=old, new_token=digest)
+        return new
+
+    async def revoke(self, name: str, token: str | None, organizer: str | None) -> None:
+        """The bot has no token until its organizer gives it one (``rotate``)."""
+        key, _, doc = await self.load_bot(name)
+        self._may_manage(doc, token, organizer)
+
+        def change(doc: BotDoc) -> None:
+            doc.token_hash = b""
+
+        await self._update_bot(key, change, old_token=doc.token_hash)
+        await self.store.leave(key)
+
+    async def set_status(self, name: str, status: str, organizer: str) -> BotDoc:
+        """Pause, ban or reinstate a bot: its organizer's alone. A bot that may not play
+        leaves the arena."""
+        key, _, doc = await self.load_bot(name)
+        if organizer != doc.owner:
+            raise Refusal("not-bot-owner", "only the organizer who created the bot may do this")
+
+        def change(doc: BotDoc) -> None:
+            doc.status = status
+            doc.timeout_streak = 0
+
+        doc = await self._update_bot(key, change)
+        if status != "active":
+            await self.store.leave(key)
+        return doc
+
+    async def profile(self, name: str) -> dict[str, Any]:
+        """What anyone may see of a bot: its profile, a rating per ruleset it has played, its
+        recent games and whether it is in the arena."""
+        key, _, doc = await self.load_bot(name)
+        ratings = []
+        for ruleset in RULESETS:
+            [blob] = await self.store.ratings(ruleset, [key])
+            if blob is not None:
+                ratings.append(rating_view(ruleset, decode(blob, Rating)))
+        pool, _, _ = await self.store.pool()
+        return {
+            "name": doc.name,
+            "description": doc.description,
+            "status": doc.status,
+            "created": round(doc.created, 3),
+            "in_arena": key in pool,
+            "ratings": ratings,
+            "recent_games": [
+                {"game_id": g, "href": f"/v1/games/{g}"} for g in await self.store.recent(key)
+            ],
+            "playing": await self.store.playing(key),
+        }
+
+    async def history(self, name: str, ruleset: str) -> list[tuple[float, float, float]]:
+        """The bot's rating after each rated game of ``ruleset``: (time, mu, sigma)."""
+        key, _, _ = await self.load_bot(name)
+        points = await self.store.history(ruleset, key)
+        return [tuple(msgspec.msgpack.decode(p)) for p in points]
+
+    async def leaderboard(self, ruleset: str, offset: int, limit: int) -> dict[str, Any]:
+        """A page of the ruleset's bots by mu - 3 sigma, best first."""
+        if ruleset not in RULESETS:
+            raise Refusal("ruleset-not-found", f"there is no ruleset {ruleset!r}")
+        keys, total = await self.store.board(ruleset, offset, limit)
+        blobs = await self.store.ratings(ruleset, keys)
+        rows = []
+        for rank, (key, blob) in enumerate(zip(keys, blobs, strict=True), offset + 1):
+            found = await self.store.load_bot(key)
+            if blob is None or found is None:
+                continue
+            doc = decode(found[1], BotDoc)
+            rows.append(
+                {"rank": rank, "name": doc.name, **rating_view(ruleset, decode(blob, Rating))}
+            )
+        following = offset + limit if offset + limit < total else None
+        return {"ruleset": ruleset, "total": total, "bots": rows, "next_offset": following}
+
+    # -- settling finished games, exactly once -------------------------------------------------
+
+    async def settle(self, game_id: str) -> bool:
+        """Rate a finished league game and free its bots: True for the one call that did."""
+        blob = await self.store.league_game(game_id)
+        if blob is None:
+            return False
+        league_game = decode(blob, LeagueGame)
+        try:
+            game = await self.games.current(game_id)
+        except Refusal as refusal:
+            # never made (a minute after it was listed: its creation may be on its way), or
+            # long expired
+            if refusal.code == "game-not-found" and league_game.created < time.time() - 60:
+                await self.store.drop_game(game_id, league_game.bots)
+            return False
+        if game.doc.status != "finished":
+            return False
+        places = list(game.ruleset.ranking(game.state))
+        bots, ruleset, rated = league_game.bots, league_game.ruleset, league_game.rated
+        for _ in range(MAX_RETRIES):
+            now = time.time()
+            read = await self.store.ratings(ruleset, bots) if rated else [None] * len(bots)
+            before = [decode(b, Rating) if b else Rating() for b in read]
+            after = rate_game(before, places) if rated else before
+            entry = encode(LogEntry(game_id, ruleset, bots, places, rated, round(now, 3)))
+            seats = [
+                (
+                    key,
+                    old or b"",
+                    encode(new) if rated else b"",
+                    new.ordinal,
+                    encode([round(now, 3), new.mu, new.sigma]),
+                )
+                for key, old, new in zip(bots, read, after, strict=True)
+            ]
+            settled = await self.store.settle(game_id, ruleset, entry, now, seats)
+            if settled == 0:
+                await self.store.drop_game(game_id)  # listed again after it was settled
+                return False
+            if settled == 1:
+                await self._after(game_id, league_game)
+                return True
+        raise busy("the ratings")
+
+    async def _after(self, game_id: str, league_game: LeagueGame) -> None:
+        """What the settling call alone does: count timeouts (a bot that lets deadlines
+        decide game after game is paused), and remember the last opponents."""
+        timed_out = set()
+        for decision in await self.games.store.decisions(game_id):
+            found = _json.decode(decision)
+            if found.get("timeout"):
+                timed_out.add(found["seat"])
+        limit = self.settings.timeouts_to_pause
+        for seat, key in enumerate(league_game.bots):
+            others = [b for b in league_game.bots if b != key]
+
+            def change(doc: BotDoc, seat: int = seat, others: list[str] = others) -> None:
+                doc.timeout_streak = doc.timeout_streak + 1 if seat in timed_out else 0
+                doc.last_opponents = others
+                if limit and doc.timeout_streak >= limit and doc.status == "active":
+                    doc.status = "paused"
+
+            with contextlib.suppress(Refusal):
+                doc = await self._update_bot(key, change)
+                if doc.status != "active":
+                    await self.store.leave(key)
+
+    async def rate_tournament_games(
+        self, ruleset: str, tournament_id: str, games: list[tuple[str, list[str]]]
+    ) -> None:
+        """A rated tournament's round: each game is settled into lifetime ratings as the
+        league's own are (a round created again lists them again; settled ones are dropped)."""
+        now = time.time()
+        await self.store.add_games(
+            {
+                game_id: encode(
+                    LeagueGame(ruleset, bots, True, [], now, "tournament", tournament_id)
+                )
+                for game_id, bots in games
+            }
+        )
+
+    async def enter_tournament(
+        self, token: str | None, tournament_id: str, invite_code: str | None
+    ) -> tuple[int, str, str]:
+        """A bot account enters a tournament with its bot token: the entrant, its name and
+        its entrant token (the league hands it its turns through ``next_decision``)."""
+        if self.tournaments is None:
+            raise Refusal("bot-token-required", "this referee's tournaments take no bots")
+        key, doc = await self.bot_of(token)
+        assert token is not None
+        entrant, entrant_token = await self.tournaments.register(
+            tournament_id, doc.name, invite_code, bot=(key, token)
+        )
+        await self.store.enter(key, tournament_id)
+        return entrant, doc.name, entrant_token
+
+    async def settle_all(self) -> int:
+        """Settle every finished league game (the matchmaker's sweep)."""
+        settled = 0
+        for game_id in await self.store.league_games():
+            with contextlib.suppress(Refusal):
+                settled += await self.settle(game_id)
+        return settled
+
+    async def rebuild(self) -> int:
+        """Every rating computed again from the settled games, in the order they were rated,
+        each game's places read from its finished record while the referee keeps it (else
+        the log's copy): the same numbers as the live updates. The number of rated games."""
+        ratings: dict[str, dict[str, Rating]] = {}
+        histories: dict[tuple[str, str], list[bytes]] = {}
+        count = 0
+        for blob in await self.store.log():
+            entry = decode(blob, LogEntry)
+            if not entry.rated:
+                continue
+            places = entry.places
+            with contextlib.suppress(Refusal):
+                game = await self.games.current(entry.game_id)
+                if game.doc.status == "finished":
+                    places = list(game.ruleset.ranking(game.state))
+            table = ratings.setdefault(entry.ruleset, {})
+            before = [table.get(key, Rating()) for key in entry.bots]
+            for key, new in zip(entry.bots, rate_game(before, places), strict=True):
+                table[key] = new
+                point = encode([entry.at, new.mu, new.sigma])
+                histories.setdefault((entry.ruleset, key), []).append(point)
+            count += 1
+        await self.store.rewrite_ratings(
+            {r: {k: encode(v) for k, v in t.items()} for r, t in ratings.items()},
+            {r: {k: v.ordinal for k, v in t.items()} for r, t in ratings.items()},
+            histories,
+        )
+        return count
+
+    # -- the arena -----------------------------------------------------------------------------
+
+    async def join(
+        self, token: str | None, ruleset: str, seats: int, deadline_s: float, concurrent: int
+    ) -> dict[str, Any]:
+        """Put the bot in the arena's pool (again: its seek replaced)."""
+        key, _ = await self.bot_of(token)
+        try:
+            engine = get_ruleset(ruleset)
+            check_seats(seats, engine.min_seats, engine.max_seats, engine.id)
+        except GameError as exc:
+            raise from_rules(exc) from None
+        await self._check_quota(key, concurrent)
+        now = time.time()
+        seek = Seek(ruleset, seats, deadline_s, now, now, concurrent)
+        await self.store.seek(key, encode(seek), now)
+        return {
+            "ruleset": ruleset,
+            "seats": seats,
+            "deadline_s": deadline_s,
+            "concurrent": concurrent,
+            "since": round(now, 3),
+        }
+
+    async def _check_quota(self, key: str, concurrent: int) -> None:
+        settings = self.settings
+        if concurrent > settings.concurrent_games:
+            raise Refusal(
+                "bot-quota-exceeded",
+                f"a bot plays at most {settings.concurrent_games} arena games at once",
+                field="concurrent_games",
+                retry_after=60,
+            )
+        now = time.time()
+        if await self.store.games_today(key, _day(now)) >= settings.games_per_day:
+            raise Refusal(
+                "bot-quota-exceeded",
+                f"a bot plays at most {settings.games_per_day} arena games a day (UTC)",
+                field="games_per_day",
+                retry_after=_until_tomorrow(now),
+            )
+
+    async def leave(self, token: str | None) -> None:
+        key, _ = await self.bot_of(token, playing=False)
+        await self.store.leave(key)
+
+    async def matchmake(self) -> int:
+        """Seat the pool's tables (``core.league.pair``) and create their games: the number
+        of games made. The caller holds the matchmaker's lock."""
+        now = time.time()
+        blobs, seen, free = await self.store.pool()
+        self.waiting = len(blobs)
+        seekers: dict[str, Seek] = {}
+        docs: dict[str, BotDoc] = {}
+        day = _day(now)
+        for key, blob in blobs.items():
+            seek = decode(blob, Seek)
+            found = await self.store.load_bot(key)
+            doc = decode(found[1], BotDoc) if found else None
+            if (
+                doc is None
+                or doc.status != "active"
+                or seen.get(key, 0) < now - self.settings.stale_s
+            ):
+                await self.store.leave(key)  # gone, barred, or no longer asking
+                continue
+            if len(await self.store.playing(key)) >= seek.concurrent:
+                continue
+            if await self.store.games_today(key, day) >= self.settings.games_per_day:
+                await self.store.leave(key)
+                continue
+            seek.since = max(seek.since, free.get(key, seek.since))
+            seekers[key], docs[key] = seek, doc
+        ratings: dict[tuple[str, str], Rating] = {}
+        for ruleset in {s.ruleset for s in seekers.values()}:
+            keys = [k for k, s in seekers.items() if s.ruleset == ruleset]
+            for key, rated in zip(keys, await self.store.ratings(ruleset, keys), strict=True):
+                if rated is not None:
+                    ratings[(ruleset, key)] = decode(rated, Rating)
+        tables = pair(seekers, ratings, {k: d.last_opponents for k, d in docs.items()}, now)
+        made = 0
+        for table in tables:
+            order = seat_order(table, {k: docs[k].last_first for k in table})
+            seeks = [seekers[k] for k in order]
+            ruleset = seeks[0].ruleset
+            # a ruleset whose seats draw their own dice pairs two bots in two games with the
+            # same dice and the seats swapped (``arena_duplicates``): luck cancels
+            duplicate = len(order) == 2 and getattr(get_ruleset(ruleset), "arena_duplicates", False)
+            ids = [secrets.token_hex(8) for _ in range(2 if duplicate else 1)]
+            seed, started_here = new_seed(), 0
+            for n, game_id in enumerate(ids):
+                seated = order if n == 0 else order[::-1]
+                started = await self._start(
+                    ruleset,
+                    {},
+                    seated,
+                    [docs[k].name for k in seated],
+                    max(s.deadline_s for s in seeks),
+                    rated=True,
+                    kind="arena",
+                    # the second of two duplicates may join the first in play
+                    concurrent=[seekers[k].concurrent + n for k in seated],
+                    seed=seed,
+                    game_id=game_id,
+                    group=[other for other in ids if other != game_id],
+                )
+                if started is None:
+                    break
+                started_here += 1
+            made += started_here
+            if not started_here:
+                continue
+            for seat, key in enumerate(order):
+
+                def change(doc: BotDoc, first: bool = seat == 0) -> None:
+                    doc.last_first = first
+
+                with contextlib.suppress(Refusal):
+                    await self._update_bot(key, change)
+        return made
+
+    async def _start(
+        self,
+        ruleset: str,
+        options: dict[str, Any],
+        keys: list[str],
+        names: list[str],
+        deadline_s: float,
+        *,
+        rated: bool,
+        kind: str,
+        concurrent: list[int] | None = None,
+        seed: bytes | None = None,
+        game_id: str | None = None,
+        group: list[str] | None = None,
+    ) -> str | None:
+        """A league game between bots, with a fresh seed (or ``seed``, which duplicates
+        share, each told of the others: ``group``); None if an arena table could not be
+        seated (a bot left, or is busy)."""
+        game_id = game_id or secrets.token_hex(8)
+        tokens = [new_token(game_id) for _ in keys]
+        blob = encode(LeagueGame(ruleset, keys, rated, tokens, time.time(), kind))
+        if concurrent is not None:
+            seats = list(zip(keys, concurrent, strict=True))
+            if not await self.store.take(game_id, blob, _day(time.time()), seats):
+                return None
+        else:
+            await self.store.add_game(game_id, blob, keys)
+        try:
+            await self.games.create(
+                ruleset,
+                options,
+                [{"name": name} for name in names],
+                deadline_s,
+                seed or new_seed(),
+                game_id=game_id,
+                token_hashes=[token_hash(t) for t in tokens],
+                group=group or None,
+            )
+        except Refusal:
+            await self.store.drop_game(game_id, keys)
+            raise
+        return game_id
+
+    async def run_forever(self) -> None:
+        """The matchmaker and the settling sweep, in whichever replica holds the lock: every
+        ``interval_s`` while bots wait in the arena, every half second while none does; the
+        other replicas look for the lock every second (it lapses 2 s after its holder's
+        last renewal)."""
+        interval = self.settings.interval_s
+        sweep_at = 0.0
+        while True:
+            pause = 1.0
+            # a matchmaker must not die; the next round tries again
+            with contextlib.suppress(Exception):
+                if await self.store.lock(self.holder, 2000):
+                    if time.monotonic() >= sweep_at:
+                        await self.settle_all()
+                        sweep_at = time.monotonic() + 0.5
+                    await self.matchmake()
+                    pause = interval if self.waiting else 0.5
+            await asyncio.sleep(pause)
+
+    # -- a bot's next decision -----------------------------------------------------------------
+
+    async def next_decision(self, token: str | None, wait_s: float) -> dict[str, Any]:
+        """The bot's next turn in any of its league games, or its open challenges (long-polled
+        while it has neither)."""
+        stop = time.monotonic() + wait_s
+        while True:
+            key, _ = await self.bot_of(token, playing=False)
+            now = time.time()
+            await self.store.seen(key, now)
+            in_play: dict[str, str] = {}
+            for game_id in await self.store.playing(key):
+                blob = await self.store.league_game(game_id)
+                if blob is None:
+                    continue
+                league_game = decode(blob, LeagueGame)
+                try:
+                    game = await self.games.current(game_id)
+                except Refusal:
+                    continue
+                if game.doc.status == "finished":
+                    await self.settle(game_id)
+                    continue
+                seat = league_game.bots.index(key)
+                turn = game.turn(seat)
+                if turn["status"] == "your_turn":
+                    return {
+                        "status": "your_turn",
+                        "game_id": game_id,
+                        "seat_token": league_game.seat_tokens[seat],
+                        "turn": turn,
+                    }
+                in_play[game_id] = game.last_event_id
+            for tournament_id in await self.store.entered(key) if self.tournaments else []:
+                assert self.tournaments is not None
+                try:
+                    step = await self.tournaments.next_decision(f"{tournament_id}.{token}", 0)
+                except Refusal as refusal:
+                    if refusal.code not in ("forbidden", "tournament-not-found"):
+                        raise
+                    step = {"status": "finished"}  # gone, or entered with an older token
+                if step["status"] == "your_turn":
+                    return step
+                if step["status"] == "finished":
+                    await self.store.done_with(key, tournament_id)
+            challenges = await self.open_challenges(key, now)
+            if challenges:
+                return {"status": "challenged", "challenges": challenges}
+            remaining = stop - time.monotonic()
+            if remaining <= 0 or self.games.memory.stopping:
+                return {"status": "waiting"}
+            if in_play:
+                with contextlib.suppress(Exception):
+                    await self.games.wait_for_commits(in_play, min(remaining, 1.0))
+            else:
+                await asyncio.sleep(min(0.1, remaining))  # waiting to be paired
+
+    async def seat_token(self, token: str | None, game_id: str) -> str:
+        """The token of the bot's seat in one of its league games."""
+        key, _ = await self.bot_of(token, playing=False)
+        blob = await self.store.league_game(game_id)
+        league_game = decode(blob, LeagueGame) if blob else None
+        if league_game is not None and key in league_game.bots and league_game.seat_tokens:
+            return league_game.seat_tokens[league_game.bots.index(key)]
+        # a tournament's table: its seats answer to the bot's entrant token
+        game = await self.games.current(game_id)
+        if game.doc.tournament and game.doc.tournament in await self.store.entered(key):
+            return f"{game.doc.tournament}.{token}"
+        raise Refusal("forbidden", "the bot holds no seat of a game of that id in play")
+
+    # -- challenges ----------------------------------------------------------------------------
+
+    async def challenge(
+        self,
+        token: str | None,
+        opponent: str,
+        ruleset: str,
+        options: dict[str, Any],
+        rated: bool,
+        deadline_s: float,
+        expires_s: float,
+    ) -> dict[str, Any]:
+        key, doc = await self.bot_of(token)
+        other, _, other_doc = await self.load_bot(opponent)
+        if other == key:
+            raise Refusal("invalid-challenge", "a bot does not challenge itself", field="opponent")
+        try:
+            engine = get_ruleset(ruleset)
+            engine.options(options)
+            check_seats(2, engine.min_seats, engine.max_seats, engine.id)
+        except GameError as exc:
+            raise from_rules(exc) from None
+        now = time.time()
+        challenge = ChallengeDoc(
+            secrets.token_hex(8),
+            key,
+            other,
+            ruleset,
+            options,
+            rated,
+            deadline_s,
+            now,
+            now + expires_s,
+        )
+        ttl = int(expires_s) + 86400
+        await self.store.save_challenge(
+            challenge.id, "", encode(challenge), ttl, other, challenge.expires
+        )
+        return self._challenge_view(challenge, doc.name, other_doc.name, now)
+
+    async def get_challenge(self, challenge_id: str) -> dict[str, Any]:
+        _, challenge = await self._load_challenge(challenge_id)
+        return await self._shown(challenge)
+
+    async def answer(
+        self, challenge_id: str, token: str | None, accept: bool, reason: str = "generic"
+    ) -> dict[str, Any]:
+        """Accept (the game is created, rated or casual as challenged) or decline with a
+        reason. Only the challenged bot answers, only before the challenge expires."""
+        key, _ = await self.bot_of(token, playing=accept)
+        if not accept:
+            check_reason(reason)
+        for _ in range(MAX_RETRIES):
+            version, challenge = await self._load_challenge(challenge_id)
+            if challenge.opponent != key:
+                raise Refusal("not-challenged", "only the challenged bot answers a challenge")
+            now = time.time()
+            status = challenge.shown_status(now)
+            if status != "open":
+                raise Refusal("challenge-closed", f"the challenge is {status}")
+            if accept:
+                _, challenger = await self.bot_of_key(challenge.challenger)
+                _, opponent = await self.bot_of_key(key)
+                if challenger.status != "active":
+                    raise Refusal("bot-not-active", "the challenger may not play now")
+                game_id = await self._start(
+                    challenge.ruleset,
+                    challenge.options,
+                    [challenge.challenger, key],
+                    [challenger.name, opponent.name],
+                    challenge.deadline_s,
+                    rated=challenge.rated,
+                    kind="challenge",
+                )
+                challenge.status, challenge.game_id = "accepted", game_id
+            else:
+                challenge.status, challenge.reason = "declined", reason
+            ttl = 86400
+            if await self.store.save_challenge(
+                challenge.id, version, encode(challenge), ttl, key, 0
+            ):
+                await self.store.out_of_inbox(key, challenge.id)
+                return await self._shown(challenge)
+            if accept and challenge.game_id:
+                await self.store.drop_game(challenge.game_id, [challenge.challenger, key])
+        raise busy("the challenge")
+
+    async def bot_of_key(self, key: str) -> tuple[str, BotDoc]:
+        found = await self.store.load_bot(key)
+        if found is None:
+            raise _not_found(key)
+        return key, decode(found[1], BotDoc)
+
+    async def open_challenges(self, key: str, now: float) -> list[dict[str, Any]]:
+        shown = []
+        for challenge_id in await self.store.inbox(key, now):
+            found = await self.store.load_challenge(challenge_id)
+            if found is None:
+                continue
+            challenge = decode(found[1], ChallengeDoc)
+            if challenge.shown_status(now) == "open":
+                shown.append(await self._shown(challenge))
+        return shown
+
+    async def _load_challenge(self, challenge_id: str) -> tuple[str, ChallengeDoc]:
+        found = await self.store.load_challenge(challenge_id)
+        if found is None:
+            raise Refusal("challenge-not-found", f"there is no challenge {challenge_id!r}")
+        return found[0], decode(found[1], ChallengeDoc)
+
+    async def _shown(self, challenge: ChallengeDoc) -> dict[str, Any]:
+        names = []
+        for key in (challenge.challenger, challenge.opponent):
+            found = await self.store.load_bot(key)
+            names.append(decode(found[1], BotDoc).name if found else key)
+        return self._challenge_view(challenge, names[0], names[1], time.time())
+
+    @staticmethod
+    def _challenge_view(
+        challenge: ChallengeDoc, challenger: str, opponent: str, now: float
+    ) -> dict[str, Any]:
+        return {
+            "id": challenge.id,
+            "challenger": challenger,
+            "opponent": opponent,
+            "ruleset": challenge.ruleset,
+            "options": challenge.options,
+            "rated": challenge.rated,
+            "deadline_s": challenge.deadline_s,
+            "expires": round(challenge.expires, 3),
+            "status": challenge.shown_status(now),
+            "reason": challenge.reason,
+            "game_id": challenge.game_id,
+        }

@@ -1,0 +1,391 @@
+"""The league's keys in Redis: bot accounts, lifetime ratings, the arena's pool, the league's
+games and challenges. Every key carries the one hash tag ``{league}``, so that each script
+below touches one cluster slot: a game's rating update writes every seat's rating, the
+leaderboard and the log of settled games in one step, under a check that the game was not
+settled before and that no rating moved since it was read (exactly once, whoever races).
+
+- ``{league}:bot:<key>``             hash: ``v`` (version) and ``blob`` (a ``BotDoc``)
+- ``{league}:token:<sha256 hex>``    string: the key of the bot the token belongs to
+- ``{league}:ratings:<ruleset>``     hash: bot key -> its ``Rating``
+- ``{league}:board:<ruleset>``       sorted set: bot key by mu - 3 sigma
+- ``{league}:history:<ruleset>:<key>`` list: the bot's rating after each rated game
+- ``{league}:recent:<key>``          list: the bot's latest settled games, newest first
+- ``{league}:settled``               hash: game id -> its place in the log, once settled
+- ``{league}:log``                   list: every settled game (``LogEntry``), in order
+- ``{league}:games``                 hash: game id -> ``LeagueGame``, until it is settled
+- ``{league}:playing:<key>``         set: the bot's league games in play
+- ``{league}:pool``                  hash: bot key -> its ``Seek`` in the arena
+- ``{league}:seen``                  hash: bot key -> when it last asked (``/v1/me/next``)
+- ``{league}:free``                  hash: bot key -> since when it has had no game
+- ``{league}:day:<key>:<yyyymmdd>``  string: the bot's arena games that day (2 days to live)
+- ``{league}:pairing``               string: the matchmaker's lock (its holder)
+- ``{league}:challenge:<id>``        hash: ``v`` and ``blob`` (a ``ChallengeDoc``)
+- ``{league}:inbox:<key>``           sorted set: challenges to the bot by expiry
+- ``{league}:entered:<key>``         set: the tournaments the bot entered and plays on
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import cast
+
+from redis.asyncio import Redis, RedisCluster
+
+from .connection import Patience
+
+__all__ = ["LeagueStore"]
+
+P = "{league}"
+HISTORY_KEPT = 500  # as _SETTLE trims
+RECENT_KEPT = 20  # as _SETTLE trims
+
+# Save a versioned document (ARGV[1] the version read, "" to create); with ARGV[5]/[6], drop
+# a token's key (KEYS[2]) and set another's (KEYS[3]) to name ARGV[4].
+_SAVE = """
+local v = redis.call('HGET', KEYS[1], 'v') or ''
+if v ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'v', ARGV[2], 'blob', ARGV[3])
+if tonumber(ARGV[7]) > 0 then redis.call('EXPIRE', KEYS[1], tonumber(ARGV[7])) end
+if ARGV[5] == '1' then redis.call('DEL', KEYS[2]) end
+if ARGV[6] == '1' then redis.call('SET', KEYS[3], ARGV[4]) end
+return 1
+"""
+
+# Settle a finished game once: KEYS = settled, log, games, free, ratings, board, then per bot
+# its history, recent and playing keys. ARGV = game id, bots, log entry, now, then per bot its
+# key, the rating blob read ("" for none), the new one ("" for an unrated game), its score and
+# its history entry. 0: settled before; -1: a rating moved since it was read; 1: done.
+_SETTLE = """
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return 0 end
+local n = tonumber(ARGV[2])
+for i = 0, n - 1 do
+  local a = 5 + i * 5
+  if ARGV[a + 2] ~= '' then
+    local now = redis.call('HGET', KEYS[5], ARGV[a]) or ''
+    if now ~= ARGV[a + 1] then return -1 end
+  end
+end
+local at = redis.call('RPUSH', KEYS[2], ARGV[3])
+redis.call('HSET', KEYS[1], ARGV[1], at)
+redis.call('HDEL', KEYS[3], ARGV[1])
+for i = 0, n - 1 do
+  local a = 5 + i * 5
+  local k = 7 + i * 3
+  if ARGV[a + 2] ~= '' then
+    redis.call('HSET', KEYS[5], ARGV[a], ARGV[a + 2])
+    redis.call('ZADD', KEYS[6], ARGV[a + 3], ARGV[a])
+    redis.call('RPUSH', KEYS[k], ARGV[a + 4])
+    redis.call('LTRIM', KEYS[k], -500, -1)
+  end
+  redis.call('LPUSH', KEYS[k + 1], ARGV[1])
+  redis.call('LTRIM', KEYS[k + 1], 0, 19)
+  redis.call('SREM', KEYS[k + 2], ARGV[1])
+  redis.call('HSET', KEYS[4], ARGV[a], ARGV[4])
+end
+return 1
+"""
+
+# Seat a table of the arena (KEYS: pool, games, free, then per bot playing and day keys) if
+# every bot is still in the pool with a free place (ARGV: game id, its LeagueGame, day's
+# time to live, then per bot its key and how many games it may play at once).
+_TAKE = """
+local n = (#ARGV - 3) / 2
+for i = 0, n - 1 do
+  local key = ARGV[4 + i * 2]
+  if redis.call('HEXISTS', KEYS[1], key) == 0 then return 0 end
+  if redis.call('SCARD', KEYS[4 + i * 2]) >= tonumber(ARGV[5 + i * 2]) then return 0 end
+end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+for i = 0, n - 1 do
+  redis.call('SADD', KEYS[4 + i * 2], ARGV[1])
+  redis.call('HDEL', KEYS[3], ARGV[4 + i * 2])
+  redis.call('INCR', KEYS[5 + i * 2])
+  redis.call('EXPIRE', KEYS[5 + i * 2], tonumber(ARGV[3]))
+end
+return 1
+"""
+
+
+def _bot(key: str) -> str:
+    return f"{P}:bot:{key}"
+
+
+def _token(digest: bytes) -> str:
+    return f"{P}:token:{digest.hex()}"
+
+
+def _challenge(challenge_id: str) -> str:
+    return f"{P}:challenge:{challenge_id}"
+
+
+class LeagueStore:
+    """Where the league is kept. It decides nothing: the league service reads, decides (with
+    ``core.league``) and writes under the checks above."""
+
+    SETTLED = f"{P}:settled"
+    LOG = f"{P}:log"
+    GAMES = f"{P}:games"
+    POOL = f"{P}:pool"
+    SEEN = f"{P}:seen"
+    FREE = f"{P}:free"
+    LOCK = f"{P}:pairing"
+
+    def __init__(
+        self,
+        redis: Redis | RedisCluster,
+        *,
+        timeout_s: float = 10,
+        patience: Patience | None = None,
+    ) -> None:
+        self.redis = redis
+        self.patience = patience or Patience(timeout_s)
+        self._save = redis.register_script(_SAVE)
+        self._settle = redis.register_script(_SETTLE)
+        self._take = redis.register_script(_TAKE)
+
+    # -- bots ----------------------------------------------------------------------------------
+
+    async def load_bot(self, key: str) -> tuple[str, bytes] | None:
+        return await self._load(_bot(key))
+
+    async def save_bot(
+        self,
+        key: str,
+        version: str,
+        blob: bytes,
+        *,
+        old_token: bytes = b"",
+        new_token: bytes = b"",
+    ) -> bool:
+        """Write a bot under its version (""), dropping ``old_token``'s key and naming the
+        bot by ``new_token``'s in the same step."""
+        keys = [_bot(key), _token(old_token) if old_token else _bot(key)]
+        keys.append(_token(new_token) if new_token else _bot(key))
+        args: list[str | bytes | int] = [version, str(int(version or 0) + 1), blob, key]
+        args += ["1" if old_token else "0", "1" if new_token else "0", 0]
+        async with self.patience.bounded():
+            return bool(await self._save(keys=keys, args=args))
+
+    async def bot_of_token(self, digest: bytes) -> str | None:
+        async with self.patience.bounded():
+            found = await self.redis.get(_token(digest))
+        return None if found is None else cast(bytes, found).decode()
+
+    # -- ratings -------------------------------------------------------------------------------
+
+    async def ratings(self, ruleset: str, keys: list[str]) -> list[bytes | None]:
+        if not keys:
+            return []
+        async with self.patience.bounded():
+            return cast(
+                "list[bytes | None]", await self.redis.hmget(f"{P}:ratings:{ruleset}", keys)
+            )
+
+    async def every_rating(self, ruleset: str) -> dict[str, bytes]:
+        async with self.patience.bounded():
+            found = await self.redis.hgetall(f"{P}:ratings:{ruleset}")
+        return {k.decode(): v for k, v in cast("dict[bytes, bytes]", found).items()}
+
+    async def board(self, ruleset: str, start: int, count: int) -> tuple[list[str], int]:
+        """A page of the leaderboard (bot keys, best first) and how many it holds."""
+        key = f"{P}:board:{ruleset}"
+        async with self.patience.bounded():
+            page = await self.redis.zrevrange(key, start, start + count - 1)
+            total = await self.redis.zcard(key)
+        return [k.decode() for k in cast("list[bytes]", page)], int(total)
+
+    async def history(self, ruleset: str, key: str) -> list[bytes]:
+        async with self.patience.bounded():
+            return cast(
+                "list[bytes]", await self.redis.lrange(f"{P}:history:{ruleset}:{key}", 0, -1)
+            )
+
+    async def recent(self, key: str) -> list[str]:
+        async with self.patience.bounded():
+            found = await self.redis.lrange(f"{P}:recent:{key}", 0, RECENT_KEPT - 1)
+        return [g.decode() for g in cast("list[bytes]", found)]
+
+    async def settle(
+        self,
+        game_id: str,
+        ruleset: str,
+        entry: bytes,
+        now: float,
+        seats: list[tuple[str, bytes, bytes, float, bytes]],
+    ) -> int:
+        """Settle a game once (``_SETTLE``); ``seats``: per bot its key, the rating read, the
+        new one (b"" if unrated), its score and its history entry."""
+        keys = [self.SETTLED, self.LOG, self.GAMES, self.FREE]
+        keys += [f"{P}:ratings:{ruleset}", f"{P}:board:{ruleset}"]
+        args: list[bytes | str | float | int] = [game_id, len(seats), entry, now]
+        for key, read, new, score, point in seats:
+            keys += [f"{P}:history:{ruleset}:{key}", f"{P}:recent:{key}", f"{P}:playing:{key}"]
+            args += [key, read, new, score, point]
+        async with self.patience.bounded():
+            return int(await self._settle(keys=keys, args=args))
+
+    async def is_settled(self, game_id: str) -> bool:
+        async with self.patience.bounded():
+            return bool(await self.redis.hexists(self.SETTLED, game_id))
+
+    async def log(self) -> list[bytes]:
+        async with self.patience.bounded():
+            return cast("list[bytes]", await self.redis.lrange(self.LOG, 0, -1))
+
+    async def rewrite_ratings(
+        self,
+        rulesets: dict[str, dict[str, bytes]],
+        scores: dict[str, dict[str, float]],
+        histories: dict[tuple[str, str], list[bytes]],
+    ) -> None:
+        """Replace the ratings, boards and histories of ``rulesets`` (a rebuild's)."""
+        async with self.patience.bounded():
+            for ruleset, blobs in rulesets.items():
+                await self.redis.delete(f"{P}:ratings:{ruleset}", f"{P}:board:{ruleset}")
+                if blobs:
+                    await self.redis.hset(f"{P}:ratings:{ruleset}", mapping=dict(blobs))  # type: ignore[arg-type]
+                    await self.redis.zadd(f"{P}:board:{ruleset}", dict(scores[ruleset]))
+            for (ruleset, key), points in histories.items():
+                await self.redis.delete(f"{P}:history:{ruleset}:{key}")
+                if points:
+                    await self.redis.rpush(f"{P}:history:{ruleset}:{key}", *points[-HISTORY_KEPT:])
+
+    # -- the league's games and the arena ------------------------------------------------------
+
+    async def league_games(self) -> dict[str, bytes]:
+        async with self.patience.bounded():
+            found = await self.redis.hgetall(self.GAMES)
+        return {k.decode(): v for k, v in cast("dict[bytes, bytes]", found).items()}
+
+    async def league_game(self, game_id: str) -> bytes | None:
+        async with self.patience.bounded():
+            return cast("bytes | None", await self.redis.hget(self.GAMES, game_id))
+
+    async def add_game(self, game_id: str, blob: bytes, keys: list[str]) -> None:
+        """A challenge's game: listed for settling and among its bots' games in play."""
+        async with self.patience.bounded():
+            await self.redis.hset(self.GAMES, game_id, blob)
+            for key in keys:
+                await self.redis.sadd(f"{P}:playing:{key}", game_id)
+
+    async def add_games(self, games: dict[str, bytes]) -> None:
+        """A rated tournament's round: listed for settling."""
+        async with self.patience.bounded():
+            await self.redis.hset(self.GAMES, mapping=games)  # type: ignore[arg-type]
+
+    async def enter(self, key: str, tournament_id: str) -> None:
+        async with self.patience.bounded():
+            await self.redis.sadd(f"{P}:entered:{key}", tournament_id)
+
+    async def entered(self, key: str) -> list[str]:
+        async with self.patience.bounded():
+            found = await self.redis.smembers(f"{P}:entered:{key}")
+        return sorted(t.decode() for t in cast("set[bytes]", found))
+
+    async def done_with(self, key: str, tournament_id: str) -> None:
+        async with self.patience.bounded():
+            await self.redis.srem(f"{P}:entered:{key}", tournament_id)
+
+    async def drop_game(self, game_id: str, bots: Sequence[str] = ()) -> None:
+        """Forget a league game (settled, or never made): no longer listed, nor counted
+        among its bots' games in play."""
+        async with self.patience.bounded():
+            await self.redis.hdel(self.GAMES, game_id)
+            for key in bots:
+                await self.redis.srem(f"{P}:playing:{key}", game_id)
+
+    async def playing(self, key: str) -> list[str]:
+        async with self.patience.bounded():
+            found = await self.redis.smembers(f"{P}:playing:{key}")
+        return sorted(g.decode() for g in cast("set[bytes]", found))
+
+    async def seek(self, key: str, blob: bytes, now: float) -> None:
+        async with self.patience.bounded():
+            await self.redis.hset(self.POOL, key, blob)
+            await self.redis.hset(self.SEEN, key, now)
+            await self.redis.hsetnx(self.FREE, key, now)
+
+    async def leave(self, key: str) -> bool:
+        async with self.patience.bounded():
+            left = await self.redis.hdel(self.POOL, key)
+            await self.redis.hdel(self.SEEN, key)
+        return bool(left)
+
+    async def seen(self, key: str, now: float) -> None:
+        async with self.patience.bounded():
+            if await self.redis.hexists(self.POOL, key):
+                await self.redis.hset(self.SEEN, key, now)
+
+    async def pool(self) -> tuple[dict[str, bytes], dict[str, float], dict[str, float]]:
+        """The arena's seeks, when each bot last asked, and since when each has been free."""
+        async with self.patience.bounded():
+            seeks = cast("dict[bytes, bytes]", await self.redis.hgetall(self.POOL))
+            seen = cast("dict[bytes, bytes]", await self.redis.hgetall(self.SEEN))
+            free = cast("dict[bytes, bytes]", await self.redis.hgetall(self.FREE))
+        return (
+            {k.decode(): v for k, v in seeks.items()},
+            {k.decode(): float(v) for k, v in seen.items()},
+            {k.decode(): float(v) for k, v in free.items()},
+        )
+
+    async def games_today(self, key: str, day: str) -> int:
+        async with self.patience.bounded():
+            found = await self.redis.get(f"{P}:day:{key}:{day}")
+        return int(cast(bytes, found)) if found else 0
+
+    async def take(self, game_id: str, blob: bytes, day: str, seats: list[tuple[str, int]]) -> bool:
+        """Seat a table (``_TAKE``): ``seats`` are its bots' keys and how many games each
+        may play at once."""
+        keys = [self.POOL, self.GAMES, self.FREE]
+        args: list[str | bytes | int] = [game_id, blob, 2 * 24 * 3600]
+        for key, concurrent in seats:
+            keys += [f"{P}:playing:{key}", f"{P}:day:{key}:{day}"]
+            args += [key, concurrent]
+        async with self.patience.bounded():
+            return bool(await self._take(keys=keys, args=args))
+
+    async def lock(self, holder: str, ttl_ms: int) -> bool:
+        """The matchmaker's lock: taken, or already this holder's (then renewed)."""
+        async with self.patience.bounded():
+            if await self.redis.set(self.LOCK, holder, nx=True, px=ttl_ms):
+                return True
+            if await self.redis.get(self.LOCK) == holder.encode():
+                await self.redis.pexpire(self.LOCK, ttl_ms)
+                return True
+            return False
+
+    # -- challenges ----------------------------------------------------------------------------
+
+    async def load_challenge(self, challenge_id: str) -> tuple[str, bytes] | None:
+        return await self._load(_challenge(challenge_id))
+
+    async def save_challenge(
+        self, challenge_id: str, version: str, blob: bytes, ttl: int, inbox: str, expires: float
+    ) -> bool:
+        args: list[str | bytes | int] = [version, str(int(version or 0) + 1), blob, "", "0", "0"]
+        args.append(ttl)
+        key = _challenge(challenge_id)
+        async with self.patience.bounded():
+            saved = bool(await self._save(keys=[key, key, key], args=args))
+            if saved:
+                await self.redis.zadd(f"{P}:inbox:{inbox}", {challenge_id: expires})
+        return saved
+
+    async def inbox(self, key: str, now: float) -> list[str]:
+        """The open challenges' ids to a bot (an expired one leaves the inbox)."""
+        inbox = f"{P}:inbox:{key}"
+        async with self.patience.bounded():
+            await self.redis.zremrangebyscore(inbox, "-inf", now)
+            found = await self.redis.zrange(inbox, 0, 49)
+        return [c.decode() for c in cast("list[bytes]", found)]
+
+    async def out_of_inbox(self, key: str, challenge_id: str) -> None:
+        async with self.patience.bounded():
+            await self.redis.zrem(f"{P}:inbox:{key}", challenge_id)
+
+    async def _load(self, key: str) -> tuple[str, bytes] | None:
+        async with self.patience.bounded():
+            version, blob = cast("list[bytes | None]", await self.redis.hmget(key, ["v", "blob"]))
+        if blob is None:
+            return None
+        return (version or b"").decode(), blob

@@ -1,0 +1,179 @@
+"""The league's request and response bodies (bots, the arena, leaderboards, challenges)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import msgspec
+
+from ..core.documents import NAME_MAX, NAME_PATTERN
+from ..core.league import DECLINE_REASONS
+
+__all__ = [
+    "LEAGUE_MODELS",
+    "ArenaSeek",
+    "BotCreated",
+    "BotProfile",
+    "BotRating",
+    "BotStatus",
+    "BotToken",
+    "Challenge",
+    "ChangeBotStatus",
+    "CreateBot",
+    "CreateChallenge",
+    "DeclineChallenge",
+    "GameLink",
+    "JoinArena",
+    "Leaderboard",
+    "LeaderboardRow",
+]
+
+_Name = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=1,
+        max_length=NAME_MAX,
+        description="RFC 8266's Nickname profile, as a seat's name (else 422 invalid-name)",
+        # the contract states what a pattern can of check_name; the server refuses with its code
+        extra_json_schema={"pattern": NAME_PATTERN},
+    ),
+]
+_Deadline = Annotated[
+    float, msgspec.Meta(gt=0, le=3600, description="seconds each decision may take")
+]
+
+
+class CreateBot(msgspec.Struct, forbid_unknown_fields=True):
+    """A bot account: its name (RFC 8266 Nickname, unique whatever its case), what it is,
+    and, for later, where its author is reached."""
+
+    name: _Name
+    description: Annotated[str, msgspec.Meta(max_length=500)] = ""
+    contact: Annotated[str, msgspec.Meta(max_length=200)] | None = None
+    webhook: Annotated[str, msgspec.Meta(max_length=500)] | None = None
+
+
+class BotCreated(msgspec.Struct):
+    name: str
+    token: Annotated[str, msgspec.Meta(description="shown once: only its hash is kept")]
+
+
+class BotToken(msgspec.Struct):
+    name: str
+    token: str
+
+
+class ChangeBotStatus(msgspec.Struct, forbid_unknown_fields=True):
+    status: Literal["active", "paused", "banned"]
+
+
+class BotStatus(msgspec.Struct):
+    name: str
+    status: Literal["active", "paused", "banned"]
+
+
+class BotRating(msgspec.Struct):
+    """A bot's lifetime rating in one ruleset (openskill Plackett-Luce, from mu 25)."""
+
+    ruleset: str
+    mu: float
+    sigma: float
+    conservative: Annotated[float, msgspec.Meta(description="mu - 3 sigma: what ranks")]
+    provisional: Annotated[bool, msgspec.Meta(description="fewer than 10 rated games")]
+    games: int
+    wins: int
+    draws: int
+    losses: int
+
+
+class GameLink(msgspec.Struct):
+    game_id: str
+    href: str
+
+
+class BotProfile(msgspec.Struct):
+    name: str
+    description: str
+    status: Literal["active", "paused", "banned"]
+    created: float
+    in_arena: bool
+    ratings: list[BotRating]
+    recent_games: list[GameLink]
+    playing: list[str]
+
+
+class LeaderboardRow(BotRating):
+    rank: int = 0
+    name: str = ""
+
+
+class Leaderboard(msgspec.Struct):
+    ruleset: str
+    total: int
+    bots: list[LeaderboardRow]
+    next_offset: int | None
+
+
+class JoinArena(msgspec.Struct, forbid_unknown_fields=True):
+    """Seek arena games of one ruleset and table size until the bot leaves."""
+
+    ruleset: str
+    seats: Annotated[int, msgspec.Meta(ge=2, le=64, description="the table's size")] = 2
+    deadline_s: _Deadline = 10.0
+    concurrent_games: Annotated[int, msgspec.Meta(ge=1, le=64)] = 1
+
+
+class ArenaSeek(msgspec.Struct):
+    ruleset: str
+    seats: int
+    deadline_s: float
+    concurrent_games: int
+    since: float
+
+
+class CreateChallenge(msgspec.Struct, forbid_unknown_fields=True):
+    """A game offered to another bot: rated or casual, answered before ``expires_s``."""
+
+    opponent: _Name
+    ruleset: str
+    options: dict[str, Any] = {}
+    rated: bool = True
+    deadline_s: _Deadline = 10.0
+    expires_s: Annotated[float, msgspec.Meta(gt=0, le=3600)] = 60.0
+
+
+class DeclineChallenge(msgspec.Struct, forbid_unknown_fields=True):
+    reason: Literal[DECLINE_REASONS] = "generic"  # type: ignore[valid-type]
+
+
+class Challenge(msgspec.Struct):
+    id: str
+    challenger: str
+    opponent: str
+    ruleset: str
+    options: dict[str, Any]
+    rated: bool
+    deadline_s: float
+    expires: float
+    status: Literal["open", "accepted", "declined", "expired"]
+    reason: str | None
+    game_id: str | None
+
+
+LEAGUE_MODELS = (
+    CreateBot,
+    BotCreated,
+    BotToken,
+    ChangeBotStatus,
+    BotStatus,
+    BotRating,
+    GameLink,
+    BotProfile,
+    LeaderboardRow,
+    Leaderboard,
+    JoinArena,
+    ArenaSeek,
+    CreateChallenge,
+    DeclineChallenge,
+    Challenge,
+)

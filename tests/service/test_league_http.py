@@ -1,0 +1,553 @@
+"""The league over HTTP against a real Valkey of its own: bot accounts and their tokens, the
+arena's games reaching bots through /v1/me/next, lifetime ratings settled exactly once (raced
+by two services and the server's own sweep), rebuilt to the same numbers, challenges,
+quotas, leaderboards and the pages."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import httpx
+import pytest
+from conftest import LOADED, ThreadServer
+from helpers import auth, wait_until
+
+from referee.core.league import LeagueGame, LogEntry, Rating, decode, rate_game
+from referee.games import DEFAULT, RULESETS
+from referee.service import Services
+from referee.settings import key_hashes
+from referee.store import open_store
+from referee.store.embedded import start_embedded
+from referee.tools.arena import play_arena
+
+
+@pytest.fixture(scope="module")
+def league_valkey(tmp_path_factory):
+    server = start_embedded(tmp_path_factory.mktemp("league-valkey"))
+    yield server.url
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def league(league_valkey):
+    with ThreadServer(league_valkey) as running:
+        yield running
+
+
+@pytest.fixture
+def client(league):
+    with httpx.Client(base_url=league.url, timeout=30) as http:
+        yield http
+
+
+def _bot(client: httpx.Client, name: str) -> str:
+    reply = client.post("/v1/bots", json={"name": name, "description": f"the {name} bot"})
+    assert reply.status_code == 201, reply.text
+    assert reply.headers["location"].startswith("/v1/bots/")
+    return reply.json()["token"]
+
+
+def _play_one_game(url: str, name: str, token: str, rnd: random.Random) -> int:
+    """Seek a game, leave the pool once one is made, and play it out with random legal
+    moves; the decisions made."""
+    made = 0
+    with httpx.Client(base_url=url, timeout=30) as client:
+        seek = {"ruleset": DEFAULT, "deadline_s": 30}
+        assert client.post("/v1/arena", json=seek, headers=auth(token)).status_code == 200
+        stop = time.monotonic() + 60
+        while time.monotonic() < stop:
+            step = client.get("/v1/me/next", params={"wait": 0.5}, headers=auth(token)).json()
+            if step["status"] == "your_turn":
+                client.delete("/v1/arena", headers=auth(token))  # one game is enough
+                turn = step["turn"]
+                reply = client.post(
+                    f"/v1/games/{step['game_id']}/moves",
+                    headers=auth(step["seat_token"]),
+                    json={"seq": turn["seq"], "move": rnd.choice(turn["legal_moves"])},
+                )
+                assert reply.status_code == 200, reply.text
+                made += 1
+            elif made and not client.get(f"/v1/bots/{name}").json()["playing"]:
+                return made
+    raise AssertionError(f"{name} did not finish a game")
+
+
+def test_a_bot_account_its_token_and_its_organizer(client):
+    token = _bot(client, "Ada")
+    assert token.startswith("bot-")
+    again = client.post("/v1/bots", json={"name": "ADA"})
+    assert again.status_code == 409 and again.json()["code"] == "bot-name-taken"
+    bad = client.post("/v1/bots", json={"name": "a\u200bb"})
+    assert bad.status_code == 422 and bad.json()["code"] == "invalid-name"
+    assert client.get("/v1/bots/nobody").json()["code"] == "bot-not-found"
+
+    profile = client.get("/v1/bots/ada").json()
+    assert profile["name"] == "Ada" and profile["status"] == "active"
+    assert profile["ratings"] == [] and not profile["in_arena"]
+
+    # the bot rotates its own token: the old one stops working at once
+    rotated = client.post("/v1/bots/Ada/token", headers=auth(token))
+    assert rotated.status_code == 200, rotated.text
+    new = rotated.json()["token"]
+    old = client.post("/v1/arena", json={"ruleset": DEFAULT}, headers=auth(token))
+    assert old.status_code == 403 and old.json()["code"] == "bot-token-refused"
+    joined = client.post("/v1/arena", json={"ruleset": DEFAULT}, headers=auth(new))
+    assert joined.status_code == 200, joined.text
+    assert client.get("/v1/bots/Ada").json()["in_arena"]
+    assert client.delete("/v1/arena", headers=auth(new)).status_code == 204
+    assert not client.get("/v1/bots/Ada").json()["in_arena"]
+
+    # the organizer (open mode: the creating address) pauses it; a paused bot may not play
+    paused = client.post("/v1/bots/Ada/status", json={"status": "paused"})
+    assert paused.json() == {"name": "Ada", "status": "paused"}
+    refused = client.post("/v1/arena", json={"ruleset": DEFAULT}, headers=auth(new))
+    assert refused.status_code == 403 and refused.json()["code"] == "bot-not-active"
+    client.post("/v1/bots/Ada/status", json={"status": "active"})
+
+    # revoked: no token works until the organizer gives a new one
+    assert client.post("/v1/bots/Ada/revoke", headers=auth(new)).status_code == 204
+    gone = client.get("/v1/me/next", headers=auth(new))
+    assert gone.status_code == 403 and gone.json()["code"] == "bot-token-refused"
+    given = client.post("/v1/bots/Ada/token")
+    assert given.status_code == 200
+    assert client.get("/v1/me/next", headers=auth(given.json()["token"])).status_code == 200
+
+
+def test_quotas_are_refused_with_their_key_and_the_seconds_to_wait(client):
+    token = _bot(client, "Greedy Gus")
+    reply = client.post(
+        "/v1/arena", json={"ruleset": DEFAULT, "concurrent_games": 64}, headers=auth(token)
+    )
+    assert reply.status_code == 429
+    assert reply.json()["code"] == "bot-quota-exceeded"
+    assert reply.json()["field"] == "concurrent_games"
+    assert int(reply.headers["retry-after"]) > 0
+    unknown = client.post("/v1/arena", json={"ruleset": "no-such"}, headers=auth(token))
+    assert unknown.status_code == 422 and unknown.json()["code"] == "unknown-ruleset"
+
+
+def test_arena_games_reach_the_bots_and_are_rated_once(client, league_valkey):
+    tokens = [_bot(client, f"Arena {i}") for i in range(2)]
+    made: list[int] = []
+    threads = [
+        threading.Thread(
+            target=lambda i=i: made.append(
+                _play_one_game(str(client.base_url), f"Arena {i}", tokens[i], random.Random(i))
+            )
+        )
+        for i in range(2)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(made) == 2 and all(made)
+
+    def settled() -> bool:
+        profiles = [client.get(f"/v1/bots/Arena {i}").json() for i in range(2)]
+        return all(p["ratings"] and not p["playing"] for p in profiles)
+
+    assert wait_until(settled, 30)
+    ratings = [client.get(f"/v1/bots/Arena {i}").json()["ratings"][0] for i in range(2)]
+    assert ratings[0]["games"] == ratings[1]["games"] >= 1
+    assert all(r["provisional"] for r in ratings)
+    board = client.get(f"/v1/leaderboards/{DEFAULT}").json()
+    names = [row["name"] for row in board["bots"]]
+    assert {"Arena 0", "Arena 1"} <= set(names)
+    conservative = [row["conservative"] for row in board["bots"]]
+    assert conservative == sorted(conservative, reverse=True)
+    assert client.get("/v1/leaderboards/no-such").status_code == 404
+    first = client.get(f"/v1/leaderboards/{DEFAULT}", params={"limit": 1}).json()
+    assert len(first["bots"]) == 1 and first["next_offset"] == 1 and first["total"] >= 2
+    second = client.get(f"/v1/leaderboards/{DEFAULT}", params={"offset": 1, "limit": 1}).json()
+    assert second["bots"][0]["rank"] == 2 and second["bots"][0] != first["bots"][0]
+
+    # the pages: the leaderboard and the bot's, its history an inline SVG
+    page = client.get(f"/league/{DEFAULT}")
+    assert page.status_code == 200 and "Arena 0" in page.text
+    bot_page = client.get("/league/bots/Arena%200")
+    assert bot_page.status_code == 200 and "<svg" in bot_page.text
+    assert "http" not in bot_page.text.split("<svg", 1)[1].split("</svg>")[0].replace(
+        "http://www.w3.org/2000/svg", ""
+    )
+
+    # rebuilt from the settled games' records: the same numbers
+    async def rebuild() -> tuple[dict, dict]:
+        store = open_store(league_valkey)
+        try:
+            league = Services(store, LOADED).league
+            before = await store.league.every_rating(DEFAULT)
+            await league.store.rewrite_ratings({DEFAULT: {}}, {DEFAULT: {}}, {})
+            assert await store.league.every_rating(DEFAULT) == {}
+            await league.rebuild()
+            return before, await store.league.every_rating(DEFAULT)
+        finally:
+            await store.aclose()
+
+    before, after = asyncio.run(rebuild())
+    assert before and after == before
+
+
+def test_a_finished_game_is_settled_once_whoever_races(client, league_valkey):
+    """Two services (two replicas' worth of connections) and the server's own sweep settle
+    the same finished game at once, many times over: its ratings move once."""
+    a, b = _bot(client, "Racer A"), _bot(client, "Racer B")
+    challenge = client.post(
+        "/v1/challenges",
+        json={"opponent": "Racer B", "ruleset": DEFAULT, "deadline_s": 30},
+        headers=auth(a),
+    ).json()
+    accepted = client.post(f"/v1/challenges/{challenge['id']}/accept", headers=auth(b)).json()
+    game_id = accepted["game_id"]
+
+    # play the game out with random moves; the settling is raced once it is over
+    rnd = random.Random(3)
+
+    async def seat_tokens() -> list[str]:
+        store = open_store(league_valkey)
+        try:
+            return decode(await store.league.league_game(game_id), LeagueGame).seat_tokens
+        finally:
+            await store.aclose()
+
+    accepted_tokens = asyncio.run(seat_tokens())
+    tokens = accepted_tokens
+    while client.get(f"/v1/games/{game_id}").json()["status"] != "finished":
+        for token in tokens:
+            turn = client.get(f"/v1/games/{game_id}/turn", headers=auth(token)).json()
+            if turn["status"] == "your_turn":
+                body = {"seq": turn["seq"], "move": rnd.choice(turn["legal_moves"])}
+                client.post(f"/v1/games/{game_id}/moves", headers=auth(token), json=body)
+
+    async def race() -> tuple[list[bool], list[LogEntry], dict]:
+        stores = [open_store(league_valkey), open_store(league_valkey)]
+        try:
+            services = [Services(store, LOADED) for store in stores]
+            calls = [s.league.settle(game_id) for s in services for _ in range(8)]
+            calls += [s.league.settle_all() for s in services]
+            done = await asyncio.gather(*calls)
+            log = [decode(e, LogEntry) for e in await stores[0].league.log()]
+            ratings = await stores[0].league.every_rating(DEFAULT)
+            return [bool(x) for x in done[:16]], log, ratings
+        finally:
+            for store in stores:
+                await store.aclose()
+
+    done, log, ratings = asyncio.run(race())
+    assert sum(done) <= 1  # the server's sweep may have been first
+    entries = [e for e in log if e.game_id == game_id]
+    assert len(entries) == 1
+    keys = entries[0].bots
+    after = rate_game([Rating(), Rating()], entries[0].places)
+    for key, expected in zip(keys, after, strict=True):
+        got = decode(ratings[key], Rating)
+        assert got.games == 1 and got.mu == expected.mu and got.sigma == expected.sigma
+
+
+def test_challenges_are_offered_declined_with_a_reason_and_accepted(client):
+    a, b = _bot(client, "Challenger"), _bot(client, "Challenged")
+    offer = {"opponent": "Challenged", "ruleset": DEFAULT, "rated": False, "expires_s": 30}
+    made = client.post("/v1/challenges", json=offer, headers=auth(a))
+    assert made.status_code == 201, made.text
+    challenge = made.json()
+    assert challenge["status"] == "open" and made.headers["location"].endswith(challenge["id"])
+
+    step = client.get("/v1/me/next", headers=auth(b)).json()
+    assert step["status"] == "challenged"
+    assert [c["id"] for c in step["challenges"]] == [challenge["id"]]
+    # only the challenged bot answers, with a reason from the list
+    mine = client.post(f"/v1/challenges/{challenge['id']}/accept", headers=auth(a))
+    assert mine.status_code == 403 and mine.json()["code"] == "not-challenged"
+    unknown = client.post(
+        f"/v1/challenges/{challenge['id']}/decline", json={"reason": "bored"}, headers=auth(b)
+    )
+    assert unknown.status_code == 400
+    declined = client.post(
+        f"/v1/challenges/{challenge['id']}/decline", json={"reason": "later"}, headers=auth(b)
+    ).json()
+    assert declined["status"] == "declined" and declined["reason"] == "later"
+    again = client.post(f"/v1/challenges/{challenge['id']}/accept", headers=auth(b))
+    assert again.status_code == 409 and again.json()["code"] == "challenge-closed"
+    assert client.get("/v1/me/next", headers=auth(b)).json()["status"] == "waiting"
+
+    self_challenge = client.post(
+        "/v1/challenges", json={**offer, "opponent": "Challenger"}, headers=auth(a)
+    )
+    assert self_challenge.json()["code"] == "invalid-challenge"
+
+    second = client.post("/v1/challenges", json=offer, headers=auth(a)).json()
+    accepted = client.post(f"/v1/challenges/{second['id']}/accept", headers=auth(b)).json()
+    assert accepted["status"] == "accepted" and accepted["game_id"]
+    assert client.get(f"/v1/challenges/{second['id']}").json()["game_id"] == accepted["game_id"]
+    steps = [client.get("/v1/me/next", params={"wait": 2}, headers=auth(t)).json() for t in (a, b)]
+    assert any(s["status"] == "your_turn" and s["game_id"] == accepted["game_id"] for s in steps)
+
+    expiring = client.post("/v1/challenges", json={**offer, "expires_s": 0.2}, headers=auth(a))
+    assert wait_until(
+        lambda: client.get(f"/v1/challenges/{expiring.json()['id']}").json()["status"] == "expired",
+        5,
+    )
+    late = client.post(f"/v1/challenges/{expiring.json()['id']}/accept", headers=auth(b))
+    assert late.status_code == 409
+
+
+def test_the_arena_bot_loop_leaves_the_pool_when_stopped(client):
+    token = _bot(client, "Looper")
+    stop = threading.Event()
+    thread = threading.Thread(
+        target=play_arena,
+        args=(str(client.base_url), token, DEFAULT, "random"),
+        kwargs={"stop": stop},
+    )
+    thread.start()
+    assert wait_until(lambda: client.get("/v1/bots/Looper").json()["in_arena"], 10)
+    stop.set()
+    thread.join(10)
+    assert not client.get("/v1/bots/Looper").json()["in_arena"]
+
+
+def test_one_request_per_decision_across_a_bots_games(client):
+    """A bot's decision answers with its next turn in any of its games (decideNext): after
+    one nextDecision, each decision is one request, until the game is over."""
+    a, b = _bot(client, "One A"), _bot(client, "One B")
+    offer = {"opponent": "One B", "ruleset": DEFAULT, "deadline_s": 30}
+    challenge = client.post("/v1/challenges", json=offer, headers=auth(a)).json()
+    game_id = client.post(f"/v1/challenges/{challenge['id']}/accept", headers=auth(b)).json()[
+        "game_id"
+    ]
+    counts: dict[str, list[int]] = {}
+
+    def play(token: str, seed: int) -> None:
+        rnd = random.Random(seed)
+        requests = decisions = 0
+        with httpx.Client(base_url=client.base_url, timeout=30) as http:
+            step = http.get("/v1/me/next", params={"wait": 5}, headers=auth(token)).json()
+            requests += 1
+            while step["status"] == "your_turn":
+                turn = step["turn"]
+                reply = http.post(
+                    f"/v1/me/games/{step['game_id']}/moves",
+                    params={"wait": 5},
+                    headers=auth(token),
+                    json={"seq": turn["seq"], "move": rnd.choice(turn["legal_moves"])},
+                )
+                assert reply.status_code == 200, reply.text
+                requests += 1
+                decisions += 1
+                step = reply.json()
+        counts[token] = [requests, decisions]
+
+    threads = [threading.Thread(target=play, args=(t, i)) for i, t in enumerate((a, b))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert client.get(f"/v1/games/{game_id}").json()["status"] == "finished"
+    for requests, decisions in counts.values():
+        assert decisions > 0 and requests == decisions + 1
+    foreign = client.post(
+        f"/v1/me/games/{game_id}/moves",
+        json={"seq": 0, "move": {}},
+        headers=auth(_bot(client, "X")),
+    )
+    assert foreign.status_code in (400, 403)
+
+
+def test_a_rated_tournament_takes_bot_accounts_and_rates_them(client):
+    """Bots enter a tournament the organizer marked rated with their bot tokens, play it
+    through /v1/me/next and decideNext, and its games move their lifetime ratings once."""
+    names = ["Tourney A", "Tourney B", "Tourney C"]
+    tokens = [_bot(client, name) for name in names]
+    spec = {"ruleset": DEFAULT, "entrants": 3, "deadline_s": 30, "rated": True}
+    created = client.post("/v1/tournaments", json=spec)
+    assert created.status_code == 201, created.text
+    tournament_id = created.json()["id"]
+    path = f"/v1/tournaments/{tournament_id}/entrants"
+    anonymous = client.post(path, json={"name": "someone"})
+    assert anonymous.status_code == 403 and anonymous.json()["code"] == "bot-token-required"
+    for name, token in zip(names, tokens, strict=True):
+        entered = client.post(path, json={"name": "ignored"}, headers=auth(token))
+        assert entered.status_code == 201, entered.text
+        assert entered.json()["name"] == name
+        if name == names[0]:
+            twice = client.post(path, json={"name": "x"}, headers=auth(token))
+            assert twice.status_code == 409 and twice.json()["code"] == "bot-already-entered"
+
+    def play(token: str, seed: int) -> None:
+        rnd = random.Random(seed)
+        with httpx.Client(base_url=client.base_url, timeout=30) as http:
+            stop = time.monotonic() + 60
+            while time.monotonic() < stop:
+                view = http.get(f"/v1/tournaments/{tournament_id}").json()
+                if view["status"] == "finished":
+                    return
+                step = http.get("/v1/me/next", params={"wait": 1}, headers=auth(token)).json()
+                while step["status"] == "your_turn":
+                    turn = step["turn"]
+                    step = http.post(
+                        f"/v1/me/games/{step['game_id']}/moves",
+                        params={"wait": 1},
+                        headers=auth(token),
+                        json={"seq": turn["seq"], "move": rnd.choice(turn["legal_moves"])},
+                    ).json()
+
+    threads = [threading.Thread(target=play, args=(t, i)) for i, t in enumerate(tokens)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(70)
+    view = client.get(f"/v1/tournaments/{tournament_id}").json()
+    assert view["status"] == "finished"
+    games = sum(len(tables) for tables in view["rounds"])  # round robin of 3: 3 games
+
+    def rated() -> bool:
+        profiles = [client.get(f"/v1/bots/{name}").json() for name in names]
+        counted = [p["ratings"][0]["games"] if p["ratings"] else 0 for p in profiles]
+        return sum(counted) == 2 * games
+
+    assert wait_until(rated, 15)
+    assert all(client.get(f"/v1/bots/{name}").json()["ratings"][0]["games"] == 2 for name in names)
+
+
+def test_a_bot_that_lets_deadlines_decide_game_after_game_is_paused(client):
+    """Three league games in a row in which the bot let its deadline decide: paused (and out
+    of the arena) until its organizer reinstates it."""
+    a, b = _bot(client, "Sleepy A"), _bot(client, "Sleepy B")
+    offer = {"opponent": "Sleepy B", "ruleset": DEFAULT, "deadline_s": 0.05, "rated": False}
+    for played in range(1, 4):
+        assert client.get("/v1/bots/Sleepy A").json()["status"] == "active"
+        challenge = client.post("/v1/challenges", json=offer, headers=auth(a)).json()
+        accepted = client.post(f"/v1/challenges/{challenge['id']}/accept", headers=auth(b))
+        assert accepted.status_code == 200, accepted.text
+
+        def settled(played: int = played) -> bool:
+            profile = client.get("/v1/bots/Sleepy A").json()
+            return len(profile["recent_games"]) == played and not profile["playing"]
+
+        assert wait_until(settled, 20)
+    for name, token in (("Sleepy A", a), ("Sleepy B", b)):
+        assert client.get(f"/v1/bots/{name}").json()["status"] == "paused"
+        refused = client.post("/v1/arena", json={"ruleset": DEFAULT}, headers=auth(token))
+        assert refused.status_code == 403 and refused.json()["code"] == "bot-not-active"
+    client.post("/v1/bots/Sleepy A/status", json={"status": "active"})
+    joined = client.post("/v1/arena", json={"ruleset": DEFAULT}, headers=auth(a))
+    assert joined.status_code == 200
+    client.delete("/v1/arena", headers=auth(a))
+
+
+def test_a_ruleset_whose_seats_draw_their_own_dice_is_paired_in_duplicates(client):
+    """Two bots in the arena of a ruleset with ``arena_duplicates`` get two games with the
+    same dice and the seats swapped, each sealed until both are over."""
+    (ruleset,) = [r for r, e in RULESETS.items() if getattr(e, "arena_duplicates", False)]
+    names = ["Dup A", "Dup B"]
+    tokens = [_bot(client, name) for name in names]
+    for token in tokens:
+        seek = {"ruleset": ruleset, "deadline_s": 30}
+        assert client.post("/v1/arena", json=seek, headers=auth(token)).status_code == 200
+    assert wait_until(lambda: len(client.get("/v1/bots/Dup A").json()["playing"]) == 2, 10)
+    for token in tokens:
+        client.delete("/v1/arena", headers=auth(token))
+    games = client.get("/v1/bots/Dup A").json()["playing"]
+    assert client.get("/v1/bots/Dup B").json()["playing"] == games
+    seats = [[s["name"] for s in client.get(f"/v1/games/{g}").json()["seats"]] for g in games]
+    assert seats[0] == seats[1][::-1] and sorted(seats[0]) == names
+    assert all(client.get(f"/v1/games/{g}/record").status_code == 409 for g in games)
+
+
+def test_referee_bot_plays_the_arena_and_ctrl_c_leaves_the_pool(client):
+    """``referee bot --bot-token T --arena R``: in the pool while it runs; SIGINT (Ctrl-C)
+    ends it cleanly, out of the pool."""
+    token = _bot(client, "Commander")
+    command = [sys.executable, "-m", "referee.cli", "bot", "--url", str(client.base_url)]
+    command += ["--bot-token", token, "--arena", DEFAULT, "--bot", "random"]
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    try:
+        assert wait_until(lambda: client.get("/v1/bots/Commander").json()["in_arena"], 20)
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=20) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert "left the arena" in process.stderr.read()
+    assert not client.get("/v1/bots/Commander").json()["in_arena"]
+
+
+def test_a_game_ended_by_its_deadlines_is_settled_once_while_sweeps_race(client, league_valkey):
+    """Nobody plays: the game ends by its deadlines, resolved by whichever sweep comes first
+    (the server's, two services'), while both services keep trying to settle it: its
+    ratings move once."""
+    a, b = _bot(client, "Sweeper A"), _bot(client, "Sweeper B")
+    offer = {"opponent": "Sweeper B", "ruleset": DEFAULT, "deadline_s": 0.05}
+    challenge = client.post("/v1/challenges", json=offer, headers=auth(a)).json()
+    game_id = client.post(f"/v1/challenges/{challenge['id']}/accept", headers=auth(b)).json()[
+        "game_id"
+    ]
+
+    async def race() -> tuple[int, int]:
+        stores = [open_store(league_valkey), open_store(league_valkey)]
+        try:
+            services = [Services(store, LOADED) for store in stores]
+            stop = time.monotonic() + 20
+
+            async def settler(league) -> int:
+                won = 0
+                while time.monotonic() < stop and not await league.store.is_settled(game_id):
+                    won += await league.settle(game_id)
+                return won
+
+            async def sweeper(games) -> None:
+                while time.monotonic() < stop and not await stores[0].league.is_settled(game_id):
+                    await games.sweep()
+                    await asyncio.sleep(0.01)
+
+            done = await asyncio.gather(
+                *(settler(s.league) for s in services for _ in range(3)),
+                *(sweeper(s.games) for s in services),
+            )
+            log = [decode(e, LogEntry) for e in await stores[0].league.log()]
+            return sum(x for x in done if x), sum(e.game_id == game_id for e in log)
+        finally:
+            for store in stores:
+                await store.aclose()
+
+    won, logged = asyncio.run(race())
+    assert won <= 1 and logged == 1
+    for name in ("Sweeper A", "Sweeper B"):
+        assert client.get(f"/v1/bots/{name}").json()["ratings"][0]["games"] == 1
+
+
+def test_with_organizer_keys_an_organizer_creates_pauses_and_bans_its_own_bots(league_valkey):
+    """Where the referee has organizer keys, creating a bot needs one, and only the
+    organizer who created it pauses, bans, reinstates or gives it a token; the bot rotates
+    its own token with it."""
+    keys = key_hashes("first-organizer,second-organizer")
+    with (
+        ThreadServer(league_valkey, organizer_keys=keys) as keyed,
+        httpx.Client(base_url=keyed.url, timeout=30) as http,
+    ):
+        first, second = auth("first-organizer"), auth("second-organizer")
+        anonymous = http.post("/v1/bots", json={"name": "Keyed"})
+        assert anonymous.status_code == 401
+        assert anonymous.json()["code"] == "organizer-key-required"
+        made = http.post("/v1/bots", json={"name": "Keyed"}, headers=first)
+        assert made.status_code == 201, made.text
+        token = made.json()["token"]
+        ban = {"status": "banned"}
+        other = http.post("/v1/bots/Keyed/status", json=ban, headers=second)
+        assert other.status_code == 403 and other.json()["code"] == "not-bot-owner"
+        assert http.post("/v1/bots/Keyed/token", headers=second).status_code == 403
+        banned = http.post("/v1/bots/Keyed/status", json=ban, headers=first)
+        assert banned.json()["status"] == "banned"
+        seek = http.post("/v1/arena", json={"ruleset": DEFAULT}, headers=auth(token))
+        assert seek.status_code == 403 and seek.json()["code"] == "bot-not-active"
+        # a banned bot cannot rotate its own way back; its organizer reinstates it
+        assert http.post("/v1/bots/Keyed/token", headers=auth(token)).status_code == 403
+        http.post("/v1/bots/Keyed/status", json={"status": "active"}, headers=first)
+        rotated = http.post("/v1/bots/Keyed/token", headers=auth(token))
+        assert rotated.status_code == 200, rotated.text
