@@ -16,3 +16,4 @@ ChoiceRuleset.scorer = scorer("CHOICE", "What a CHOICE sheet with these marks sc
 ChoiceRuleset.report = SheetReport(specials=False)
 ChoiceRuleset.views = views
 ChoiceRuleset.page_script = Path(__file__).parent / "page.js"
+ChoiceRuleset.rules_help = Path(__file__).parent / "help.md"

@@ -21,3 +21,4 @@ ChoiceSpecialsRuleset.scorer = scorer(
 ChoiceSpecialsRuleset.report = SheetReport(specials=True)
 ChoiceSpecialsRuleset.views = views
 ChoiceSpecialsRuleset.page_script = Path(__file__).parent / "page.js"
+ChoiceSpecialsRuleset.rules_help = Path(__file__).parent / "help.md"

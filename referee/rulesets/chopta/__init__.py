@@ -16,3 +16,4 @@ ChoptaRuleset.scorer = scorer
 ChoptaRuleset.report = AreaReport()
 ChoptaRuleset.views = views
 ChoptaRuleset.page_script = Path(__file__).parent / "page.js"
+ChoptaRuleset.rules_help = Path(__file__).parent / "help.md"

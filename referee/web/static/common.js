@@ -21,6 +21,34 @@ export function el(tag, attrs = {}, ...children) {
   return node;
 }
 
+/** A player's colour, distinct for up to 64 players: eight well-separated colours, then hues
+ * a golden angle apart at alternating lightness (charts also label each line, so that no
+ * colour must be told apart alone). */
+const PALETTE = ["#1b6ac9", "#c4391d", "#2a8a3e", "#8a4fbf", "#b8860b", "#0f8b8d", "#d6336c", "#6b6b6b"];
+export function colourOf(index) {
+  if (index < PALETTE.length) return PALETTE[index];
+  const hue = Math.round((index * 137.508) % 360);
+  const light = [42, 56, 34][index % 3];
+  return `hsl(${hue} 70% ${light}%)`;
+}
+
+/** ``redraw()`` run on ``root`` with the keyboard focus kept: the element focused inside it
+ * before (found again by its id, ``data-key``, ``data-token`` or its text) is focused after. */
+export function keepFocus(root, redraw) {
+  const focused = document.activeElement;
+  const inside = focused && focused !== document.body && root.contains(focused);
+  const key = inside && (focused.id ? `#${CSS.escape(focused.id)}`
+    : focused.dataset.key ? `[data-key="${CSS.escape(focused.dataset.key)}"]`
+    : focused.dataset.token ? `[data-token="${CSS.escape(focused.dataset.token)}"]` : null);
+  const text = inside ? focused.textContent : null;
+  const tag = inside ? focused.tagName : null;
+  redraw();
+  if (!inside || root.contains(focused)) return;
+  const again = (key && root.querySelector(`${key}:not([disabled])`))
+    || [...root.querySelectorAll(tag)].find((node) => node.textContent === text && !node.disabled);
+  again?.focus();
+}
+
 /** A die as a picture, with its value for screen readers. */
 export function die(value, extra = "") {
   return el("span", { cls: `die ${extra}`.trim(), role: "img", "aria-label": `die showing ${value}`, text: FACES[value - 1] });
