@@ -554,9 +554,25 @@ RESPONSE_HEADERS = {
         "token)",
         required=True,
     ),
+    "ETag": OpenAPIHeader(
+        schema=Schema(type=OpenAPIType.STRING),
+        description="once the game is over: the finished record's hash chain, quoted; send it "
+        "back in If-None-Match and a 304 says the copy held is this one",
+        required=False,
+    ),
+    "Cache-Control": OpenAPIHeader(
+        schema=Schema(type=OpenAPIType.STRING),
+        description="once the game is over: public, max-age=31536000, immutable (a finished "
+        "record never changes)",
+        required=False,
+    ),
 }
-#: which answers carry which header, by status
+#: which answers carry which header, by status, and by operation and status
 _HEADERS_OF = {"201": ("Location",), "429": ("Retry-After",), "503": ("Retry-After",)}
+_OPERATION_HEADERS = {
+    ("getRecord", "200"): ("ETag", "Cache-Control"),
+    ("getRecord", "304"): ("ETag", "Cache-Control"),
+}
 
 
 def _response_headers(schema: Any) -> None:
@@ -568,7 +584,9 @@ def _response_headers(schema: Any) -> None:
             if operation is None:
                 continue
             for status, response in operation.responses.items():
-                names = _HEADERS_OF.get(status, ())
+                names = _HEADERS_OF.get(status, ()) + _OPERATION_HEADERS.get(
+                    (operation.operation_id, status), ()
+                )
                 if names:  # beside those an operation states itself (Idempotent-Replayed)
                     response.headers = {
                         **(response.headers or {}),

@@ -27,6 +27,7 @@ from ..core.refusals import Refusal
 from ..games import ORIGINS, RULESETS
 from ..service import AVAILABILITY, STORE_UNAVAILABLE
 from .access import client_address, organizer_of
+from .caching import NOT_MODIFIED, immutable_when_over
 from .idempotent import REPLAYED, IdempotencyKey, once
 from .models import (
     Claimed,
@@ -390,11 +391,13 @@ class GameController(Controller):
         "/{game_id:str}/record",
         operation_id="getRecord",
         summary="The record: what is disclosed while the game runs; all, and the seed, at the end",
-        responses=problems(400, 404, 409),
+        responses={**problems(400, 404, 409), **NOT_MODIFIED},
     )
-    async def record(self, state: State, game_id: GameId) -> dict[str, Any]:
+    async def record(
+        self, state: State, request: Request[Any, Any, Any], game_id: GameId
+    ) -> Response[dict[str, Any]]:
         check_id(game_id)
-        return await services_of(state).games.record(game_id)
+        return immutable_when_over(request, await services_of(state).games.record(game_id))
 
     @get(
         "/{game_id:str}/replay",
