@@ -25,6 +25,7 @@ from functools import cache
 from pathlib import Path
 from typing import Annotated, Any
 
+import anyio.to_thread
 import msgspec
 from litestar import Controller, Request, Response, get
 from litestar.datastructures import State
@@ -84,6 +85,7 @@ def _page(
     status: int = 200,
     headers: dict[str, str] = _HEADERS,
     rounds: str = "",
+    preload: str = "",
 ) -> Response[str]:
     """A page: its title, and what the script draws into it (``data-page``, ``data-id``).
     Only what changes on its own (a live board's status, a step's words) is ``aria-live``,
@@ -103,7 +105,9 @@ def _page(
 <title>{html.escape(title)} · referee</title>
 <link rel="stylesheet" href="{STATIC}/spectator.css">
 <link rel="icon" href="{STATIC}/icon.svg" type="image/svg+xml">
-<script type="module" src="{STATIC}/spectator.js"></script>
+<link rel="modulepreload" href="{STATIC}/common.js">
+<link rel="modulepreload" href="{STATIC}/play.js">
+{preload}<script type="module" src="{STATIC}/spectator.js"></script>
 </head>
 <body class="page-{kind}">
 {header}
@@ -145,6 +149,23 @@ def not_found_page(handler: Any) -> Any:
     return handle
 
 
+async def _preloads(state: State, game_id: str) -> str:
+    """What a game's page will fetch, asked for at once: its ruleset's module and, once the
+    game is over, its compact replay (fetched alongside the scripts, not after them)."""
+    doc = (await services_of(state).games.current(game_id, reading=True)).doc
+    links = []
+    if getattr(RULESETS.get(doc.ruleset), "page_script", None) is not None:
+        links.append(
+            f'<link rel="modulepreload" href="/rulesets/{html.escape(doc.ruleset)}/page.js">\n'
+        )
+    if doc.status == "finished":
+        links.append(
+            f'<link rel="preload" href="/games/{game_id}/replay.json" as="fetch" '
+            'crossorigin="anonymous">\n'
+        )
+    return "".join(links)
+
+
 class PageController(Controller):
     """The pages a person watches: the listing, a game, its report, a tournament."""
 
@@ -157,15 +178,15 @@ class PageController(Controller):
     @get("/games/{game_id:str}", name="page-game")
     async def game(self, state: State, game_id: GameId) -> Response[str]:
         check_id(game_id)
-        await services_of(state).games.current(game_id, reading=True)  # else: not found
-        return _page(f"Game {game_id}", "game", game_id)
+        preload = await _preloads(state, game_id)  # the game is read: else, not found
+        return _page(f"Game {game_id}", "game", game_id, preload=preload)
 
     @get("/embed/games/{game_id:str}", name="page-embed")
     async def embed(self, state: State, game_id: GameId) -> Response[str]:
         """A game's board alone, live or replayed, for an iframe on any site."""
         check_id(game_id)
-        await services_of(state).games.current(game_id, reading=True)
-        return _page(f"Game {game_id}", "embed", game_id, headers=_EMBED_HEADERS)
+        preload = await _preloads(state, game_id)
+        return _page(f"Game {game_id}", "embed", game_id, headers=_EMBED_HEADERS, preload=preload)
 
     @get("/games/{game_id:str}/replay.json", name="page-replay-deltas")
     async def replay_json(self, state: State, request: Request, game_id: GameId) -> Response[Any]:
@@ -177,7 +198,11 @@ class PageController(Controller):
             replay = msgspec.to_builtins(await games.replay(game_id))
             record = msgspec.to_builtins(await games.record(game_id))
             game = await games.current(game_id, reading=True)
-            answer = replay_deltas(replay, record, game.doc.tournament or None)
+            # a second or so of work for a 64-seat game: in a thread, so that the event
+            # loop goes on answering the other requests meanwhile
+            answer = await anyio.to_thread.run_sync(
+                replay_deltas, replay, record, game.doc.tournament or None
+            )
             kept = _REPLAYS.put(game_id, f'"{record["chain"]}"', answer)
         tag, body = kept
         headers = {**_HEADERS, "etag": tag, "cache-control": _IMMUTABLE}
