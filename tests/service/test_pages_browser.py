@@ -565,7 +565,11 @@ _LAYOUT = """(width) => {
       || (!['A', 'SUMMARY'].includes(node.tagName) && box.width < 43.5))
     .map(([node, box]) => `${node.tagName} ${node.textContent.slice(0, 20)} ${box.height}`);
   const scroll = document.documentElement.scrollWidth;
-  return { scroll, wide: wide.slice(0, 8), spilling, small: small.slice(0, 8) };
+  // only what changes on its own is read out: never the page, nor a whole board
+  const loud = [...document.querySelectorAll('[aria-live]')]
+    .filter((node) => node.matches('main, body') || node.querySelector('.sheet, .area, table'))
+    .map((node) => `${node.tagName}.${node.className}`);
+  return { scroll, wide: wide.slice(0, 8), spilling, small: small.slice(0, 8), loud };
 }"""
 _AXE_RUN = """async () => {
   const found = await axe.run(document, { resultTypes: ['violations'] });
@@ -631,9 +635,19 @@ def test_every_page_fits_its_window_and_axe_finds_nothing_serious(
             "wider than the window": layout["wide"],
             "spills out of its card": layout["spilling"],
             "tap targets under 44 px": layout["small"],
+            "aria-live over what does not change": layout["loud"],
             "axe": problems,
         }
         found.update({f"{name} {what}": v for what, v in wrong.items() if v})
     context.close()
     assert not found, found
     assert not errors, errors
+
+
+def test_up_to_64_players_have_distinct_colours(page, server):
+    page.goto(f"{server.url}/rulesets/choice/rules")
+    colours = page.evaluate(
+        "async () => { const { colourOf } = await import('/static/common.js');"
+        " return [...Array(64).keys()].map(colourOf); }"
+    )
+    assert len(set(colours)) == 64, colours
