@@ -35,6 +35,7 @@ from markdown_it import MarkdownIt
 
 from ..core.pairing import total_rounds
 from ..core.refusals import Refusal
+from ..core.replay import replay
 from ..games import RULESETS
 from .params import GameId, TournamentId, services_of
 from .problems import check_id
@@ -149,6 +150,14 @@ def not_found_page(handler: Any) -> Any:
     return handle
 
 
+def _compact_replay(game: Any, decisions: list[bytes]) -> tuple[str, dict[str, Any]]:
+    """A finished game's compact replay and its ETag (its chain), from its record."""
+    record = msgspec.to_builtins(game.record(decisions))
+    frames = msgspec.to_builtins(replay(game, decisions))
+    answer = replay_deltas(frames, record, game.doc.tournament or None)
+    return f'"{record["chain"]}"', answer
+
+
 async def _preloads(state: State, game_id: str) -> str:
     """What a game's page will fetch, asked for at once: its ruleset's module and, once the
     game is over, its compact replay (fetched alongside the scripts, not after them)."""
@@ -194,16 +203,15 @@ class PageController(Controller):
         check_id(game_id)
         kept = _REPLAYS.get(game_id)
         if kept is None:
+            # as getReplay reads it (refused while sealed, or before the end), then a second
+            # or two of work for a 64-seat game, in a thread: the event loop goes on answering
+            # the other requests (this page's own view among them) meanwhile
             games = services_of(state).games
-            replay = msgspec.to_builtins(await games.replay(game_id))
-            record = msgspec.to_builtins(await games.record(game_id))
             game = await games.current(game_id, reading=True)
-            # a second or so of work for a 64-seat game: in a thread, so that the event
-            # loop goes on answering the other requests meanwhile
-            answer = await anyio.to_thread.run_sync(
-                replay_deltas, replay, record, game.doc.tournament or None
-            )
-            kept = _REPLAYS.put(game_id, f'"{record["chain"]}"', answer)
+            await games.check_unsealed(game)
+            decisions = await games.store.decisions(game_id)
+            tag, answer = await anyio.to_thread.run_sync(_compact_replay, game, decisions)
+            kept = _REPLAYS.put(game_id, tag, answer)
         tag, body = kept
         headers = {**_HEADERS, "etag": tag, "cache-control": _IMMUTABLE}
         if tag in request.headers.get("if-none-match", ""):

@@ -261,12 +261,14 @@ function gamePage(root, gameId, { playing = false, embed = false } = {}) {
     }
     if (!embed) drawHead(head, watch.view, watch.replay);
     if (!playing && !embed) drawJoin(seats, watch.view, token);
-    if (watch.view.status === "finished" && !watch.replay && !watch.view.sealed) {
-      await loadReplay();
-    }
     if (!watch.replay) {
+      // a finished game's board is its last frame: drawn at once, while its replay loads
       board.replaceChildren(drawGame(watch.view, watch.renderer));
       setText(live, liveStatus(watch.view));
+    }
+    if (watch.view.status === "finished" && !watch.replay && !watch.view.sealed) {
+      await loadReplay();
+      setText(live, "");
     }
   }
 
@@ -282,7 +284,8 @@ function gamePage(root, gameId, { playing = false, embed = false } = {}) {
       buildMoveList();
     }
     buildControls();
-    go(watch.frame, false);
+    // the last frame is the board already drawn from the view
+    go(watch.frame, false, watch.frame !== watch.replay.frames.length - 1);
   }
 
   /** The replay's controls, built once: afterwards only their values change (``go``). */
@@ -348,7 +351,7 @@ function gamePage(root, gameId, { playing = false, embed = false } = {}) {
 
   /** Step ``index`` of the replay: the board drawn, the controls' values set, the address's
    * ``#ply=N`` kept (``mark``), the move list's current move shown. */
-  function go(index, mark = true) {
+  function go(index, mark = true, draw = true) {
     const frames = watch.replay.frames;
     watch.frame = Math.max(0, Math.min(frames.length - 1, Number.isFinite(index) ? index : frames.length - 1));
     const frame = frames[watch.frame];
@@ -356,7 +359,7 @@ function gamePage(root, gameId, { playing = false, embed = false } = {}) {
     watch.slider.setAttribute("aria-valuetext", `step ${watch.frame} of ${frames.length - 1}`);
     const took = timeTaken(watch.frame);
     setText(watch.stepText, `step ${watch.frame} of ${frames.length - 1}: ${describeDecision(frame.decision, frame.view, watch.renderer)}${took}`);
-    board.replaceChildren(drawGame(frame.view, watch.renderer));
+    if (draw) board.replaceChildren(drawGame(frame.view, watch.renderer));
     if (mark && !embed) history.replaceState(null, "", `#ply=${watch.frame}`);
     if (watch.moveItems) {
       watch.current?.removeAttribute("aria-current");
