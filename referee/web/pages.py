@@ -162,11 +162,7 @@ async def _preloads(state: State, game_id: str) -> str:
     """What a game's page will fetch, asked for at once: its ruleset's module and, once the
     game is over, its compact replay (fetched alongside the scripts, not after them)."""
     doc = (await services_of(state).games.current(game_id, reading=True)).doc
-    links = []
-    if getattr(RULESETS.get(doc.ruleset), "page_script", None) is not None:
-        links.append(
-            f'<link rel="modulepreload" href="/rulesets/{html.escape(doc.ruleset)}/page.js">\n'
-        )
+    links = [f'<link rel="modulepreload" href="/rulesets/{html.escape(doc.ruleset)}/page.js">\n']
     if doc.status == "finished":
         links.append(
             f'<link rel="preload" href="/games/{game_id}/replay.json" as="fetch" '
@@ -272,15 +268,14 @@ PAGES = [PageController]
 
 @cache
 def _script(ruleset_id: str) -> bytes:
-    """A ruleset's page module as served, read once: a ruleset names it as ``page_script``."""
-    script = getattr(RULESETS.get(ruleset_id), "page_script", None)
-    if script is None:
+    """A ruleset's page module as served, read once: a ruleset names it as ``page_script``;
+    one that has none is drawn plainly (``static/plain.js``)."""
+    if ruleset_id not in RULESETS:
         raise Refusal(
-            "ruleset-not-found",
-            f"there is no ruleset {ruleset_id!r} with a page module",
-            field="ruleset_id",
+            "ruleset-not-found", f"there is no ruleset {ruleset_id!r}", field="ruleset_id"
         )
-    return Path(script).read_bytes()
+    script = getattr(RULESETS[ruleset_id], "page_script", None)
+    return Path(script or _FILES / "plain.js").read_bytes()
 
 
 @cache

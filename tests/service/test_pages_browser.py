@@ -16,6 +16,7 @@ import json
 import os
 import random
 import shutil
+import sys
 from pathlib import Path
 
 import httpx
@@ -651,3 +652,50 @@ def test_up_to_64_players_have_distinct_colours(page, server):
         " return [...Array(64).keys()].map(colourOf); }"
     )
     assert len(set(colours)) == 64, colours
+
+
+def test_a_plugin_ruleset_without_a_page_module_is_watched_and_replayed_plainly(
+    browser, valkey, tmp_path
+):
+    """Liar's dice installed (its folder and a ``.dist-info`` on the path, as
+    test_liars_dice_served.py does) in a referee process of its own, as it has no page module
+    here: its finished game's page has the result, the replay and the move list all the
+    same, drawn by ``static/plain.js``."""
+    from test_liars_dice_plugin import EXAMPLE, _dist_info
+    from test_liars_dice_served import _play
+
+    from referee.tools.launch import LOAD_LIMITS, start_referee
+
+    _dist_info(tmp_path)
+    path = os.pathsep.join([str(tmp_path), str(EXAMPLE), *sys.path])
+    process, url = start_referee(valkey, env={**LOAD_LIMITS, "PYTHONPATH": path})
+    try:
+        with httpx.Client(base_url=url, timeout=30) as http:
+            seats = [{"name": "Ada"}, {"name": "Bo"}, {"name": "Cy"}]
+            game = http.post("/v1/games", json={"ruleset": "liars-dice", "seats": seats})
+            assert game.status_code == 201, game.text
+            final = _play(http, game.json(), random.Random(8))
+            record = http.get(f"/v1/games/{final['id']}/record").json()
+        context = browser.new_context(viewport={"width": 360, "height": 740})
+        tab = context.new_page()
+        errors: list[str] = []
+        tab.on("pageerror", lambda error: errors.append(str(error)))
+        tab.on("console", lambda m: m.type == "error" and errors.append(m.text))
+        tab.goto(f"{url}/games/{final['id']}")
+        tab.wait_for_selector("[data-verified=true]")
+        winners = [n for n, p in zip(record["seats"], record["ranking"], strict=True) if p == 1]
+        assert all(name in tab.locator(".outcome .winner").inner_text() for name in winners)
+        assert tab.locator(".ranking tbody tr").count() == 3
+        assert tab.locator(".seats-plain [data-seat]").count() == 3
+        moves = tab.locator(".moves-of-game a")
+        assert moves.count() == len(record["decisions"]) > 0
+        first = moves.first.text_content()  # (off screen: laid out when it shows)
+        assert first.startswith(tuple(f"{n}: bid" for n in record["seats"])), first
+        tab.keyboard.press("Home")
+        assert tab.locator(".step").inner_text().startswith("step 0 of")
+        assert tab.evaluate("document.documentElement.scrollWidth") <= 360
+        context.close()
+        assert not errors, errors
+    finally:
+        process.terminate()
+        process.wait(timeout=10)

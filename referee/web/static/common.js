@@ -1,6 +1,8 @@
 // What the pages' scripts share (spectator.js, play.js): building elements, drawing dice,
 // calling the API. No library and nothing from another origin.
 
+import * as PLAIN from "./plain.js";
+
 export const FACES = "⚀⚁⚂⚃⚄⚅";
 
 /** An element with attributes (class, text, on*) and children. */
@@ -109,8 +111,9 @@ export function tickDeadlines(root) {
  * ``clicksOf(move)`` (the clicks that choose a move: variants of groups of tokens, each group
  * clicked in any order; a token names where a die is clicked and its value, ``roll:4``, or a
  * card, ``card:kur``), ``describeMove(move, nameOf)`` (a move in words, as the event feed
- * tells it) and ``choiceText(move, nameOf)`` (a legal move as a choice). A ruleset with none
- * is drawn plainly: each seat's figures and each move as the view shows them. */
+ * tells it) and ``choiceText(move, nameOf)`` (a legal move as a choice). For a ruleset with
+ * none the referee serves ``plain.js`` there: each seat's figures and each move as the view
+ * shows them (and it is used here too, should the module fail to load). */
 const renderers = new Map();
 export function rendererOf(rulesetId) {
   if (!renderers.has(rulesetId)) {
@@ -118,27 +121,3 @@ export function rendererOf(rulesetId) {
   }
   return renderers.get(rulesetId);
 }
-
-const PLAIN = {
-  drawBoard(view, kit) {
-    const figures = (seat) => Object.entries(seat)
-      .filter(([key]) => !["seat", "name", "claimed", "deadline"].includes(key))
-      .map(([key, value]) => `${key}: ${JSON.stringify(value)}`).join(" · ");
-    return el("div", { cls: "seats-plain" }, view.seats.map((seat) => el("section", { "data-seat": seat.seat },
-      el("h3", {}, el("span", { cls: "name", text: kit.seatName(seat) }), " ", timeLeft(seat.deadline)),
-      el("p", { cls: "small", text: figures(seat) }))));
-  },
-  pickRows() {
-    return [];
-  },
-  clicksOf() {
-    return [[]]; // no dice to click: each move is offered as it is
-  },
-  describeMove(move) {
-    const { type, ...rest } = move;
-    return `${type} ${JSON.stringify(rest)}`;
-  },
-  choiceText(move) {
-    return PLAIN.describeMove(move);
-  },
-};
