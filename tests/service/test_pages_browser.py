@@ -377,6 +377,18 @@ def test_a_seat_token_handed_over_in_the_fragment_is_kept_and_cleared_from_the_a
     )
     assert page.url == f"{server.url}/games/{game['id']}/play"
     assert page.locator(".pick-row").first.inner_text().startswith("your pool (10")
+    assert page.locator(".seat-panel h2").inner_text().startswith("You: Lin")
+    # the keyboard focus stays in the panel as it is drawn again: a die picked, then undone
+    in_panel = "() => !!document.activeElement.closest('.seat-panel')"
+    page.locator("button.pick").first.focus()
+    page.keyboard.press("Enter")
+    assert page.evaluate(in_panel)
+    prompt = page.locator(".prompt").inner_text()
+    assert prompt == "1 move fits your picks." or prompt.endswith(" moves fit your picks.")
+    page.get_by_role("button", name="Undo pick").focus()
+    page.keyboard.press("Enter")
+    assert page.evaluate(in_panel)
+    assert page.locator("button.pick.picked").count() == 0
 
 
 def test_a_token_the_referee_refuses_is_said_so_on_the_play_page(browser, server, http):
@@ -699,3 +711,21 @@ def test_a_plugin_ruleset_without_a_page_module_is_watched_and_replayed_plainly(
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def test_a_sheet_stays_inside_its_card_from_768_to_1400_px(page, server, http):
+    # at the end, where sheets are fullest (marks past the tenth, cards, the plate)
+    game = create(http, "choice-specials", 5, {"schedule": [2]})
+    play_out(http, game, random.Random(768))
+    page.goto(f"{server.url}/games/{game['id']}")
+    page.wait_for_selector(".sheet[data-seat]")
+    for width in (768, 900, 1024, 1200, 1280, 1400):
+        page.set_viewport_size({"width": width, "height": 900})
+        spilling = page.evaluate(
+            "() => [...document.querySelectorAll('.sheet')].filter((card) =>"
+            " card.scrollWidth > card.clientWidth + 1 || [...card.querySelectorAll('*')].some("
+            "(node) => node.getBoundingClientRect().right > card.getBoundingClientRect().right"
+            " + 0.5)).length"
+        )
+        assert spilling == 0, width
+        assert page.evaluate("document.documentElement.scrollWidth") <= width

@@ -97,7 +97,13 @@ export function seatPanel(gameId, token, view) {
 
   /** The panel drawn again, the keyboard focus kept on the die, card or button it was on. */
   function draw() {
+    const inside = node.contains(document.activeElement);
     keepFocus(node, drawPanel);
+    // the button that had it is gone or disabled (a die picked, the last pick undone): the
+    // focus stays in the panel, on the first die or move that can be clicked
+    if (inside && !node.contains(document.activeElement)) {
+      node.querySelector(".pick:not([disabled]), button.move:not([disabled])")?.focus();
+    }
   }
 
   function drawPanel() {
@@ -157,7 +163,6 @@ export function seatPanel(gameId, token, view) {
         state.picks.push(token);
         state.where.push(where);
         draw();
-        if (!node.contains(document.activeElement)) node.querySelector(".pick:not([disabled])")?.focus();
       },
     });
   }
