@@ -279,7 +279,7 @@ function gamePage(root, gameId, { playing = false, embed = false } = {}) {
     watch.frame = embed || !wanted ? watch.replay.frames.length - 1 : Number(wanted[1]);
     if (!embed) {
       drawHead(head, watch.view, watch.replay);
-      drawOutcome(outcome, watch.replay, watch.view);
+      drawOutcome(outcome, watch.replay);
       drawVerify(verify, watch.replay);
       buildMoveList();
     }
@@ -467,7 +467,7 @@ function drawHead(head, view, replay) {
 
 /** A finished game's result: who won, and every seat's place and total (equal totals share
  * a place: the rules have no tie-break). */
-function drawOutcome(node, replay, view) {
+function drawOutcome(node, replay) {
   const order = replay.seats.map((name, seat) => ({ name, seat, place: replay.ranking[seat], total: replay.totals[seat] }))
     .sort((a, b) => a.place - b.place || a.seat - b.seat);
   const winners = order.filter((s) => s.place === 1);
@@ -483,11 +483,17 @@ function drawOutcome(node, replay, view) {
       el("thead", {}, el("tr", {}, ["Place", "Seat", "Total"].map((h) => el("th", { scope: "col", text: h })))),
       el("tbody", {}, order.map((s) => el("tr", { cls: s.place === 1 ? "first" : "", "data-seat": s.seat },
         el("td", { cls: "place", text: `${s.place}${shared(s.place) ? " (tie)" : ""}` }),
-        el("th", { scope: "row" }, el("span", { cls: "swatch", style: undefined, "data-colour": s.seat }), s.name),
+        el("th", { scope: "row" }, swatch(s.seat), s.name),
         el("td", { cls: "final-total", text: s.total })))))),
   );
-  for (const swatch of node.querySelectorAll("[data-colour]")) swatch.style.background = colourOf(Number(swatch.dataset.colour));
-  void view;
+}
+
+/** A seat's or entrant's colour, as a small bar beside its name (styled here: the pages'
+ * policy allows no style attribute in markup, only set by the script). */
+function swatch(index) {
+  const bar = el("span", { cls: "swatch", "aria-hidden": "true" });
+  bar.style.background = colourOf(index);
+  return bar;
 }
 
 /** How to check the game oneself: the commitment against the seed, and ``referee verify``. */
@@ -631,9 +637,8 @@ function standingsTable() {
       let row = rows.get(s.entrant);
       if (!row) {
         row = el("tr", { "data-entrant": s.entrant },
-          el("td"), el("th", { scope: "row" }, el("span", { cls: "swatch", "aria-hidden": "true" }), el("span", { cls: "entrant-name" })),
+          el("td"), el("th", { scope: "row" }, swatch(s.entrant), el("span", { cls: "entrant-name" })),
           el("td"), el("td"), el("td"), el("td", { cls: "rating" }), el("td", { cls: "change" }), el("td"), el("td"));
-        row.querySelector(".swatch").style.background = colourOf(s.entrant);
         rows.set(s.entrant, row);
       }
       const delta = last && before ? last[s.entrant] - before[s.entrant] : last ? last[s.entrant] : 0;
@@ -673,11 +678,7 @@ function ratingChart(t) {
     // each line is labelled at its end, so that colours need not be told apart
     t.entrants.map((name, e) => el("text", { x: x(rounds.length - 1) + 4, y: y(rounds.at(-1)[e]) + 4, cls: "tick end-label", fill: colourOf(e), text: name.slice(0, 8) })),
     rounds.map((_, i) => el("text", { x: x(i), y: height - 4, "text-anchor": "middle", cls: "tick", text: i === 0 ? "start" : `r${i}` })));
-  const legend = el("ul", { cls: "legend" }, t.entrants.map((name, e) => {
-    const swatch = el("span", { cls: "swatch", "aria-hidden": "true" });
-    swatch.style.background = colourOf(e);
-    return el("li", {}, swatch, name);
-  }));
+  const legend = el("ul", { cls: "legend" }, t.entrants.map((name, e) => el("li", {}, swatch(e), name)));
   return [svg, legend];
 }
 
