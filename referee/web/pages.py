@@ -215,11 +215,12 @@ class PageController(Controller):
         return Response(body, media_type="application/json", headers=headers)
 
     @get("/games/{game_id:str}/play", name="page-play")
-    async def play(self, game_id: GameId) -> Response[str]:
+    async def play(self, state: State, game_id: GameId) -> Response[str]:
         """A seat played by a person: the token stays in the browser (sessionStorage, or the
         address's fragment, which is never sent), so this shell is the same for everyone."""
         check_id(game_id)
-        return _page(f"Play game {game_id}", "play", game_id)
+        preload = await _preloads(state, game_id)  # the game is read: else, not found
+        return _page(f"Play game {game_id}", "play", game_id, preload=preload)
 
     @get("/games/{game_id:str}/report", name="page-report")
     async def report(self, state: State, game_id: GameId) -> Response[str]:

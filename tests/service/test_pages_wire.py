@@ -118,7 +118,15 @@ def test_a_running_game_has_no_compact_replay(http):
 
 @pytest.mark.parametrize(
     "path",
-    ["/games/0123456789abcdef", "/games/not-an-id", "/tournaments/0123456789abcdef", "/nowhere"],
+    [
+        "/games/0123456789abcdef",
+        "/games/0123456789abcdef/play",
+        "/games/0123456789abcdef/report",
+        "/embed/games/0123456789abcdef",
+        "/games/not-an-id",
+        "/tournaments/0123456789abcdef",
+        "/nowhere",
+    ],
 )
 def test_not_found_is_one_page_for_a_browser_and_a_problem_for_anyone_else(http, path):
     page = http.get(path, headers={"accept": "text/html,application/xhtml+xml,*/*;q=0.8"})
