@@ -78,7 +78,8 @@ def shot(page, name: str) -> None:
 
 
 def totals_shown(page) -> list[int]:
-    return [int(t) for t in page.locator(".seat-total").all_inner_texts()]
+    # (text, not the rendered text: a board off screen is laid out when it shows)
+    return [int(t) for t in page.locator(".seat-total").all_text_contents()]
 
 
 def totals_of(view: dict) -> list[int]:
@@ -377,7 +378,9 @@ def test_a_seat_token_handed_over_in_the_fragment_is_kept_and_cleared_from_the_a
     )
     assert page.url == f"{server.url}/games/{game['id']}/play"
     assert page.locator(".pick-row").first.inner_text().startswith("your pool (10")
-    assert page.locator(".seat-panel h2").inner_text().startswith("You: Lin")
+    page.wait_for_function(  # named, not numbered, once the public view is read
+        "() => document.querySelector('.seat-panel h2').textContent.startsWith('You: Lin ')"
+    )
     # the keyboard focus stays in the panel as it is drawn again: a die picked, then undone
     in_panel = "() => !!document.activeElement.closest('.seat-panel')"
     page.locator("button.pick").first.focus()

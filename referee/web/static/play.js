@@ -108,8 +108,7 @@ export function seatPanel(gameId, token, view) {
 
   function drawPanel() {
     const turn = state.turn;
-    const deadline = turn.status === "your_turn" ? timeLeft(turn.deadline) : null;
-    heading.replaceChildren(`You: ${nameOf(turn.seat)} `, ...(deadline ? [deadline] : []));
+    drawHeading();
     rows.replaceChildren();
     actions.replaceChildren();
     moves.replaceChildren();
@@ -209,5 +208,13 @@ export function seatPanel(gameId, token, view) {
     }
   }
 
-  return { node, start: next };
+  /** "You: <name>", once the name is known (the public view, read beside the turn). */
+  function drawHeading() {
+    const turn = state.turn;
+    const name = view()?.seats[turn.seat]?.name ?? turn.view?.seats?.[turn.seat]?.name;
+    const deadline = turn.status === "your_turn" ? timeLeft(turn.deadline) : null;
+    heading.replaceChildren(name ? `You: ${name} ` : "Your seat ", ...(deadline ? [deadline] : []));
+  }
+
+  return { node, start: next, named: () => state.turn && drawHeading() };
 }

@@ -243,6 +243,7 @@ function gamePage(root, gameId, { playing = false, embed = false } = {}) {
   const token = embed ? null : seatToken(gameId);
   if (playing && token) {
     const panel = seatPanel(gameId, token, () => watch.view);
+    watch.panel = panel;
     seats.replaceChildren(panel.node);
     panel.start();
   } else if (playing) {
@@ -260,6 +261,7 @@ function gamePage(root, gameId, { playing = false, embed = false } = {}) {
       return;
     }
     if (!embed) drawHead(head, watch.view, watch.replay);
+    watch.panel?.named();
     if (!playing && !embed) drawJoin(seats, watch.view, token);
     if (!watch.replay) {
       // a finished game's board is its last frame: drawn at once, while its replay loads
