@@ -556,22 +556,23 @@ RESPONSE_HEADERS = {
     ),
     "ETag": OpenAPIHeader(
         schema=Schema(type=OpenAPIType.STRING),
-        description="once the game is over: the finished record's hash chain, quoted; send it "
-        "back in If-None-Match and a 304 says the copy held is this one",
+        description="once the game is over: its hash chain, quoted; send it back in "
+        "If-None-Match and a 304 says the copy held is this one",
         required=False,
     ),
     "Cache-Control": OpenAPIHeader(
         schema=Schema(type=OpenAPIType.STRING),
         description="once the game is over: public, max-age=31536000, immutable (a finished "
-        "record never changes)",
+        "game's record and replay never change)",
         required=False,
     ),
 }
 #: which answers carry which header, by status, and by operation and status
 _HEADERS_OF = {"201": ("Location",), "429": ("Retry-After",), "503": ("Retry-After",)}
 _OPERATION_HEADERS = {
-    ("getRecord", "200"): ("ETag", "Cache-Control"),
-    ("getRecord", "304"): ("ETag", "Cache-Control"),
+    (operation, status): ("ETag", "Cache-Control")
+    for operation in ("getRecord", "getReplay")
+    for status in ("200", "304")
 }
 
 

@@ -103,6 +103,16 @@ def test_a_finished_record_is_immutable_and_a_running_one_is_not(http):
     assert again.status_code == 304 and again.content == b""
     other = http.get(f"/v1/games/{game['id']}/record", headers={"if-none-match": '"other"'})
     assert other.status_code == 200 and other.json() == answer.json()
+    replay = http.get(f"/v1/games/{game['id']}/replay")
+    assert replay.headers["etag"] == answer.headers["etag"]
+    assert "immutable" in replay.headers["cache-control"]
+    held = {"if-none-match": replay.headers["etag"]}
+    assert http.get(f"/v1/games/{game['id']}/replay", headers=held).status_code == 304
+    replay = http.get(f"/v1/games/{game['id']}/replay")
+    assert replay.headers["etag"] == answer.headers["etag"]
+    assert "immutable" in replay.headers["cache-control"]
+    held = {"if-none-match": replay.headers["etag"]}
+    assert http.get(f"/v1/games/{game['id']}/replay", headers=held).status_code == 304
     compact = http.get(f"/games/{game['id']}/replay.json")
     assert compact.headers["etag"] == answer.headers["etag"]
     assert "immutable" in compact.headers["cache-control"]
