@@ -37,7 +37,7 @@ def final_tag(shown: Any) -> str | None:
     """The validator of what a finished game shows (its record or its public view): its chain,
     quoted; None while the game runs (or its seed is still withheld)."""
     if not isinstance(shown, dict):  # a Struct of the contract's views
-        shown = msgspec.to_builtins(shown)
+        shown = msgspec.json.decode(msgspec.json.encode(shown))
     over = shown.get("finished") or shown.get("status") == "finished"
     chain = shown.get("chain")
     return f'"{chain}"' if over and shown.get("seed") and chain else None

@@ -12,8 +12,9 @@ leaves the referee's origin.
 
 ``/games/{id}/replay.json`` is a finished game's replay in the pages' compact form
 (``replay_deltas``: the first view, then what each step changed), immutable, with an ``ETag``
-and a year's ``Cache-Control``. ``/embed/games/{id}`` is a game's board alone, which any site
-may frame; ``/rulesets/{id}/rules`` a ruleset's rules help, from its package
+and a year's ``Cache-Control``; ``/games/{id}/view.json?since=V`` a live game's public view as
+what changed since the version V a page holds. ``/embed/games/{id}`` is a game's board
+alone, which any site may frame; ``/rulesets/{id}/rules`` a ruleset's rules help, from its package
 (``rules_help``, a Markdown file). Anything not found is one page: a 404 in HTML for a
 browser, problem+json for anyone else (``not_found_page``).
 """
@@ -39,7 +40,7 @@ from ..core.replay import replay
 from ..games import RULESETS
 from .params import GameId, TournamentId, services_of
 from .problems import check_id
-from .replay_deltas import ReplayCache, replay_deltas
+from .replay_deltas import LiveViews, ReplayCache, replay_deltas
 
 __all__ = [
     "PAGES",
@@ -68,6 +69,7 @@ _EMBED_HEADERS = {
 #: a finished game's replay never changes
 _IMMUTABLE = "public, max-age=31536000, immutable"
 _REPLAYS = ReplayCache()
+_LIVE = LiveViews()
 _FACES = "⚀⚁⚂⚃⚄⚅"
 
 
@@ -192,6 +194,20 @@ class PageController(Controller):
         check_id(game_id)
         preload = await _preloads(state, game_id)
         return _page(f"Game {game_id}", "embed", game_id, headers=_EMBED_HEADERS, preload=preload)
+
+    @get("/games/{game_id:str}/view.json", name="page-live-view")
+    async def live_view(
+        self,
+        state: State,
+        game_id: GameId,
+        since: Annotated[str | None, Parameter(max_length=64)] = None,
+    ) -> Response[Any]:
+        """The public view (getGame's, sealed while it is) as a live page follows it: whole,
+        or what changed since the version the page holds (``LiveViews``)."""
+        check_id(game_id)
+        view = await services_of(state).games.view(game_id)
+        answer = _LIVE.answer(game_id, view, since)
+        return Response(answer, headers={**_HEADERS, "cache-control": "no-store"})
 
     @get("/games/{game_id:str}/replay.json", name="page-replay-deltas")
     async def replay_json(self, state: State, request: Request, game_id: GameId) -> Response[Any]:

@@ -1,4 +1,5 @@
-"""A finished game's replay in a compact form for the pages: the first frame's view whole,
+"""A finished game's replay in a compact form for the pages (and a live game's view as
+patches too, ``LiveViews``): the first frame's view whole,
 then per step only what changed (a patch), instead of a whole public view per step.
 
 A 64-seat CHOICE game's replay is tens of megabytes as ``getReplay`` gives it (every frame
@@ -16,13 +17,14 @@ and seed a reader passes to ``referee verify``.
 
 from __future__ import annotations
 
+import hashlib
 from collections import OrderedDict
 from itertools import pairwise
 from typing import Any
 
 import msgspec
 
-__all__ = ["ReplayCache", "diff", "replay_deltas"]
+__all__ = ["LiveViews", "ReplayCache", "diff", "replay_deltas"]
 
 
 def diff(before: Any, after: Any, path: list[Any] | None = None) -> list[list[Any]]:
@@ -94,3 +96,33 @@ class ReplayCache:
         while len(self._kept) > self.size:
             self._kept.popitem(last=False)
         return kept
+
+
+class LiveViews:
+    """A live game's public view as the pages follow it: each answer names its version (a
+    hash of the view), and a page that names the version it holds gets only what changed
+    since. The last few versions of the last games asked about are kept per process; a
+    version not kept (another replica's, or an old one) gets the whole view."""
+
+    def __init__(self, games: int = 256, versions: int = 4) -> None:
+        self.games, self.versions = games, versions
+        self._kept: OrderedDict[str, OrderedDict[str, Any]] = OrderedDict()
+        self._encoder = msgspec.json.Encoder()
+
+    def answer(self, game_id: str, view: Any, since: str | None) -> dict[str, Any]:
+        """``{"version", "view"}`` or, from a version kept, ``{"version", "since", "patch"}``."""
+        encoded = self._encoder.encode(view)  # (a view may hold parts encoded already)
+        version = hashlib.blake2b(encoded, digest_size=12).hexdigest()
+        view = msgspec.json.decode(encoded)
+        kept = self._kept.setdefault(game_id, OrderedDict())
+        self._kept.move_to_end(game_id)
+        while len(self._kept) > self.games:
+            self._kept.popitem(last=False)
+        before = kept.get(since) if since else None
+        kept[version] = view
+        kept.move_to_end(version)
+        while len(kept) > self.versions:
+            kept.popitem(last=False)
+        if before is None:
+            return {"version": version, "view": view}
+        return {"version": version, "since": since, "patch": diff(before, view)}

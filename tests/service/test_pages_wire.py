@@ -12,7 +12,7 @@ import random
 import brotli
 import httpx
 import pytest
-from helpers import auth, create, play_out
+from helpers import auth, create, decide_due, play_out
 
 from referee.games import RULESETS
 
@@ -172,3 +172,22 @@ def test_every_ruleset_has_a_rules_page_from_its_package(http, ruleset_id):
         first = next(line for line in helped.read_text().splitlines() if line.startswith("#"))
         assert first.lstrip("# ") in page.text
     assert http.get("/rulesets/no-such-ruleset/rules").status_code == 404
+
+
+def test_a_live_view_is_followed_as_patches_from_the_version_a_page_holds(http):
+    game = create(http, "choice", 3, deadline_s=60)
+    first = http.get(f"/games/{game['id']}/view.json").json()
+    assert first["view"] == http.get(f"/v1/games/{game['id']}").json()
+    unchanged = http.get(f"/games/{game['id']}/view.json?since={first['version']}").json()
+    assert unchanged == {"version": first["version"], "since": first["version"], "patch": []}
+    rnd = random.Random(3)
+    due = http.get(f"/v1/games/{game['id']}").json()["to_decide"]
+    list(decide_due(http, http, game, due[:2], rnd))
+    moved = http.get(f"/games/{game['id']}/view.json?since={first['version']}").json()
+    now = http.get(f"/v1/games/{game['id']}").json()
+    assert moved["version"] != first["version"] and "view" not in moved
+    assert _patched(first["view"], moved["patch"]) == now
+    assert len(str(moved["patch"])) < len(str(now)) / 4  # a few seats' marks, not the view
+    # a version the referee does not keep: the whole view
+    other = http.get(f"/games/{game['id']}/view.json?since=0123456789abcdef01234567").json()
+    assert other["view"] == now and other["version"] == moved["version"]

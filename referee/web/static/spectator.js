@@ -1,6 +1,7 @@
 // The spectator pages' one script (referee/web/pages.py serves the shells): it reads only the
-// public endpoints (and a finished game's replay in the pages' compact form, made from the
-// public replay), so a spectator sees exactly what the public view shows. No build step, no
+// public endpoints (and, in the pages' compact forms, a live game's public view as patches and
+// a finished game's replay, made from the public replay), so a spectator sees exactly what the
+// public view shows. No build step, no
 // library, nothing from another origin (the pages' Content-Security-Policy forbids it).
 //
 // Nothing is redrawn that did not change: the replay's controls, a tournament's tables and
@@ -254,7 +255,7 @@ function gamePage(root, gameId, { playing = false, embed = false } = {}) {
 
   async function refresh() {
     try {
-      watch.view = await api(`/v1/games/${gameId}`);
+      watch.view = await liveView();
       watch.renderer ??= await rendererOf(watch.view.ruleset);
     } catch (error) {
       fail(error, root);
@@ -272,6 +273,15 @@ function gamePage(root, gameId, { playing = false, embed = false } = {}) {
       await loadReplay();
       setText(live, "");
     }
+  }
+
+  /** The public view as it is now: whole the first time, then only what changed since the
+   * version this page holds (/games/{id}/view.json?since=V; whole again if the referee no
+   * longer keeps that version). */
+  async function liveView() {
+    const answer = await api(`/games/${gameId}/view.json${watch.version ? `?since=${watch.version}` : ""}`);
+    watch.version = answer.version;
+    return answer.patch ? applyPatch(watch.view, answer.patch) : answer.view;
   }
 
   async function loadReplay() {
