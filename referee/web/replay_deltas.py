@@ -101,28 +101,29 @@ class ReplayCache:
 class LiveViews:
     """A live game's public view as the pages follow it: each answer names its version (a
     hash of the view), and a page that names the version it holds gets only what changed
-    since. The last few versions of the last games asked about are kept per process; a
-    version not kept (another replica's, or an old one) gets the whole view."""
+    since. The last few versions of the last games asked about are kept per process, encoded
+    (a 64-seat view is some 40 kB so, several times that as objects); a version not kept
+    (another replica's, or an old one) gets the whole view."""
 
-    def __init__(self, games: int = 256, versions: int = 4) -> None:
+    def __init__(self, games: int = 128, versions: int = 3) -> None:
         self.games, self.versions = games, versions
-        self._kept: OrderedDict[str, OrderedDict[str, Any]] = OrderedDict()
+        self._kept: OrderedDict[str, OrderedDict[str, bytes]] = OrderedDict()
         self._encoder = msgspec.json.Encoder()
 
     def answer(self, game_id: str, view: Any, since: str | None) -> dict[str, Any]:
         """``{"version", "view"}`` or, from a version kept, ``{"version", "since", "patch"}``."""
         encoded = self._encoder.encode(view)  # (a view may hold parts encoded already)
         version = hashlib.blake2b(encoded, digest_size=12).hexdigest()
-        view = msgspec.json.decode(encoded)
         kept = self._kept.setdefault(game_id, OrderedDict())
         self._kept.move_to_end(game_id)
         while len(self._kept) > self.games:
             self._kept.popitem(last=False)
         before = kept.get(since) if since else None
-        kept[version] = view
+        kept[version] = encoded
         kept.move_to_end(version)
         while len(kept) > self.versions:
             kept.popitem(last=False)
+        now = msgspec.json.decode(encoded)
         if before is None:
-            return {"version": version, "view": view}
-        return {"version": version, "since": since, "patch": diff(before, view)}
+            return {"version": version, "view": now}
+        return {"version": version, "since": since, "patch": diff(msgspec.json.decode(before), now)}
