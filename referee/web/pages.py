@@ -154,10 +154,14 @@ def not_found_page(handler: Any) -> Any:
 
 def _compact_replay(game: Any, decisions: list[bytes]) -> tuple[str, dict[str, Any]]:
     """A finished game's compact replay and its ETag (its chain), from its record."""
-    record = msgspec.to_builtins(game.record(decisions))
-    frames = msgspec.to_builtins(replay(game, decisions))
+    record, frames = _plain(game.record(decisions)), _plain(replay(game, decisions))
     answer = replay_deltas(frames, record, game.doc.tournament or None)
     return f'"{record["chain"]}"', answer
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as plain JSON values (a dict of them already is: not copied again)."""
+    return value if isinstance(value, dict) else msgspec.json.decode(msgspec.json.encode(value))
 
 
 async def _preloads(state: State, game_id: str) -> str:
