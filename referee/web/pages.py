@@ -38,6 +38,7 @@ from ..core.pairing import total_rounds
 from ..core.refusals import Refusal
 from ..core.replay import replay
 from ..games import RULESETS
+from .caching import IMMUTABLE, held, not_modified
 from .params import GameId, TournamentId, services_of
 from .problems import check_id
 from .replay_deltas import LiveViews, ReplayCache, replay_deltas
@@ -66,8 +67,6 @@ _EMBED_HEADERS = {
     "content-security-policy": _POLICY.replace("frame-ancestors 'self'", "frame-ancestors *"),
     "referrer-policy": "no-referrer",
 }
-#: a finished game's replay never changes
-_IMMUTABLE = "public, max-age=31536000, immutable"
 _REPLAYS = ReplayCache()
 _LIVE = LiveViews()
 _FACES = "⚀⚁⚂⚃⚄⚅"
@@ -167,9 +166,11 @@ def _plain(value: Any) -> Any:
 async def _preloads(state: State, game_id: str) -> str:
     """What a game's page will fetch, asked for at once: its ruleset's module and, once the
     game is over, its compact replay (fetched alongside the scripts, not after them)."""
-    doc = (await services_of(state).games.current(game_id, reading=True)).doc
+    games = services_of(state).games
+    game = await games.current(game_id, reading=True)
+    doc = game.doc
     links = [f'<link rel="modulepreload" href="/rulesets/{html.escape(doc.ruleset)}/page.js">\n']
-    if doc.status == "finished":
+    if doc.status == "finished" and not await games.sealed(game):
         links.append(
             f'<link rel="preload" href="/games/{game_id}/replay.json" as="fetch" '
             'crossorigin="anonymous">\n'
@@ -229,9 +230,9 @@ class PageController(Controller):
             tag, answer = await anyio.to_thread.run_sync(_compact_replay, game, decisions)
             kept = _REPLAYS.put(game_id, tag, answer)
         tag, body = kept
-        headers = {**_HEADERS, "etag": tag, "cache-control": _IMMUTABLE}
-        if tag in request.headers.get("if-none-match", ""):
-            return Response(b"", status_code=304, headers=headers)
+        if held(request, tag):
+            return not_modified(tag)
+        headers = {"etag": tag, "cache-control": IMMUTABLE}
         return Response(body, media_type="application/json", headers=headers)
 
     @get("/games/{game_id:str}/play", name="page-play")
