@@ -14,11 +14,12 @@ from ..plugins import load_plugins
 from ..service import Services
 from ..settings import Settings
 from .access import Organizers
+from .compression import COMPRESSION
 from .contract import docs_assets, finish_contract, openapi_config, openapi_json
 from .hot import HotRoutesLitestar
 from .league_pages import LEAGUE_PAGES
 from .league_routes import LEAGUE_CONTROLLERS
-from .pages import PAGES, static_files
+from .pages import PAGES, not_found_page, static_files
 from .problems import exception_handlers
 from .routes import controllers
 
@@ -56,7 +57,8 @@ def create_app(settings: Settings | None = None) -> Litestar:
             static_files(),
         ],
         lifespan=[lifespan],
-        exception_handlers=exception_handlers(),
+        exception_handlers={k: not_found_page(h) for k, h in exception_handlers().items()},
+        compression_config=COMPRESSION,
         request_max_body_size=settings.max_body_bytes,
         openapi_config=openapi_config(),
         debug=False,

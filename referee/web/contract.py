@@ -640,9 +640,26 @@ RESPONSE_HEADERS = {
         "token)",
         required=True,
     ),
+    "ETag": OpenAPIHeader(
+        schema=Schema(type=OpenAPIType.STRING),
+        description="once the game is over: its hash chain, quoted; send it back in "
+        "If-None-Match and a 304 says the copy held is this one",
+        required=False,
+    ),
+    "Cache-Control": OpenAPIHeader(
+        schema=Schema(type=OpenAPIType.STRING),
+        description="once the game is over: public, max-age=31536000, immutable (a finished "
+        "game's record and replay never change)",
+        required=False,
+    ),
 }
-#: which answers carry which header, by status
+#: which answers carry which header, by status, and by operation and status
 _HEADERS_OF = {"201": ("Location",), "429": ("Retry-After",), "503": ("Retry-After",)}
+_OPERATION_HEADERS = {
+    (operation, status): ("ETag", "Cache-Control")
+    for operation in ("getRecord", "getReplay")
+    for status in ("200", "304")
+}
 
 
 def _response_headers(schema: Any) -> None:
@@ -654,7 +671,9 @@ def _response_headers(schema: Any) -> None:
             if operation is None:
                 continue
             for status, response in operation.responses.items():
-                names = _HEADERS_OF.get(status, ())
+                names = _HEADERS_OF.get(status, ()) + _OPERATION_HEADERS.get(
+                    (operation.operation_id, status), ()
+                )
                 if names:  # beside those an operation states itself (Idempotent-Replayed)
                     response.headers = {
                         **(response.headers or {}),

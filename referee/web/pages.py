@@ -9,26 +9,50 @@ that are over (``core.replay.postal_report``). ``/games/{id}/play`` adds a seat 
 person (``static/play.js``): with the seat's token it reads that seat's turn and posts its
 moves, as any bot does. Every page forbids, by its Content-Security-Policy, any request that
 leaves the referee's origin.
+
+``/games/{id}/replay.json`` is a finished game's replay in the pages' compact form
+(``replay_deltas``: the first view, then what each step changed), immutable, with an ``ETag``
+and a year's ``Cache-Control``; ``/games/{id}/view.json?since=V`` a live game's public view as
+what changed since the version V a page holds. ``/embed/games/{id}`` is a game's board
+alone, which any site may frame; ``/rulesets/{id}/rules`` a ruleset's rules help, from its package
+(``rules_help``, a Markdown file). Anything not found is one page: a 404 in HTML for a
+browser, problem+json for anyone else (``not_found_page``).
 """
 
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Annotated, Any
 
-from litestar import Controller, Response, get
+import anyio.to_thread
+import msgspec
+from litestar import Controller, Request, Response, get
 from litestar.datastructures import State
 from litestar.params import Parameter
 from litestar.static_files import create_static_files_router
+from markdown_it import MarkdownIt
 
+from ..core.pairing import total_rounds
 from ..core.refusals import Refusal
+from ..core.replay import replay
 from ..games import RULESETS
+from .caching import IMMUTABLE, held, not_modified
 from .params import GameId, TournamentId, services_of
 from .problems import check_id
+from .replay_deltas import LiveViews, ReplayCache, replay_deltas
 
-__all__ = ["PAGES", "STATIC", "PageController", "report_text", "static_files"]
+__all__ = [
+    "PAGES",
+    "STATIC",
+    "PageController",
+    "not_found_page",
+    "report_text",
+    "rules_html",
+    "static_files",
+]
 
 #: where the pages' script, styles and icon are served from
 STATIC = "/static"
@@ -38,6 +62,14 @@ _POLICY = (
     "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'self'"
 )
 _HEADERS = {"content-security-policy": _POLICY, "referrer-policy": "no-referrer"}
+#: an embedded board may be framed by any site (a blog, a course page); it still loads
+#: nothing from elsewhere
+_EMBED_HEADERS = {
+    "content-security-policy": _POLICY.replace("frame-ancestors 'self'", "frame-ancestors *"),
+    "referrer-policy": "no-referrer",
+}
+_REPLAYS = ReplayCache()
+_LIVE = LiveViews()
 _FACES = "⚀⚁⚂⚃⚄⚅"
 
 
@@ -47,22 +79,42 @@ def static_files() -> Any:
     )
 
 
-def _page(title: str, kind: str, ident: str = "", body: str = "") -> Response[str]:
-    """A page: its title, and what the script draws into it (``data-page``, ``data-id``)."""
+def _page(
+    title: str,
+    kind: str,
+    ident: str = "",
+    body: str = "",
+    *,
+    status: int = 200,
+    headers: dict[str, str] = _HEADERS,
+    rounds: str = "",
+    preload: str = "",
+) -> Response[str]:
+    """A page: its title, and what the script draws into it (``data-page``, ``data-id``).
+    Only what changes on its own (a live board's status, a step's words) is ``aria-live``,
+    set by the script where it is."""
+    header = (
+        ""
+        if kind == "embed"
+        else f"""<header class="top"><a href="/" class="home">referee</a>
+<span class="where">{html.escape(title)}</span><a href="/docs" class="docs">API</a></header>"""
+    )
     document = f"""<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
 <title>{html.escape(title)} · referee</title>
 <link rel="stylesheet" href="{STATIC}/spectator.css">
 <link rel="icon" href="{STATIC}/icon.svg" type="image/svg+xml">
-<script type="module" src="{STATIC}/spectator.js"></script>
+<link rel="modulepreload" href="{STATIC}/common.js">
+<link rel="modulepreload" href="{STATIC}/play.js">
+{preload}<script type="module" src="{STATIC}/spectator.js"></script>
 </head>
-<body>
-<header class="top"><a href="/" class="home">referee</a>
-<span class="where">{html.escape(title)}</span><a href="/docs" class="docs">API</a></header>
-<main id="app" data-page="{kind}" data-id="{html.escape(ident)}" aria-live="polite">
+<body class="page-{kind}">
+{header}
+<main id="app" data-page="{kind}" data-id="{html.escape(ident)}" data-rounds="{rounds}">
 {body or '<p class="loading">Loading…</p>'}
 </main>
 <noscript><p>These pages draw games as they happen with a small script; the same figures are
@@ -70,7 +122,63 @@ in the API (<a href="/docs">/docs</a>).</p></noscript>
 </body>
 </html>
 """
-    return Response(document, media_type="text/html", headers=_HEADERS)
+    return Response(document, status_code=status, media_type="text/html", headers=headers)
+
+
+def _wants_html(request: Request[Any, Any, Any]) -> bool:
+    """Whether the client asks for a page rather than JSON (a browser's navigation)."""
+    if request.url.path.startswith("/v1/"):
+        return False
+    best = request.accept.best_match(["application/problem+json", "application/json", "text/html"])
+    return best == "text/html"
+
+
+def not_found_page(
+    handler: Callable[[Request[Any, Any, Any], Exception], Response[Any]],
+) -> Callable[[Request[Any, Any, Any], Exception], Response[Any]]:
+    """``handler`` (an exception handler answering problem+json), but a 404 asked for by a
+    browser is the one not-found page, in HTML, still with status 404."""
+
+    def handle(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+        response = handler(request, exc)
+        if response.status_code != 404 or not _wants_html(request):
+            return response
+        body = (
+            '<h1>Not found</h1><p class="problem">There is nothing at '
+            f"<code>{html.escape(request.url.path)}</code>: the game or tournament may have "
+            'expired, or the address is mistyped.</p><p><a href="/">Games and tournaments</a>'
+            ' · <a href="/docs">the API</a></p>'
+        )
+        return _page("Not found", "not-found", body=body, status=404)
+
+    return handle
+
+
+def _compact_replay(game: Any, decisions: list[bytes]) -> tuple[str, dict[str, Any]]:
+    """A finished game's compact replay and its ETag (its chain), from its record."""
+    record, frames = _plain(game.record(decisions)), _plain(replay(game, decisions))
+    answer = replay_deltas(frames, record, game.doc.tournament or None)
+    return f'"{record["chain"]}"', answer
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as plain JSON values (a dict of them already is: not copied again)."""
+    return value if isinstance(value, dict) else msgspec.json.decode(msgspec.json.encode(value))
+
+
+async def _preloads(state: State, game_id: str) -> str:
+    """What a game's page will fetch, asked for at once: its ruleset's module and, once the
+    game is over, its compact replay (fetched alongside the scripts, not after them)."""
+    games = services_of(state).games
+    game = await games.current(game_id, reading=True)
+    doc = game.doc
+    links = [f'<link rel="modulepreload" href="/rulesets/{html.escape(doc.ruleset)}/page.js">\n']
+    if doc.status == "finished" and not await games.sealed(game):
+        links.append(
+            f'<link rel="preload" href="/games/{game_id}/replay.json" as="fetch" '
+            'crossorigin="anonymous">\n'
+        )
+    return "".join(links)
 
 
 class PageController(Controller):
@@ -83,16 +191,62 @@ class PageController(Controller):
         return _page("Games and tournaments", "index")
 
     @get("/games/{game_id:str}", name="page-game")
-    async def game(self, game_id: GameId) -> Response[str]:
+    async def game(self, state: State, game_id: GameId) -> Response[str]:
         check_id(game_id)
-        return _page(f"Game {game_id}", "game", game_id)
+        preload = await _preloads(state, game_id)  # the game is read: else, not found
+        return _page(f"Game {game_id}", "game", game_id, preload=preload)
+
+    @get("/embed/games/{game_id:str}", name="page-embed")
+    async def embed(self, state: State, game_id: GameId) -> Response[str]:
+        """A game's board alone, live or replayed, for an iframe on any site."""
+        check_id(game_id)
+        preload = await _preloads(state, game_id)
+        return _page(f"Game {game_id}", "embed", game_id, headers=_EMBED_HEADERS, preload=preload)
+
+    @get("/games/{game_id:str}/view.json", name="page-live-view")
+    async def live_view(
+        self,
+        state: State,
+        game_id: GameId,
+        since: Annotated[str | None, Parameter(max_length=64)] = None,
+    ) -> Response[Any]:
+        """The public view (getGame's, sealed while it is) as a live page follows it: whole,
+        or what changed since the version the page holds (``LiveViews``)."""
+        check_id(game_id)
+        view = await services_of(state).games.view(game_id)
+        answer = _LIVE.answer(game_id, view, since)
+        return Response(answer, headers={**_HEADERS, "cache-control": "no-store"})
+
+    @get("/games/{game_id:str}/replay.json", name="page-replay-deltas")
+    async def replay_json(
+        self, state: State, request: Request[Any, Any, Any], game_id: GameId
+    ) -> Response[Any]:
+        """A finished game's replay as patches (``replay_deltas``), cached and immutable."""
+        check_id(game_id)
+        kept = _REPLAYS.get(game_id)
+        if kept is None:
+            # as getReplay reads it (refused while sealed, or before the end), then a second
+            # or two of work for a 64-seat game, in a thread: the event loop goes on answering
+            # the other requests (this page's own view among them) meanwhile
+            games = services_of(state).games
+            game = await games.current(game_id, reading=True)
+            await games.check_unsealed(game)
+            decisions = await games.store.decisions(game_id)
+            tag, answer = await anyio.to_thread.run_sync(_compact_replay, game, decisions)
+            kept = _REPLAYS.put(game_id, tag, answer)
+        tag, body = kept
+        if held(request, tag):
+            return not_modified(tag)
+        headers = {"etag": tag, "cache-control": IMMUTABLE}
+        return Response(body, media_type="application/json", headers=headers)
 
     @get("/games/{game_id:str}/play", name="page-play")
-    async def play(self, game_id: GameId) -> Response[str]:
+    async def play(self, state: State, game_id: GameId) -> Response[str]:
         """A seat played by a person: the token stays in the browser (sessionStorage, or the
         address's fragment, which is never sent), so this shell is the same for everyone."""
         check_id(game_id)
-        return _page(f"Play game {game_id}", "play", game_id)
+        preload = await _preloads(state, game_id)  # the game is read: else, not found
+        return _page(f"Play game {game_id}", "play", game_id, preload=preload)
 
     @get("/games/{game_id:str}/report", name="page-report")
     async def report(self, state: State, game_id: GameId) -> Response[str]:
@@ -114,10 +268,26 @@ class PageController(Controller):
         sees, what a seat clicks), which ``spectator.js`` and ``play.js`` import by name."""
         return Response(_script(ruleset_id), media_type="text/javascript", headers=_HEADERS)
 
+    @get("/rulesets/{ruleset_id:str}/rules", name="page-ruleset-rules")
+    async def ruleset_rules(
+        self, ruleset_id: Annotated[str, Parameter(max_length=64)]
+    ) -> Response[str]:
+        """A ruleset's rules help, from its package (``rules_help``)."""
+        ruleset = RULESETS.get(ruleset_id)
+        if ruleset is None:
+            raise Refusal(
+                "ruleset-not-found", f"there is no ruleset {ruleset_id!r}", field="ruleset_id"
+            )
+        title = getattr(ruleset, "title", ruleset_id)
+        return _page(f"Rules of {title}", "rules", ruleset_id, rules_html(ruleset_id))
+
     @get("/tournaments/{tournament_id:str}", name="page-tournament")
-    async def tournament(self, tournament_id: TournamentId) -> Response[str]:
+    async def tournament(self, state: State, tournament_id: TournamentId) -> Response[str]:
         check_id(tournament_id, "tournament")
-        return _page(f"Tournament {tournament_id}", "tournament", tournament_id)
+        _, doc = await services_of(state).tournaments.load(tournament_id)  # else: not found
+        # its round count, which the view does not state: the page says "round 2 of 5"
+        rounds = str(total_rounds(doc.spec))
+        return _page(f"Tournament {tournament_id}", "tournament", tournament_id, rounds=rounds)
 
 
 PAGES = [PageController]
@@ -125,15 +295,31 @@ PAGES = [PageController]
 
 @cache
 def _script(ruleset_id: str) -> bytes:
-    """A ruleset's page module as served, read once: a ruleset names it as ``page_script``."""
-    script = getattr(RULESETS.get(ruleset_id), "page_script", None)
-    if script is None:
+    """A ruleset's page module as served, read once: a ruleset names it as ``page_script``;
+    one that has none is drawn plainly (``static/plain.js``)."""
+    if ruleset_id not in RULESETS:
         raise Refusal(
-            "ruleset-not-found",
-            f"there is no ruleset {ruleset_id!r} with a page module",
-            field="ruleset_id",
+            "ruleset-not-found", f"there is no ruleset {ruleset_id!r}", field="ruleset_id"
         )
-    return Path(script).read_bytes()
+    script = getattr(RULESETS[ruleset_id], "page_script", None)
+    return Path(script or _FILES / "plain.js").read_bytes()
+
+
+@cache
+def rules_html(ruleset_id: str) -> str:
+    """A ruleset's rules help as HTML: its package's ``rules_help`` (Markdown, rendered
+    without raw HTML), or a line saying it has none."""
+    ruleset = RULESETS[ruleset_id]
+    title = html.escape(getattr(ruleset, "title", ruleset_id))
+    source = getattr(ruleset, "rules_help", None)
+    if source is None:
+        text = f"<p>The package of <code>{html.escape(ruleset_id)}</code> has no rules help.</p>"
+    else:
+        text = _MARKDOWN.render(Path(source).read_text(encoding="utf-8"))
+    return f'<article class="rules"><p class="meta">{title}</p>{text}</article>'
+
+
+_MARKDOWN = MarkdownIt("commonmark", {"html": False})
 
 
 # -- the turn report ---------------------------------------------------------------------------

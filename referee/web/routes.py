@@ -28,6 +28,14 @@ from ..core.views import Shown
 from ..games import ORIGINS, RULESETS
 from ..service import AVAILABILITY, STORE_UNAVAILABLE
 from .access import client_address, organizer_of
+from .caching import (
+    NOT_MODIFIED,
+    final_tag,
+    held,
+    immutable,
+    immutable_when_over,
+    not_modified,
+)
 from .idempotent import REPLAYED, IdempotencyKey, once
 from .models import (
     Claimed,
@@ -393,21 +401,31 @@ class GameController(Controller):
         "/{game_id:str}/record",
         operation_id="getRecord",
         summary="The record: what is disclosed while the game runs; all, and the seed, at the end",
-        responses=problems(400, 404, 409),
+        responses={**problems(400, 404, 409), **NOT_MODIFIED},
     )
-    async def record(self, state: State, game_id: GameId) -> Shown:
+    async def record(
+        self, state: State, request: Request[Any, Any, Any], game_id: GameId
+    ) -> Response[Shown]:
         check_id(game_id)
-        return await services_of(state).games.record(game_id)
+        return immutable_when_over(request, await services_of(state).games.record(game_id))
 
     @get(
         "/{game_id:str}/replay",
         operation_id="getReplay",
         summary="A finished game step by step, from its record, verified",
-        responses=problems(400, 404, 409),
+        responses={**problems(400, 404, 409), **NOT_MODIFIED},
     )
-    async def replay(self, state: State, game_id: GameId) -> dict[str, Any]:
+    async def replay(
+        self, state: State, request: Request[Any, Any, Any], game_id: GameId
+    ) -> Response[dict[str, Any]]:
         check_id(game_id)
-        return await services_of(state).games.replay(game_id)
+        games = services_of(state).games
+        # a copy held is known from the view, before the replay is computed
+        tag = final_tag(await games.view(game_id))
+        if tag is not None and held(request, tag):
+            return not_modified(tag)
+        replay = await games.replay(game_id)
+        return Response(replay) if tag is None else immutable(request, tag, replay)
 
 
 def controllers() -> list[Any]:

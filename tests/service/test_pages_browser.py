@@ -2,7 +2,13 @@
 browser download is not reachable, so ``executable_path``). Skipped, with the reason, where
 chromium is not installed (CI installs it). Each page is photographed into
 ``test-output/screenshots/`` (or ``$REFEREE_SCREENSHOTS``) for a reviewer to look at, and
-every request a page makes must stay on the referee's origin."""
+every request a page makes must stay on the referee's origin. One browser serves every test
+of this module.
+
+Every page is also checked at 360 and 1280 px wide: nothing wider than the window, each
+board's sheet inside its card, tap targets of 44 px, and axe-core (openapi/node_modules,
+injected into the page) finding nothing serious or critical, in the light theme and the
+dark one."""
 
 from __future__ import annotations
 
@@ -10,11 +16,14 @@ import json
 import os
 import random
 import shutil
+import sys
 from pathlib import Path
 
 import httpx
 import pytest
 from helpers import auth, create, decide_due, play_out, play_tournament, start_tournament
+
+from referee.games import RULESETS
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 
@@ -25,13 +34,20 @@ pytestmark = pytest.mark.skipif(
     CHROMIUM is None, reason="no chromium here: apt-get install -y chromium (CI installs it)"
 )
 SHOTS = Path(os.environ.get("REFEREE_SCREENSHOTS", "test-output/screenshots"))
+AXE = Path(__file__).parents[2] / "openapi" / "node_modules" / "axe-core" / "axe.min.js"
+FLAGS = [
+    "--no-sandbox",  # CI runs the suite as root, where chromium's sandbox will not start
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 @pytest.fixture(scope="module")
 def browser():
     with sync_api.sync_playwright() as playwright:
-        # --no-sandbox: CI runs the suite as root, where chromium's sandbox will not start
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
         yield launched
         launched.close()
 
@@ -72,7 +88,8 @@ def shot(page, name: str) -> None:
 
 
 def totals_shown(page) -> list[int]:
-    return [int(t) for t in page.locator(".seat-total").all_inner_texts()]
+    # (text, not the rendered text: a board off screen is laid out when it shows)
+    return [int(t) for t in page.locator(".seat-total").all_text_contents()]
 
 
 def totals_of(view: dict) -> list[int]:
@@ -161,10 +178,25 @@ def test_a_tournament_page_shows_the_standings_of_the_api_as_they_change(page, s
     tournament_id, tokens = start_tournament(http, {**spec, "options": {"target": 8}})
     page.goto(f"{server.url}/tournaments/{tournament_id}")
     page.wait_for_selector(".standings tbody tr")
+    page.wait_for_selector(".rounds details summary")
+    assert "round 1 of 3" in page.locator(".meta").inner_text()  # 4 entrants: 3 rounds
+    assert "revealed when the tournament is over" in page.locator(".verify").inner_text()
     page.evaluate("window.stillTheSamePage = true")
+    # what the reader holds is kept through the updates: the first row, the focused link
+    page.evaluate("window.firstRow = document.querySelector('.standings tbody tr')")
+    page.locator(".rounds li a").first.focus()
+    focused = page.evaluate("document.activeElement.textContent")
     final = play_tournament(http, tournament_id, tokens)
     page.wait_for_selector("h1 .status.finished", timeout=15_000)
     assert page.evaluate("window.stillTheSamePage") is True
+    assert page.evaluate("document.contains(window.firstRow)") is True
+    assert page.evaluate("document.activeElement.textContent") == focused
+    assert "3 rounds played" in page.locator(".meta").inner_text()
+    assert final["commitment"] in page.locator(".verify .commitment").inner_text()
+    assert final["seed"] in page.locator(".verify .seed").inner_text()
+    page.wait_for_function(
+        "() => document.querySelector('[data-check=tournament]').textContent.includes('✓')"
+    )
     rows = page.locator(".standings tbody tr")
     shown = [
         (r.locator("th").inner_text(), float(r.locator(".rating").inner_text())) for r in rows.all()
@@ -172,7 +204,14 @@ def test_a_tournament_page_shows_the_standings_of_the_api_as_they_change(page, s
     assert shown == [(s["name"], s["rating"]) for s in final["standings"]]
     assert page.locator(".chart polyline").count() == 4
     assert page.locator(".rounds li a").count() == sum(len(r) for r in final["rounds"])
+    assert page.locator(".standings .change").count() == 4  # each rating's last change
     shot(page, "tournament")
+    # a game of the tournament links back to it
+    page.locator(".rounds li a").first.click()
+    page.wait_for_selector("[data-verified=true]")
+    assert page.get_by_role("link", name="its tournament").get_attribute("href") == (
+        f"/tournaments/{tournament_id}"
+    )
 
 
 def test_the_listing_and_the_turn_report_pages(page, server, http):
@@ -353,6 +392,20 @@ def test_a_seat_token_handed_over_in_the_fragment_is_kept_and_cleared_from_the_a
     )
     assert page.url == f"{server.url}/games/{game['id']}/play"
     assert page.locator(".pick-row").first.inner_text().startswith("your pool (10")
+    page.wait_for_function(  # named, not numbered, once the public view is read
+        "() => document.querySelector('.seat-panel h2').textContent.startsWith('You: Lin ')"
+    )
+    # the keyboard focus stays in the panel as it is drawn again: a die picked, then undone
+    in_panel = "() => !!document.activeElement.closest('.seat-panel')"
+    page.locator("button.pick").first.focus()
+    page.keyboard.press("Enter")
+    assert page.evaluate(in_panel)
+    prompt = page.locator(".prompt").inner_text()
+    assert prompt == "1 move fits your picks." or prompt.endswith(" moves fit your picks.")
+    page.get_by_role("button", name="Undo pick").focus()
+    page.keyboard.press("Enter")
+    assert page.evaluate(in_panel)
+    assert page.locator("button.pick.picked").count() == 0
 
 
 def test_a_token_the_referee_refuses_is_said_so_on_the_play_page(browser, server, http):
@@ -457,3 +510,331 @@ def test_a_person_plays_liars_dice_against_a_house_bot_seeing_only_their_own_dic
     assert page.locator(".area .die.hidden").count() == 0  # the call showed every die
     assert totals_shown(page) == [s["total"] for s in final["seats"]]
     shot(page, "play-over-liars-dice")
+
+
+# -- a finished game, its replay ----------------------------------------------------------------
+
+
+def _options(ruleset: str) -> dict:
+    return {"target": 20} if ruleset == "chopta" else {}
+
+
+@pytest.mark.parametrize("ruleset", sorted(RULESETS))
+def test_a_finished_game_shows_its_winner_ranking_and_how_to_verify_it(page, server, http, ruleset):
+    seats = max(3, RULESETS[ruleset].min_seats) if RULESETS[ruleset].max_seats >= 3 else 2
+    game = create(http, ruleset, seats, _options(ruleset))
+    play_out(http, game, random.Random(9))
+    record = http.get(f"/v1/games/{game['id']}/record").json()
+    page.goto(f"{server.url}/games/{game['id']}")
+    page.wait_for_selector(".outcome .winner")
+    places = sorted(range(seats), key=lambda s: (record["ranking"][s], s))
+    winners = [record["seats"][s] for s in places if record["ranking"][s] == 1]
+    banner = page.locator(".outcome .winner").inner_text()
+    assert all(name in banner for name in winners) and str(record["totals"][places[0]]) in banner
+    rows = page.locator(".ranking tbody tr")
+    shown = [
+        (r.locator("th").inner_text(), int(r.locator(".final-total").inner_text()))
+        for r in rows.all()
+    ]
+    assert shown == [(record["seats"][s], record["totals"][s]) for s in places]
+    command = page.locator(".verify pre").inner_text()
+    assert f"{server.url}/v1/games/{game['id']}/record" in command
+    assert "referee verify record.json" in command and f"--chain {record['chain']}" in command
+    assert record["commitment"] in page.locator(".verify .commitment").inner_text()
+    page.wait_for_function(
+        "() => document.querySelector('[data-check=page]').textContent.includes('✓')"
+    )
+    assert page.get_by_role("link", name="rules").get_attribute("href") == (
+        f"/rulesets/{ruleset}/rules"
+    )
+
+
+def _step(page) -> int:
+    return int(page.locator(".step").inner_text().split()[1])
+
+
+def test_a_replay_is_dragged_stepped_by_keys_played_and_linked_by_move(page, server, http):
+    game = create(http, "choice", 3)
+    play_out(http, game, random.Random(3))
+    frames = len(http.get(f"/v1/games/{game['id']}/replay").json()["frames"])
+    page.goto(f"{server.url}/games/{game['id']}#ply=3")
+    page.wait_for_selector("[data-verified=true]")
+    assert _step(page) == 3  # the link's step
+    slider = page.locator(".replay input[type=range]")
+    page.evaluate("window.slider = document.querySelector('.replay input[type=range]')")
+    # dragged: the slider follows the pointer, and is the same element all along
+    box = slider.bounding_box()
+    y = box["y"] + box["height"] / 2
+    page.mouse.move(box["x"] + 2, y)
+    page.mouse.down()
+    seen = []
+    for fraction in (0.2, 0.4, 0.6, 0.8):
+        page.mouse.move(box["x"] + box["width"] * fraction, y, steps=4)
+        seen.append(_step(page))
+    page.mouse.up()
+    assert seen == sorted(set(seen)) and len(seen) == 4, seen
+    assert page.evaluate("window.slider === document.querySelector('.replay input[type=range]')")
+    assert page.url.endswith(f"#ply={_step(page)}")
+    # keys, with the focus kept on the button that has it
+    page.get_by_role("button", name="Step forward").focus()
+    before = _step(page)
+    page.get_by_role("button", name="Step forward").click()
+    page.keyboard.press("ArrowRight")
+    assert _step(page) == before + 2
+    assert page.evaluate("document.activeElement.getAttribute('aria-label')") == "Step forward"
+    page.keyboard.press("ArrowLeft")
+    assert _step(page) == before + 1
+    page.keyboard.press("Home")
+    assert _step(page) == 0
+    page.keyboard.press("End")
+    assert _step(page) == frames - 1
+    # space plays from the start, at the chosen speed, and pauses
+    page.select_option(".replay select", label="8×")
+    page.keyboard.press("Home")
+    page.evaluate("document.activeElement.blur()")
+    page.keyboard.press(" ")
+    page.wait_for_function(
+        "() => Number(document.querySelector('.step').textContent.split(' ')[1]) >= 3"
+    )
+    assert page.get_by_role("button", name="Pause").is_visible()
+    page.keyboard.press(" ")
+    paused = _step(page)
+    page.wait_for_timeout(300)
+    assert _step(page) == paused and page.get_by_role("button", name="Play").is_visible()
+    # the move list: each move in the players' terms, with its time, a link to its step
+    moves = page.locator(".moves-of-game a")
+    assert moves.count() == frames - 1
+    assert moves.nth(4).inner_text().startswith(("bot0: sum", "bot1: sum", "bot2: sum"))
+    assert moves.nth(4).inner_text().endswith(" s)")
+    moves.nth(4).click()
+    assert _step(page) == 5 and page.url.endswith("#ply=5")
+    assert moves.nth(4).get_attribute("aria-current") == "step"
+    assert page.evaluate("document.activeElement.getAttribute('href')") == "#ply=5"
+
+
+def test_a_finished_64_seat_game_is_light_on_the_wire(browser, server, http):
+    game = create(http, "choice", 64)
+    play_out(http, game, random.Random(64))
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    tab = context.new_page()
+    cdp = context.new_cdp_session(tab)
+    cdp.send("Network.enable")
+    sent: list[int] = []
+    cdp.on("Network.loadingFinished", lambda event: sent.append(event["encodedDataLength"]))
+    tab.goto(f"{server.url}/games/{game['id']}")
+    tab.wait_for_selector("[data-verified=true]")
+    tab.wait_for_selector(".moves-of-game li")
+    assert tab.locator(".sheet[data-seat]").count() == 64
+    ready_ms = tab.evaluate("performance.now()")
+    print(f"64 seats: {sum(sent) / 1e6:.2f} MB transferred, interactive after {ready_ms:.0f} ms")
+    assert sum(sent) <= 2_000_000, sent
+    tab.keyboard.press("Home")
+    assert tab.locator(".step").inner_text().startswith("step 0 of")
+    context.close()
+
+
+# -- live: the home page's TV, an embedded board -------------------------------------------------
+
+
+def test_the_home_page_and_an_embedded_board_follow_a_live_game(page, server, http):
+    game = create(http, "chopta", 2, {"target": 40}, deadline_s=60)
+    page.goto(f"{server.url}/")
+    page.wait_for_selector(f".tv a[href='/games/{game['id']}']")
+    page.wait_for_selector(".tv [data-seat]")
+    embed = page.context.new_page()
+    embed.goto(f"{server.url}/embed/games/{game['id']}")
+    embed.wait_for_selector("[data-seat]")
+    assert embed.locator("header.top").count() == 0
+    rnd = random.Random(5)
+    for _ in range(3):
+        due = http.get(f"/v1/games/{game['id']}").json()["to_decide"]
+        list(decide_due(http, http, game, due, rnd))
+    dice = sum(len(s["area"]) for s in http.get(f"/v1/games/{game['id']}").json()["seats"])
+    count = "(n) => document.querySelectorAll('SCOPE .arranged .die').length === n"
+    page.wait_for_function(count.replace("SCOPE", ".tv"), arg=dice)
+    embed.wait_for_function(count.replace("SCOPE ", ""), arg=dice)
+    assert page.locator(".tv .live-status").inner_text().endswith("to decide")
+    embed.close()
+
+
+# -- every page at 360 and 1280 px --------------------------------------------------------------
+
+_LAYOUT = """(width) => {
+  const clipped = (node) => {
+    for (let up = node.parentElement; up && up !== document.body; up = up.parentElement) {
+      if (['auto', 'scroll', 'hidden', 'clip'].includes(getComputedStyle(up).overflowX)) return up;
+    }
+    return null;
+  };
+  const cards = [...document.querySelectorAll('.sheet, .area')];
+  for (const card of cards) card.style.contentVisibility = 'visible';
+  const wide = [];
+  for (const node of document.querySelectorAll('body *')) {
+    const box = node.getBoundingClientRect();
+    if (!box.width || box.right <= width + 0.5) continue;
+    const clip = clipped(node);
+    if (clip && clip.getBoundingClientRect().right <= width + 0.5) continue;
+    wide.push(`${node.tagName}.${node.className} ${Math.round(box.right)}`);
+  }
+  const spilling = cards.filter((card) => card.scrollWidth > card.clientWidth + 1)
+    .map((card) => card.getAttribute('aria-label'));
+  const targets = 'button, select, input, summary, .top a, .meta a, .listing td a, '
+    + '.rounds li a, .moves-of-game a';
+  const small = [...document.querySelectorAll(targets)]
+    .filter((node) => node.getClientRects().length)
+    .map((node) => [node, node.getBoundingClientRect()])
+    .filter(([node, box]) => box.height < 43.5
+      || (!['A', 'SUMMARY'].includes(node.tagName) && box.width < 43.5))
+    .map(([node, box]) => `${node.tagName} ${node.textContent.slice(0, 20)} ${box.height}`);
+  const scroll = document.documentElement.scrollWidth;
+  // only what changes on its own is read out: never the page, nor a whole board
+  const loud = [...document.querySelectorAll('[aria-live]')]
+    .filter((node) => node.matches('main, body') || node.querySelector('.sheet, .area, table'))
+    .map((node) => `${node.tagName}.${node.className}`);
+  return { scroll, wide: wide.slice(0, 8), spilling, small: small.slice(0, 8), loud };
+}"""
+_AXE_RUN = """async () => {
+  const found = await axe.run(document, { resultTypes: ['violations'] });
+  return found.violations.filter((v) => ['serious', 'critical'].includes(v.impact))
+    .map((v) => `${v.id}: ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`);
+}"""
+
+
+@pytest.fixture(scope="module")
+def every_page(server):
+    """A page of every kind, with what shows it is drawn: name -> (path, selector)."""
+    with httpx.Client(base_url=server.url, timeout=30) as http:
+        finished = create(http, "choice-specials", 3, {"schedule": [2]})
+        play_out(http, finished, random.Random(21))
+        areas = create(http, "chopta", 3, {"target": 20})
+        play_out(http, areas, random.Random(22))
+        live = create(http, "choice", 4, deadline_s=120)
+        list(decide_due(http, http, live, [0, 1, 2, 3], random.Random(23)))
+        seat = create(http, "chopta", [{"name": "Lin"}, {"bot": "random"}], {"target": 20}, 120)
+        spec = {"ruleset": "chopta", "format": "round-robin", "entrants": 4, "deadline_s": 0}
+        tournament_id, tokens = start_tournament(http, {**spec, "options": {"target": 8}})
+        play_tournament(http, tournament_id, tokens)
+    return {
+        "index": ("/", ".tv [data-seat]"),
+        "game-live": (f"/games/{live['id']}", ".sheet[data-seat]"),
+        "game-finished": (f"/games/{finished['id']}", ".outcome .winner"),
+        "game-finished-areas": (f"/games/{areas['id']}", ".outcome .winner"),
+        "play": (f"/games/{seat['id']}/play#token={seat['seats'][0]['token']}", "button.pick"),
+        "tournament": (f"/tournaments/{tournament_id}", "[data-check=tournament]"),
+        "report": (f"/games/{finished['id']}/report", "section.report"),
+        "rules": ("/rulesets/choice/rules", "article.rules"),
+        "embed": (f"/embed/games/{live['id']}", ".sheet[data-seat]"),
+        "not-found": ("/games/0123456789abcdef", "h1"),
+    }
+
+
+@pytest.mark.skipif(not AXE.exists(), reason="axe-core is not installed: cd openapi && npm ci")
+@pytest.mark.parametrize(("width", "scheme"), [(360, "dark"), (1280, "light")])
+def test_every_page_fits_its_window_and_axe_finds_nothing_serious(
+    browser, server, every_page, width, scheme
+):
+    context = browser.new_context(
+        viewport={"width": width, "height": 740 if width < 600 else 800},
+        color_scheme=scheme,
+        bypass_csp=True,  # axe is injected into the page
+    )
+    tab = context.new_page()
+    errors: list[str] = []
+    tab.on("pageerror", lambda error: errors.append(str(error)))
+    axe = AXE.read_text()
+    found = {}
+    for name, (path, ready) in every_page.items():
+        tab.goto(server.url + path)
+        tab.wait_for_selector(ready)
+        tab.wait_for_timeout(100)  # what is drawn after it (a seat's turn, a verdict)
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        tab.screenshot(path=str(SHOTS / f"page-{name}-{width}.png"))
+        layout = tab.evaluate(_LAYOUT, width)
+        tab.evaluate(axe)
+        problems = tab.evaluate(_AXE_RUN)
+        wrong = {
+            "scrolls sideways": layout["scroll"] > width,
+            "wider than the window": layout["wide"],
+            "spills out of its card": layout["spilling"],
+            "tap targets under 44 px": layout["small"],
+            "aria-live over what does not change": layout["loud"],
+            "axe": problems,
+        }
+        found.update({f"{name} {what}": v for what, v in wrong.items() if v})
+    context.close()
+    assert not found, found
+    assert not errors, errors
+
+
+def test_up_to_64_players_have_distinct_colours(page, server):
+    page.goto(f"{server.url}/rulesets/choice/rules")
+    colours = page.evaluate(
+        "async () => { const { colourOf } = await import('/static/common.js');"
+        " return [...Array(64).keys()].map(colourOf); }"
+    )
+    assert len(set(colours)) == 64, colours
+
+
+def test_a_plugin_ruleset_without_a_page_module_is_watched_and_replayed_plainly(
+    browser, valkey, tmp_path
+):
+    """Liar's dice installed (its folder and a ``.dist-info`` on the path, as
+    test_liars_dice_served.py does) in a referee process of its own, as it has no page module
+    here: its finished game's page has the result, the replay and the move list all the
+    same, drawn by ``static/plain.js``."""
+    from test_liars_dice_plugin import EXAMPLE, _dist_info
+    from test_liars_dice_served import _play
+
+    from referee.tools.launch import LOAD_LIMITS, start_referee
+
+    _dist_info(tmp_path)
+    path = os.pathsep.join([str(tmp_path), str(EXAMPLE), *sys.path])
+    process, url = start_referee(valkey, env={**LOAD_LIMITS, "PYTHONPATH": path})
+    try:
+        with httpx.Client(base_url=url, timeout=30) as http:
+            seats = [{"name": "Ada"}, {"name": "Bo"}, {"name": "Cy"}]
+            game = http.post("/v1/games", json={"ruleset": "liars-dice", "seats": seats})
+            assert game.status_code == 201, game.text
+            final = _play(http, game.json(), random.Random(8))
+            record = http.get(f"/v1/games/{final['id']}/record").json()
+        context = browser.new_context(viewport={"width": 360, "height": 740})
+        tab = context.new_page()
+        errors: list[str] = []
+        tab.on("pageerror", lambda error: errors.append(str(error)))
+        tab.on("console", lambda m: m.type == "error" and errors.append(m.text))
+        tab.goto(f"{url}/games/{final['id']}")
+        tab.wait_for_selector("[data-verified=true]")
+        winners = [n for n, p in zip(record["seats"], record["ranking"], strict=True) if p == 1]
+        assert all(name in tab.locator(".outcome .winner").inner_text() for name in winners)
+        assert tab.locator(".ranking tbody tr").count() == 3
+        assert tab.locator(".seats-plain [data-seat]").count() == 3
+        moves = tab.locator(".moves-of-game a")
+        assert moves.count() == len(record["decisions"]) > 0
+        first = moves.first.text_content()  # (off screen: laid out when it shows)
+        assert first.startswith(tuple(f"{n}: bid" for n in record["seats"])), first
+        tab.keyboard.press("Home")
+        assert tab.locator(".step").inner_text().startswith("step 0 of")
+        assert tab.evaluate("document.documentElement.scrollWidth") <= 360
+        context.close()
+        assert not errors, errors
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_a_sheet_stays_inside_its_card_from_768_to_1400_px(page, server, http):
+    # at the end, where sheets are fullest (marks past the tenth, cards, the plate)
+    game = create(http, "choice-specials", 5, {"schedule": [2]})
+    play_out(http, game, random.Random(768))
+    page.goto(f"{server.url}/games/{game['id']}")
+    page.wait_for_selector(".sheet[data-seat]")
+    for width in (768, 900, 1024, 1200, 1280, 1400):
+        page.set_viewport_size({"width": width, "height": 900})
+        spilling = page.evaluate(
+            "() => [...document.querySelectorAll('.sheet')].filter((card) =>"
+            " card.scrollWidth > card.clientWidth + 1 || [...card.querySelectorAll('*')].some("
+            "(node) => node.getBoundingClientRect().right > card.getBoundingClientRect().right"
+            " + 0.5)).length"
+        )
+        assert spilling == 0, width
+        assert page.evaluate("document.documentElement.scrollWidth") <= width

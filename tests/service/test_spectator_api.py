@@ -139,11 +139,15 @@ def test_a_tournament_shows_its_ratings_after_each_round(http):
 
 def test_the_pages_are_served_with_a_policy_that_keeps_them_on_this_origin(http):
     game = create(http, "choice", 2)
+    spec = {"ruleset": "chopta", "format": "round-robin", "entrants": 2, "deadline_s": 0}
+    tournament = http.post("/v1/tournaments", json=spec).json()
     pages = (
         "/",
         f"/games/{game['id']}",
         f"/games/{game['id']}/play",
-        "/tournaments/0123456789abcdef",
+        f"/tournaments/{tournament['id']}",
+        f"/embed/games/{game['id']}",
+        "/rulesets/choice/rules",
     )
     for path in pages:
         page = http.get(path)
@@ -153,9 +157,9 @@ def test_the_pages_are_served_with_a_policy_that_keeps_them_on_this_origin(http)
         assert "http" not in page.text.replace("http-equiv", "")  # no address elsewhere
     for name in ("spectator.js", "play.js", "common.js", "spectator.css"):
         assert http.get(f"/static/{name}").status_code == 200
-    for path in ("/games/not-an-id", "/games/not-an-id/play"):
+    for path in ("/games/not-an-id", "/games/not-an-id/play", "/tournaments/0123456789abcdef"):
         refused = http.get(path)
-        assert refused.status_code == 404 and refused.json()["code"] == "game-not-found"
+        assert refused.status_code == 404 and refused.json()["code"].endswith("-not-found")
     report = http.get(f"/games/{game['id']}/report.txt").text
     assert "No round is over yet." in report
 

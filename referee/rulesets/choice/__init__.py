@@ -15,3 +15,4 @@ ChoiceRuleset.bots = {"random": random_bot, "greedy": greedy_bot, "strong": stro
 ChoiceRuleset.scorer = scorer("CHOICE", "What a CHOICE sheet with these marks scores, row by row.")
 ChoiceRuleset.report = SheetReport(specials=False)
 ChoiceRuleset.page_script = Path(__file__).parent / "page.js"
+ChoiceRuleset.rules_help = Path(__file__).parent / "help.md"

@@ -579,6 +579,7 @@ class ChoiceRuleset:
     _shapes: ClassVar[ViewParts] = ViewParts(ChoiceSheet, ChoiceSeatSheet, ChoiceYou, ChoiceBoard)
     #: its part of the pages, a JavaScript module (the package sets it: ``page.js``)
     page_script: ClassVar[Path | None] = None
+    rules_help: ClassVar[Path | None] = None
     #: its rounds in the turn report (the package sets it: ``report.py``)
     report: ClassVar[Any] = None
     #: the turn report's rounds: the postal rounds (the view's ``batch``), each with its rolls

@@ -78,19 +78,22 @@ export function pickRows(turn, kit, choosing, specials = false) {
   return rows;
 }
 
-const pairs = (two) => two.map((p) => `${p.join("+")}`).join(" and ");
+const sum = (pair) => pair[0] + pair[1];
+// the sums a move marks, as players say them: "sums 7 and 9 (3+4, 4+5)"
+const pairs = (two) => `${two.length === 2 && sum(two[0]) === sum(two[1]) ? `sum ${sum(two[0])} twice` : `sums ${two.map(sum).join(" and ")}`} (${two.map((p) => p.join("+")).join(", ")})`;
 
-/** A move in words (every CHOICE move, cards included). */
+/** A move in words, in the players' terms: the sums marked and the fifth die (every CHOICE
+ * move, cards included). */
 export function describeMove(move, nameOf) {
   switch (move.type) {
-    case "mark": return `fifth die ${move.fifth}, pairs ${pairs(move.pairs)}`;
-    case "free_throw": return `free throw: set aside ${move.set_aside}, pairs ${pairs(move.pairs)}`;
+    case "mark": return `${pairs(move.pairs)}, fifth die ${move.fifth}`;
+    case "free_throw": return `free throw: ${pairs(move.pairs)}, ${move.set_aside} set aside`;
     case "pass": return "sheet complete: the rest of the postal round passed";
     case "fdh": {
       const last = move.fifth ? `fifth die ${move.fifth}` : move.set_aside ? `set aside ${move.set_aside}` : "no fifth die";
-      return `card FdH: ${move.remove.join(" and ")} to the plate, pair ${move.pair.join("+")}, ${last}`;
+      return `card FdH: sum ${sum(move.pair)} (${move.pair.join("+")}), ${last}, ${move.remove.join(" and ")} to the plate`;
     }
-    case "null": return `card Null: pairs ${pairs(move.pairs)}, ${move.plate} to the plate`;
+    case "null": return `card Null: ${pairs(move.pairs)}, ${move.plate} to the plate`;
     case "kur": return `card KUR: fifth die ${move.fifth}, the other four to the plate`;
     case "minus1": return "card −1: the roll refused, all five to the plate";
     case "minus2": return `card −2: the roll refused, a mark off fifth die ${move.value}`;

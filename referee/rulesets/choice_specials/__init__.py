@@ -19,3 +19,4 @@ ChoiceSpecialsRuleset.scorer = scorer(
 )
 ChoiceSpecialsRuleset.report = SheetReport(specials=True)
 ChoiceSpecialsRuleset.page_script = Path(__file__).parent / "page.js"
+ChoiceSpecialsRuleset.rules_help = Path(__file__).parent / "help.md"

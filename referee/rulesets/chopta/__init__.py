@@ -15,3 +15,4 @@ ChoptaRuleset.bots = {"random": random_bot, "greedy": greedy_bot, "strong": stro
 ChoptaRuleset.scorer = scorer
 ChoptaRuleset.report = AreaReport()
 ChoptaRuleset.page_script = Path(__file__).parent / "page.js"
+ChoptaRuleset.rules_help = Path(__file__).parent / "help.md"

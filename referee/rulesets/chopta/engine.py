@@ -351,6 +351,7 @@ class ChoptaRuleset:
     )
     #: its part of the pages, a JavaScript module (the package sets it: ``page.js``)
     page_script: ClassVar[Path | None] = None
+    rules_help: ClassVar[Path | None] = None
     #: its rounds in the turn report (the package sets it: ``report.py``)
     report: ClassVar[Any] = None
     #: the turn report's rounds: the view's ``round``

@@ -1,6 +1,8 @@
 // What the pages' scripts share (spectator.js, play.js): building elements, drawing dice,
 // calling the API. No library and nothing from another origin.
 
+import * as PLAIN from "./plain.js";
+
 export const FACES = "⚀⚁⚂⚃⚄⚅";
 
 /** An element with attributes (class, text, on*) and children. */
@@ -19,6 +21,34 @@ export function el(tag, attrs = {}, ...children) {
     }
   }
   return node;
+}
+
+/** A player's colour, distinct for up to 64 players: eight well-separated colours, then hues
+ * a golden angle apart at alternating lightness (charts also label each line, so that no
+ * colour must be told apart alone). */
+const PALETTE = ["#1b6ac9", "#c4391d", "#2a8a3e", "#8a4fbf", "#b8860b", "#0f8b8d", "#d6336c", "#6b6b6b"];
+export function colourOf(index) {
+  if (index < PALETTE.length) return PALETTE[index];
+  const hue = Math.round((index * 137.508) % 360);
+  const light = [42, 56, 34][index % 3];
+  return `hsl(${hue} 70% ${light}%)`;
+}
+
+/** ``redraw()`` run on ``root`` with the keyboard focus kept: the element focused inside it
+ * before (found again by its id, ``data-key``, ``data-token`` or its text) is focused after. */
+export function keepFocus(root, redraw) {
+  const focused = document.activeElement;
+  const inside = focused && focused !== document.body && root.contains(focused);
+  const key = inside && (focused.id ? `#${CSS.escape(focused.id)}`
+    : focused.dataset.key ? `[data-key="${CSS.escape(focused.dataset.key)}"]`
+    : focused.dataset.token ? `[data-token="${CSS.escape(focused.dataset.token)}"]` : null);
+  const text = inside ? focused.textContent : null;
+  const tag = inside ? focused.tagName : null;
+  redraw();
+  if (!inside || root.contains(focused)) return;
+  const again = (key && root.querySelector(`${key}:not([disabled])`))
+    || [...root.querySelectorAll(tag)].find((node) => node.textContent === text && !node.disabled);
+  again?.focus();
 }
 
 /** A die as a picture, with its value for screen readers. */
@@ -81,8 +111,9 @@ export function tickDeadlines(root) {
  * ``clicksOf(move)`` (the clicks that choose a move: variants of groups of tokens, each group
  * clicked in any order; a token names where a die is clicked and its value, ``roll:4``, or a
  * card, ``card:kur``), ``describeMove(move, nameOf)`` (a move in words, as the event feed
- * tells it) and ``choiceText(move, nameOf)`` (a legal move as a choice). A ruleset with none
- * is drawn plainly: each seat's figures and each move as the view shows them. */
+ * tells it) and ``choiceText(move, nameOf)`` (a legal move as a choice). For a ruleset with
+ * none the referee serves ``plain.js`` there: each seat's figures and each move as the view
+ * shows them (and it is used here too, should the module fail to load). */
 const renderers = new Map();
 export function rendererOf(rulesetId) {
   if (!renderers.has(rulesetId)) {
@@ -90,27 +121,3 @@ export function rendererOf(rulesetId) {
   }
   return renderers.get(rulesetId);
 }
-
-const PLAIN = {
-  drawBoard(view, kit) {
-    const figures = (seat) => Object.entries(seat)
-      .filter(([key]) => !["seat", "name", "claimed", "deadline"].includes(key))
-      .map(([key, value]) => `${key}: ${JSON.stringify(value)}`).join(" · ");
-    return el("div", { cls: "seats-plain" }, view.seats.map((seat) => el("section", { "data-seat": seat.seat },
-      el("h3", {}, el("span", { cls: "name", text: kit.seatName(seat) }), " ", timeLeft(seat.deadline)),
-      el("p", { cls: "small", text: figures(seat) }))));
-  },
-  pickRows() {
-    return [];
-  },
-  clicksOf() {
-    return [[]]; // no dice to click: each move is offered as it is
-  },
-  describeMove(move) {
-    const { type, ...rest } = move;
-    return `${type} ${JSON.stringify(rest)}`;
-  },
-  choiceText(move) {
-    return PLAIN.describeMove(move);
-  },
-};

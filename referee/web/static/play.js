@@ -3,7 +3,7 @@
 // choice is posted as any bot posts it. The token stays in this tab (sessionStorage); it is
 // sent only in the Authorization header, never in a URL.
 
-import { FACES, api, el, refusal, rendererOf, timeLeft } from "./common.js";
+import { FACES, api, el, keepFocus, refusal, rendererOf, timeLeft } from "./common.js";
 
 const SHOWN = 24; // moves listed at once; clicking dice narrows the rest
 const storageKey = (gameId) => `referee.seat.${gameId}`;
@@ -64,9 +64,10 @@ function fits(variants, picks, whole = false) {
  * seats' names). It runs until the game is over or the token is refused.
  */
 export function seatPanel(gameId, token, view) {
-  const nameOf = (seat) => view()?.seats[seat]?.name ?? `seat ${seat}`;
+  // the seats' names from the latest public view, or from the turn's own view before it
+  const nameOf = (seat) => view()?.seats[seat]?.name ?? state.turn?.view?.seats?.[seat]?.name ?? `seat ${seat + 1}`;
   const heading = el("h2");
-  const prompt = el("p", { cls: "prompt" });
+  const prompt = el("p", { cls: "prompt", "aria-live": "polite" });
   const rows = el("div", { cls: "pick-rows" });
   const actions = el("p", { cls: "pick-actions" });
   const moves = el("ol", { cls: "moves", "aria-label": "Moves that fit your picks" });
@@ -94,10 +95,20 @@ export function seatPanel(gameId, token, view) {
     return { row, pick, picks: state.picks, nameOf };
   }
 
+  /** The panel drawn again, the keyboard focus kept on the die, card or button it was on. */
   function draw() {
+    const inside = node.contains(document.activeElement);
+    keepFocus(node, drawPanel);
+    // the button that had it is gone or disabled (a die picked, the last pick undone): the
+    // focus stays in the panel, on the first die or move that can be clicked
+    if (inside && !node.contains(document.activeElement)) {
+      node.querySelector(".pick:not([disabled]), button.move:not([disabled])")?.focus();
+    }
+  }
+
+  function drawPanel() {
     const turn = state.turn;
-    const deadline = turn.status === "your_turn" ? timeLeft(turn.deadline) : null;
-    heading.replaceChildren(`You: ${nameOf(turn.seat)} (seat ${turn.seat}) `, ...(deadline ? [deadline] : []));
+    drawHeading();
     rows.replaceChildren();
     actions.replaceChildren();
     moves.replaceChildren();
@@ -117,7 +128,7 @@ export function seatPanel(gameId, token, view) {
     const fitting = turn.legal_moves.map((move, i) => [move, i]).filter(([, i]) => fits(variants[i], state.picks));
     const open = (token) => fitting.some(([, i]) => fits(variants[i], [...state.picks, token]));
     prompt.textContent = state.picks.length
-      ? `${fitting.length} move${fitting.length === 1 ? "" : "s"} fit your picks.`
+      ? `${fitting.length === 1 ? "1 move fits" : `${fitting.length} moves fit`} your picks.`
       : "Your turn: click dice (and cards) to choose, or pick a move below.";
     rows.append(...state.renderer.pickRows(turn, kit(open), true));
     actions.append(
@@ -154,7 +165,6 @@ export function seatPanel(gameId, token, view) {
         state.picks.push(token);
         state.where.push(where);
         draw();
-        node.querySelector(".pick:not([disabled])")?.focus();
       },
     });
   }
@@ -201,5 +211,13 @@ export function seatPanel(gameId, token, view) {
     }
   }
 
-  return { node, start: next };
+  /** "You: <name>", once the name is known (the public view, read beside the turn). */
+  function drawHeading() {
+    const turn = state.turn;
+    const name = view()?.seats[turn.seat]?.name ?? turn.view?.seats?.[turn.seat]?.name;
+    const deadline = turn.status === "your_turn" ? timeLeft(turn.deadline) : null;
+    heading.replaceChildren(name ? `You: ${name} ` : "Your seat ", ...(deadline ? [deadline] : []));
+  }
+
+  return { node, start: next, named: () => state.turn && drawHeading() };
 }

@@ -1,0 +1,129 @@
+"""A finished game's replay in a compact form for the pages (and a live game's view as
+patches too, ``LiveViews``): the first frame's view whole,
+then per step only what changed (a patch), instead of a whole public view per step.
+
+A 64-seat CHOICE game's replay is tens of megabytes as ``getReplay`` gives it (every frame
+repeats 64 sheets); as patches it is a small fraction of that, and compressed on the wire
+smaller still. The patches are computed here from the very frames ``getReplay`` serves
+(``core.replay``), so the page shows exactly what the replay shows.
+
+A patch is a list of operations ``[path, value]`` (set the value at ``path``, a list of keys
+and indices) or ``[path]`` (delete what is at ``path``). A list whose length changed is set
+whole. ``static/spectator.js`` applies them (``applyPatch``), sharing what did not change.
+Besides the steps, the answer carries what a finished game's page shows beside the board:
+the totals and ranking of the record, the tournament the game belongs to, and the chain
+and seed a reader passes to ``referee verify``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from itertools import pairwise
+from typing import Any
+
+import msgspec
+
+__all__ = ["LiveViews", "ReplayCache", "diff", "replay_deltas"]
+
+
+def diff(before: Any, after: Any, path: list[Any] | None = None) -> list[list[Any]]:
+    """The operations that turn ``before`` into ``after`` (both plain JSON values)."""
+    path = path or []
+    if before == after:
+        return []
+    if isinstance(before, dict) and isinstance(after, dict):
+        ops: list[list[Any]] = []
+        for key, value in after.items():
+            if key not in before:
+                ops.append([[*path, key], value])
+            else:
+                ops += diff(before[key], value, [*path, key])
+        ops += [[[*path, key]] for key in before if key not in after]
+        return ops
+    if isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
+        ops = []
+        for index, (old, new) in enumerate(zip(before, after, strict=True)):
+            ops += diff(old, new, [*path, index])
+        return ops
+    return [[path, after]]
+
+
+def replay_deltas(
+    replay: dict[str, Any], record: dict[str, Any], tournament_id: str | None
+) -> dict[str, Any]:
+    """``getReplay``'s answer as a first view and patches, with the record's outcome."""
+    frames = replay["frames"]
+    steps = [
+        {"decision": after["decision"], "patch": diff(before["view"], after["view"])}
+        for before, after in pairwise(frames)
+    ]
+    return {
+        "id": replay["id"],
+        "ruleset": replay["ruleset"],
+        "verified": replay["verified"],
+        "problems": replay["problems"],
+        "tournament_id": tournament_id,
+        "seats": record["seats"],
+        "totals": record["totals"],
+        "ranking": record["ranking"],
+        "commitment": record["commitment"],
+        "seed": record.get("seed"),
+        "chain": record.get("chain"),
+        "start": frames[0]["view"] if frames else None,
+        "steps": steps,
+    }
+
+
+class ReplayCache:
+    """The encoded compact replays of the last few finished games a process served: a
+    finished game never changes, so each is computed once while it is looked at."""
+
+    def __init__(self, size: int = 8) -> None:
+        self.size = size
+        self._kept: OrderedDict[str, tuple[str, bytes]] = OrderedDict()
+        self._encoder = msgspec.json.Encoder()
+
+    def get(self, game_id: str) -> tuple[str, bytes] | None:
+        kept = self._kept.get(game_id)
+        if kept is not None:
+            self._kept.move_to_end(game_id)
+        return kept
+
+    def put(self, game_id: str, tag: str, answer: dict[str, Any]) -> tuple[str, bytes]:
+        kept = (tag, self._encoder.encode(answer))
+        self._kept[game_id] = kept
+        while len(self._kept) > self.size:
+            self._kept.popitem(last=False)
+        return kept
+
+
+class LiveViews:
+    """A live game's public view as the pages follow it: each answer names its version (a
+    hash of the view), and a page that names the version it holds gets only what changed
+    since. The last few versions of the last games asked about are kept per process, encoded
+    (a 64-seat view is some 40 kB so, several times that as objects); a version not kept
+    (another replica's, or an old one) gets the whole view."""
+
+    def __init__(self, games: int = 128, versions: int = 3) -> None:
+        self.games, self.versions = games, versions
+        self._kept: OrderedDict[str, OrderedDict[str, bytes]] = OrderedDict()
+        self._encoder = msgspec.json.Encoder()
+
+    def answer(self, game_id: str, view: Any, since: str | None) -> dict[str, Any]:
+        """``{"version", "view"}`` or, from a version kept, ``{"version", "since", "patch"}``."""
+        encoded = self._encoder.encode(view)  # (a view may hold parts encoded already)
+        version = hashlib.blake2b(encoded, digest_size=12).hexdigest()
+        kept = self._kept.setdefault(game_id, OrderedDict())
+        self._kept.move_to_end(game_id)
+        while len(self._kept) > self.games:
+            self._kept.popitem(last=False)
+        before = kept.get(since) if since else None
+        kept[version] = encoded
+        kept.move_to_end(version)
+        while len(kept) > self.versions:
+            kept.popitem(last=False)
+        now = msgspec.json.decode(encoded)
+        if before is None:
+            return {"version": version, "view": now}
+        return {"version": version, "since": since, "patch": diff(msgspec.json.decode(before), now)}
