@@ -92,20 +92,23 @@ class LiarsReferee:
 
 
 @pytest.fixture(scope="session")
-def liars_referee(valkey, tmp_path_factory):
+def liars_referee(tmp_path_factory):
+    """A referee with the plug-in installed, on a Valkey of its own: its games must not show
+    in the listings of the suite's other referees, whose contract does not know the ruleset."""
     from test_liars_dice_plugin import EXAMPLE, _dist_info
 
     root = tmp_path_factory.mktemp("liars-dice-installed")
     distribution = _dist_info(root)
     path = os.pathsep.join([str(root), str(EXAMPLE), *sys.path])
-    # the bench's limits, as the suite's other servers on this Valkey: the limits per address
-    # are counted across processes, and the tests before spent the second's budget
-    process, url = start_referee(valkey, env={**LOAD_LIMITS, "PYTHONPATH": path})
+    own = start_embedded(tmp_path_factory.mktemp("liars-valkey"))
+    # the bench's limits, as the suite's other servers: the tests' bots never think
+    process, url = start_referee(own.url, env={**LOAD_LIMITS, "PYTHONPATH": path})
     try:
         yield LiarsReferee(url, path, distribution)
     finally:
         process.terminate()
         process.wait(timeout=10)
+        own.stop()
 
 
 @pytest.fixture
