@@ -10,6 +10,7 @@ test_pages_browser.py, test_noninterference_http.py)."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import subprocess
@@ -208,3 +209,61 @@ def test_referee_tournament_plays_it_between_the_plugins_house_bots(liars_refere
     standings = final["standings"]
     assert sorted(s["name"] for s in standings) == ["0-random", "1-greedy", "2-strong"]
     assert [s["games"] for s in standings] == [2, 2, 2]
+
+
+def test_every_answer_of_its_games_is_typed_by_its_referees_contract(liars_referee, installed):  # noqa: F811
+    """The referee that has it installed states its views in its contract (``views``): its
+    seat view, public view, record and replay are the Liar's dice members of ``SeatView``,
+    ``GameView``, ``GameRecord`` and ``GameReplay``, and every answer of a game of it (open
+    seats, play, refusals, the end) is what that contract says, no field more."""
+    from test_typed_views import Checked, _play
+
+    with httpx.Client(base_url=liars_referee.url, timeout=30) as http:
+        contract = http.get("/docs/openapi.json").json()
+        schemas = contract["components"]["schemas"]
+        for union, shape in [
+            ("SeatView", "LiarsDiceSeatView"),
+            ("GameView", "LiarsDiceGameView"),
+            ("GameRecord", "LiarsDiceRecord"),
+            ("GameReplay", "LiarsDiceReplay"),
+        ]:
+            mapping = schemas[union]["discriminator"]["mapping"]
+            assert mapping["liars-dice"] == f"#/components/schemas/{shape}", union
+        # no field both optional and nullable (docs/ARCHITECTURE.md)
+        for shape in (
+            "LiarsDiceSeatView",
+            "LiarsDiceGameView",
+            "LiarsDicePublicSeat",
+            "SeatPublic",
+        ):
+            optional = set(schemas[shape]["properties"]) - set(schemas[shape]["required"])
+            both = [n for n in optional if "null" in json.dumps(schemas[shape]["properties"][n])]
+            assert optional and not both, (shape, both)
+        api = Checked(http, contract)
+        seats = [{"name": "ann"}, {}, {"name": "cy"}]
+        spec = {"ruleset": "liars-dice", "seats": seats, "options": {"dice_per_seat": 2}}
+        _, created = api.call("POST", "/v1/games", json={**spec, "deadline_s": 0})
+        ids = {"game_id": created["id"]}
+        _, waiting = api.call("GET", "/v1/games/{game_id}", ids=ids)
+        assert waiting["status"] == "waiting" and "bids" not in waiting
+        api.call("GET", "/v1/games/{game_id}/record", ids=ids)
+        _, claimed = api.call("POST", "/v1/games/{game_id}/seats", ids=ids, json={"name": "bo"})
+        tokens = [created["seats"][0]["token"], claimed["token"], created["seats"][2]["token"]]
+        _, started = api.call("GET", "/v1/games/{game_id}", ids=ids)
+        assert "bid" not in started and all("dice" not in s for s in started["seats"])
+        # a refusal of its own, in the contract's enum of codes
+        first = {"type": "liar"}
+        _, turn = api.call("GET", "/v1/games/{game_id}/turn", tokens[0], ids=ids)
+        assert "bid" not in turn["view"] and "call" not in turn["view"]
+        status, refused = api.call(
+            "POST", "/v1/games/{game_id}/moves", tokens[0], ids=ids, json={"seq": 0, "move": first}
+        )
+        assert (status, refused["code"]) == (422, "no-bid-to-call"), refused
+        final = _play(api, created["id"], tokens, random.Random(7))
+        assert final["status"] == "finished" and "turn" not in final and final["call"]
+        assert all(len(s["dice"]) == 2 for s in final["seats"])
+        _, record = api.call("GET", "/v1/games/{game_id}/record", ids=ids)
+        assert verify(record).ok
+    assert {("getGame", 200), ("getTurn", 200), ("submitMove", 422), ("getReplay", 200)} <= set(
+        api.seen
+    )
