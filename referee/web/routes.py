@@ -28,6 +28,7 @@ from ..core.views import Shown
 from ..games import ORIGINS, RULESETS
 from ..service import AVAILABILITY, STORE_UNAVAILABLE
 from .access import client_address, organizer_of
+from .codes import RULESET_CODES
 from .idempotent import REPLAYED, IdempotencyKey, once
 from .models import (
     Claimed,
@@ -36,6 +37,7 @@ from .models import (
     GameCreated,
     MoveAccepted,
     MoveSubmission,
+    RulesetCode,
     RulesetInfo,
     RulesetOption,
     SeatToken,
@@ -144,6 +146,11 @@ class RulesetController(Controller):
                     ],
                     [t.__struct_config__.tag for t in getattr(ruleset.Move, "__args__", ())],
                     *ORIGINS.get(ruleset.id, ("referee", __version__)),
+                    [
+                        RulesetCode(code, declared.status, declared.meaning)
+                        for code, (owner, declared) in RULESET_CODES.items()
+                        if owner == ruleset.id
+                    ],
                 )
             )
         return out

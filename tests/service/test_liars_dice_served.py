@@ -267,3 +267,45 @@ def test_every_answer_of_its_games_is_typed_by_its_referees_contract(liars_refer
     assert {("getGame", 200), ("getTurn", 200), ("submitMove", 422), ("getReplay", 200)} <= set(
         api.seen
     )
+
+
+def test_its_refusals_have_its_codes_and_statuses_and_are_listed(liars_referee, installed):  # noqa: F811
+    """A refusal of the plug-in's own is a problem whose ``type`` ends in its code, at the
+    status it declares (422: it declares none); ``GET /v1/rulesets`` lists its codes with
+    their status and meaning, and the contract's ``Problem.code`` enumerates them."""
+    from referee.games import declared_codes, get_ruleset
+
+    declared = declared_codes(get_ruleset("liars-dice"))
+    with httpx.Client(base_url=liars_referee.url, timeout=30) as http:
+        listed = {r["id"]: r for r in http.get("/v1/rulesets").json()}
+        enum = http.get("/docs/openapi.json").json()["components"]["schemas"]["Problem"]
+        game = http.post(
+            "/v1/games",
+            json={"ruleset": "liars-dice", "seats": [{"name": "a"}, {"name": "b"}]},
+        ).json()
+        url, (a, b) = f"/v1/games/{game['id']}/moves", [s["token"] for s in game["seats"]]
+
+        def move(token: str, seq: int, played: dict) -> httpx.Response:
+            auth = {"Authorization": f"Bearer {token}"}
+            return http.post(url, headers=auth, json={"seq": seq, "move": played})
+
+        refusals = [
+            move(a, 0, {"type": "bid", "quantity": 11, "face": 2}),  # 10 dice in the game
+            move(a, 0, {"type": "liar"}),
+            move(a, 0, {"type": "bid", "quantity": 3, "face": 4}),  # accepted
+            move(b, 0, {"type": "bid", "quantity": 2, "face": 5}),
+            move(b, 0, {"type": "bid", "quantity": 3, "face": 4}),
+        ]
+    assert [r.status_code for r in refusals] == [422, 422, 200, 422, 422]
+    problems = [r.json() for r in refusals if r.status_code != 200]
+    codes = ["quantity-out-of-range", "no-bid-to-call", "bid-not-higher", "bid-not-higher"]
+    assert [p["code"] for p in problems] == codes
+    for reply, problem in zip([r for r in refusals if r.status_code != 200], problems, strict=True):
+        assert reply.headers["content-type"].startswith("application/problem+json")
+        assert problem["type"].endswith("/" + problem["code"]) and problem["status"] == 422
+    assert listed["liars-dice"]["codes"] == [
+        {"code": code, "status": d.status, "meaning": d.meaning} for code, d in declared.items()
+    ]
+    assert all(d.status == 422 for d in declared.values())
+    assert listed["chopta"]["codes"] == []
+    assert set(declared) <= set(enum["properties"]["code"]["enum"])
