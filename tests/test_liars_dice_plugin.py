@@ -229,3 +229,48 @@ def test_a_record_served_before_it_declared_its_views_still_verifies(installed):
     assert report.ok, report.problems
     record["final"][2]["total"] = 1
     assert not verify(json.dumps(record).encode()).ok
+
+
+def test_a_type_checker_reads_the_referees_types_in_the_plugin(tmp_path):
+    """The referee ships ``py.typed`` (package data, so a wheel carries it): mypy --strict over
+    the plug-in passes with the referee found where an installed package is (on the path, not
+    as a source beside it), where without the marker it would take ``referee`` as untyped."""
+    root = Path(__file__).resolve().parents[1]
+    package_data = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert "py.typed" in package_data["package-data"]["referee"]
+    assert (root / "referee" / "py.typed").is_file()
+    checked = subprocess.run(
+        [
+            *(sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(tmp_path / "cache")),
+            str(EXAMPLE / "referee_liars_dice"),
+        ],
+        cwd=tmp_path,  # no configuration of the referee's, and no source of it, here
+        env={**os.environ, "PYTHONPATH": str(root)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert checked.returncode == 0, checked.stdout[-3000:] + checked.stderr[-2000:]
+    assert "no issues found in 3 source files" in checked.stdout
+
+
+def test_every_code_it_raises_is_the_referees_or_declared_by_it(installed):
+    """A refusal's code is what a client looks up: each code the plug-in's source raises is
+    one of the referee's (``PROBLEM_CODES``) or one it declares (its ``codes``), and each it
+    declares is raised."""
+    import ast
+
+    from referee.games import declared_codes
+    from referee.web.codes import PROBLEM_CODES
+
+    source = (EXAMPLE / "referee_liars_dice" / "rules.py").read_text()
+    raised = {
+        node.args[0].value
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Call)
+        and getattr(node.func, "id", None) in {"RuleViolation", "InvalidOption"}
+        and isinstance(node.args[0], ast.Constant)
+    }
+    declared = set(declared_codes(get_ruleset("liars-dice")))
+    assert declared and not declared & set(PROBLEM_CODES)
+    assert raised - set(PROBLEM_CODES) == declared
