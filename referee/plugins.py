@@ -9,7 +9,10 @@ that surface, is disabled with one log line naming it and why: the referee start
 Two rulesets with one id are an error that stops the start (``DuplicateRuleset``): a game's
 document names its ruleset by id alone. A move body is decoded by one union of every
 ruleset's moves, told apart by ``type``: a plug-in whose moves are not Structs tagged by
-``type``, or that names a move as another ruleset names a different one, is disabled too.
+``type``, or that names a move as another ruleset names a different one, is disabled too,
+as is one whose own refusal codes (its optional ``codes``: ``referee.games.declared_codes``)
+are malformed; a code the referee or another ruleset has stops the start (the web layer's
+``DuplicateCode``, ``referee.web.codes``).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import logging
 from importlib.metadata import entry_points, version
 from typing import Any
 
-from .games import ORIGINS, RULESETS, register
+from .games import ORIGINS, RULESETS, declared_codes, register
 
 __all__ = ["GROUP", "load_plugins"]
 
@@ -107,6 +110,11 @@ def load_plugins(*, again: bool = False) -> list[str]:
         clash = _move_clash(ruleset)
         if clash:
             log.error("ruleset plug-in %s is disabled: %s", source, clash)
+            continue
+        try:
+            declared_codes(ruleset)
+        except ValueError as exc:
+            log.error("ruleset plug-in %s is disabled: %s", source, exc)
             continue
         register(ruleset, distribution, release)
         added.append(ruleset.id)

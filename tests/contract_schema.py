@@ -29,9 +29,14 @@ def _closed(node: object) -> object:
     return closed
 
 
-CLOSED = Registry().with_resource(
-    "contract", Resource.from_contents(_closed(CONTRACT), default_specification=DRAFT202012)
-)
+def closed_registry(contract: dict) -> Registry:
+    """A contract, every object closed, as the registry an answer's validator resolves in."""
+    return Registry().with_resource(
+        "contract", Resource.from_contents(_closed(contract), default_specification=DRAFT202012)
+    )
+
+
+CLOSED = closed_registry(CONTRACT)
 
 
 def _pointer(*parts: str) -> str:
@@ -48,12 +53,15 @@ def body_validator(path: str, method: str = "post") -> Draft202012Validator:
     return Draft202012Validator({"$ref": ref}, registry=REGISTRY)
 
 
-def answer_validator(path: str, method: str, status: int) -> Draft202012Validator:
+def answer_validator(
+    path: str, method: str, status: int, contract: dict = CONTRACT, registry: Registry = CLOSED
+) -> Draft202012Validator:
     """The validator of the operation's answer of that status (JSON or problem+json), which
-    refuses a field the contract does not state."""
-    content = CONTRACT["paths"][path][method]["responses"][str(status)]["content"]
+    refuses a field the contract does not state (of the committed contract, or of another
+    referee's with its ``closed_registry``)."""
+    content = contract["paths"][path][method]["responses"][str(status)]["content"]
     (media,) = content
     ref = "contract#/" + _pointer(
         "paths", path, method, "responses", str(status), "content", media, "schema"
     )
-    return Draft202012Validator({"$ref": ref}, registry=CLOSED)
+    return Draft202012Validator({"$ref": ref}, registry=registry)

@@ -28,6 +28,7 @@ from test_noninterference import a_point_of_play, seen_by_others
 from referee.bots import bot_names, get_bot
 from referee.core.game import LoadedGame, new_game
 from referee.games import ORIGINS, RULESETS, Recorder, get_ruleset, verify
+from referee.games._common import plain
 from referee.plugins import GROUP, SURFACE, load_plugins
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "liars-dice"
@@ -141,6 +142,7 @@ def test_the_services_core_plays_it_with_a_house_bot_and_deadlines(installed, se
     game, _ = new_game("liars-dice", {"dice_per_seat": 2}, seats, 10.0, bytes([seed]) * 32, now)
     players = {0: get_bot("liars-dice", "greedy", seed), 2: get_bot("liars-dice", "random", seed)}
     rnd = random.Random(seed)
+    views = get_ruleset("liars-dice").views
     decisions = list(game.change.decisions)
     blob, missed = game.encoded(), 0
     while True:
@@ -152,8 +154,11 @@ def test_the_services_core_plays_it_with_a_house_bot_and_deadlines(installed, se
         (seat,) = game.ruleset.to_decide(game.state)
         assert seat != 1, "the house bot decides as soon as its seat must"
         record = game.record(decisions)
-        assert record["dice"] == [] and record["seed"] is None
-        assert all(s["dice"] is None for s in game.public_view()["seats"])
+        assert type(record) is views.record  # the ruleset's own, as it declares them
+        assert record.dice == [] and record.seed is None
+        public = game.public_view()
+        assert type(public) is views.game_view
+        assert all("dice" not in s for s in plain(public)["seats"])  # absent until the call
         if missed == 0 or rnd.random() < 0.2:
             now += 10  # the seat lets its deadline pass
             missed += 1
@@ -164,10 +169,11 @@ def test_the_services_core_plays_it_with_a_house_bot_and_deadlines(installed, se
             game.decide(seat, turn["seq"], [msgspec.convert(move, game.ruleset.Move)], now)
         decisions += game.change.decisions
         blob = game.encoded()
-    record = game.record(decisions)
-    report = verify(msgspec.json.encode(record))
+    record = plain(game.record(decisions))
+    report = verify(record)
     assert report.ok, report.problems
     assert record["finished"] and sorted(record["totals"]) == [-1, 0, 1]
+    assert all(len(s["dice"]) == 2 for s in record["final"])
     told = [json.loads(d) for d in decisions]
     assert sum(d["timeout"] for d in told) >= 1
     assert {d["seat"] for d in told} >= {1}
@@ -209,3 +215,62 @@ def test_a_seats_dice_change_nothing_another_party_sees(installed, data, seed):
         ruleset.decide(other, seat, moves)
         if ruleset.finished(state):
             return  # the call: every die is shown
+
+
+def test_a_record_served_before_it_declared_its_views_still_verifies(installed):
+    """A record as the referee served it while the plug-in declared no views (its views plain
+    values, a seat's dice null until the call; ``tests/data``, made by the core as the
+    service makes one) verifies against today's plug-in, whose final seats it compares with
+    the board's at the end; one edited does not."""
+    saved = Path(__file__).parent / "data" / "liars-dice-record-plain-views.json"
+    record = json.loads(saved.read_text())
+    assert record["finished"] and any(d["timeout"] for d in record["decisions"])
+    report = verify(saved.read_bytes())
+    assert report.ok, report.problems
+    record["final"][2]["total"] = 1
+    assert not verify(json.dumps(record).encode()).ok
+
+
+def test_a_type_checker_reads_the_referees_types_in_the_plugin(tmp_path):
+    """The referee ships ``py.typed`` (package data, so a wheel carries it): mypy --strict over
+    the plug-in passes with the referee found where an installed package is (on the path, not
+    as a source beside it), where without the marker it would take ``referee`` as untyped."""
+    root = Path(__file__).resolve().parents[1]
+    package_data = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert "py.typed" in package_data["package-data"]["referee"]
+    assert (root / "referee" / "py.typed").is_file()
+    checked = subprocess.run(
+        [
+            *(sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(tmp_path / "cache")),
+            str(EXAMPLE / "referee_liars_dice"),
+        ],
+        cwd=tmp_path,  # no configuration of the referee's, and no source of it, here
+        env={**os.environ, "PYTHONPATH": str(root)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert checked.returncode == 0, checked.stdout[-3000:] + checked.stderr[-2000:]
+    assert "no issues found in 3 source files" in checked.stdout
+
+
+def test_every_code_it_raises_is_the_referees_or_declared_by_it(installed):
+    """A refusal's code is what a client looks up: each code the plug-in's source raises is
+    one of the referee's (``PROBLEM_CODES``) or one it declares (its ``codes``), and each it
+    declares is raised."""
+    import ast
+
+    from referee.games import declared_codes
+    from referee.web.codes import PROBLEM_CODES
+
+    source = (EXAMPLE / "referee_liars_dice" / "rules.py").read_text()
+    raised = {
+        node.args[0].value
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Call)
+        and getattr(node.func, "id", None) in {"RuleViolation", "InvalidOption"}
+        and isinstance(node.args[0], ast.Constant)
+    }
+    declared = set(declared_codes(get_ruleset("liars-dice")))
+    assert declared and not declared & set(PROBLEM_CODES)
+    assert raised - set(PROBLEM_CODES) == declared

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -160,3 +161,96 @@ def test_a_rulesets_score_calculator_is_a_frozen_value():
     for scorer in scorers:
         with pytest.raises(AttributeError):
             scorer.request = dict
+
+
+CODED = """
+from referee.games import RefusalCode
+from referee.rulesets.choice.engine import ChoiceRuleset
+
+
+class Coded(ChoiceRuleset):
+    id = "coded"
+    codes = {"too-eager": "a meaning", "not-yet": RefusalCode("another", status=409)}
+
+
+class Taken(ChoiceRuleset):
+    id = "taken"
+    codes = {"illegal-move": "the referee's own code, declared again"}
+
+
+class Again(ChoiceRuleset):
+    id = "again"
+    codes = {"too-eager": "another ruleset's code"}
+
+
+class Shouting(ChoiceRuleset):
+    id = "shouting"
+    codes = {"Too-Eager": "not lower-case"}
+
+
+class Failing(ChoiceRuleset):
+    id = "failing"
+    codes = {"too-late": RefusalCode("a refusal is never the referee's failure", status=500)}
+"""
+
+
+def test_a_plugins_refusal_codes_are_read_with_their_status(installed):
+    from referee.games import RefusalCode, declared_codes
+    from referee.web.codes import ruleset_codes
+
+    installed("plugin_coded", "1.0", {"coded": "plugin_coded:Coded"}, CODED)
+    assert load_plugins(again=True) == ["coded"]
+    assert declared_codes(RULESETS["coded"]) == {
+        "too-eager": RefusalCode("a meaning", 422),
+        "not-yet": RefusalCode("another", 409),
+    }
+    assert declared_codes(RULESETS["choice"]) == {}  # the built-in ones: theirs are the table's
+    assert ruleset_codes(RULESETS.values()) == {
+        "too-eager": ("coded", RefusalCode("a meaning", 422)),
+        "not-yet": ("coded", RefusalCode("another", 409)),
+    }
+
+
+def test_malformed_refusal_codes_disable_the_plugin_with_a_line(installed, caplog):
+    installed("plugin_shouting", "1.0", {"shouting": "plugin_shouting:Shouting"}, CODED)
+    installed("plugin_failing", "1.0", {"failing": "plugin_failing:Failing"}, CODED)
+    with caplog.at_level(logging.ERROR, logger="referee"):
+        assert load_plugins(again=True) == []
+    lines = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert any("its code 'Too-Eager' is not lower-case words joined by '-'" in x for x in lines)
+    assert any("its code 'too-late' has the status 500, not one of 422, 409" in x for x in lines)
+
+
+@pytest.mark.parametrize(
+    ("points", "said"),
+    [
+        (
+            {"taken": "plugin_codes:Taken"},
+            r"ruleset 'taken' \(plugin_codes 2\.0\) declares the refusal code 'illegal-move', "
+            r"which is the referee's own",
+        ),
+        (
+            {"coded": "plugin_codes:Coded", "again": "plugin_codes:Again"},
+            r"rulesets '(coded|again)' \(plugin_codes 2\.0\) and '(coded|again)' \(plugin_codes "
+            r"2\.0\) both declare the refusal code 'too-eager'",
+        ),
+    ],
+)
+def test_a_refusal_code_taken_already_stops_the_start(tmp_path, points, said):
+    """A client tells a refusal by its code alone, and the referee gives it one status: a
+    plug-in's code that is the referee's, or another plug-in's, stops a referee that has both
+    from starting (``referee openapi`` builds the app as ``referee serve`` does)."""
+    _distribution(tmp_path, "plugin_codes", "2.0", points, CODED)
+    root = Path(__file__).parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(root)])}
+    done = subprocess.run(
+        [sys.executable, "-m", "referee.cli", "openapi", "-o", str(tmp_path / "openapi.json")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("referee.web.codes.DuplicateCode: "), done.stderr[-2000:]
+    assert re.search(said, last), last

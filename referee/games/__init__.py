@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from ._common import Ruleset, check_seats, parse_options, places
 from .dice import commitment, dice_key, new_seed, roll
-from .errors import GameError, InvalidOption, RuleViolation
+from .errors import (
+    REFUSAL_STATUSES,
+    GameError,
+    InvalidOption,
+    RefusalCode,
+    RuleViolation,
+    declared_codes,
+)
 from .record import (
     Decision,
     Record,
@@ -27,6 +34,7 @@ from .registry import ORIGINS, RULESETS, DuplicateRuleset, get_ruleset, register
 __all__ = [
     "DEFAULT",
     "ORIGINS",
+    "REFUSAL_STATUSES",
     "RULESETS",
     "Decision",
     "DuplicateRuleset",
@@ -34,6 +42,7 @@ __all__ = [
     "InvalidOption",
     "Record",
     "Recorder",
+    "RefusalCode",
     "RuleViolation",
     "Ruleset",
     "VerifyReport",
@@ -41,6 +50,7 @@ __all__ = [
     "chain_start",
     "check_seats",
     "commitment",
+    "declared_codes",
     "dice_key",
     "final_seats",
     "get_ruleset",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import Annotated, Any, ClassVar, Protocol
+from typing import Annotated, Any, ClassVar, Protocol, TypeVar
 
 import msgspec
 
@@ -18,7 +18,10 @@ _UNKNOWN = re.compile(r"unknown field `(?P<name>[^`]*)`")
 _PATH = re.compile(r" - at `\$(?P<path>[^`]*)`$")
 
 
-def parse_options(options_type: type, raw: Any, *, field: str = "options") -> Any:
+_Options = TypeVar("_Options")
+
+
+def parse_options(options_type: type[_Options], raw: Any, *, field: str = "options") -> _Options:
     """Convert raw options (a dict or None) into the ruleset's frozen Options struct.
 
     Refuses unknown options and out-of-range values with an ``invalid-option`` error that

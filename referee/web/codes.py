@@ -1,10 +1,18 @@
 """Every problem ``code`` the referee answers with, and what it means: the contract's enum on
 ``Problem.code`` and the README's table come from here, and a test finds every code the
-source raises in it."""
+source raises in it. A ruleset from outside declares the codes of its own (its ``codes``):
+they join the contract's enum and ``GET /v1/rulesets`` lists them with their status and
+meaning (``RULESET_CODES``); one that is the referee's or another ruleset's stops the start."""
 
 from __future__ import annotations
 
-__all__ = ["PROBLEM_CODES"]
+from collections.abc import Iterable
+from typing import Any
+
+from ..games import ORIGINS, RULESETS, RefusalCode, declared_codes
+from ..plugins import load_plugins
+
+__all__ = ["PROBLEM_CODES", "RULESET_CODES", "DuplicateCode", "ruleset_codes"]
 
 #: code -> what it means, one line each; the HTTP status is ``problems.STATUS`` (else 422)
 PROBLEM_CODES: dict[str, str] = {
@@ -92,7 +100,7 @@ PROBLEM_CODES: dict[str, str] = {
     "die-not-in-area": "the die to take is not in that opponent's play area",
     "invalid-opponent": "swap with another seat of the game, not yourself",
     "swap-not-allowed": "a die takes only a lower die (a 1 takes a 6)",
-    "one-move-per-decision": "a CHOPTA decision is exactly one move",
+    "one-move-per-decision": "a decision of this ruleset is exactly one move (as CHOPTA's)",
     # the referee's limits and health
     "rate-limited": "too many requests from this address or token: wait Retry-After seconds",
     "too-many-waiting": "this address holds too many open event streams and long-polls",
@@ -104,3 +112,37 @@ PROBLEM_CODES: dict[str, str] = {
     "unavailable": "the referee cannot answer now: try again",
     "internal-error": "a bug of the referee: nothing was changed; please report it",
 }
+
+
+class DuplicateCode(ValueError):
+    """A ruleset declares a refusal code the referee or another ruleset has: a client could not
+    tell which it means, nor the referee its status."""
+
+
+def ruleset_codes(rulesets: Iterable[Any]) -> dict[str, tuple[str, RefusalCode]]:
+    """Every ruleset's own refusal codes: code -> (its ruleset's id, its meaning and status).
+    A code that is the referee's, or that two rulesets declare, is a :class:`DuplicateCode`."""
+    found: dict[str, tuple[str, RefusalCode]] = {}
+    for ruleset in rulesets:
+        origin = " ".join(ORIGINS.get(ruleset.id, ("the referee",)))
+        for code, declared in declared_codes(ruleset).items():
+            if code in PROBLEM_CODES:
+                raise DuplicateCode(
+                    f"ruleset {ruleset.id!r} ({origin}) declares the refusal code {code!r}, "
+                    "which is the referee's own: raise it undeclared, or name its own otherwise"
+                )
+            if code in found:
+                other = found[code][0]
+                raise DuplicateCode(
+                    f"rulesets {other!r} ({' '.join(ORIGINS.get(other, ('',)))}) and "
+                    f"{ruleset.id!r} ({origin}) both declare the refusal code {code!r}: "
+                    "one of them must be renamed (or uninstalled)"
+                )
+            found[code] = (ruleset.id, declared)
+    return found
+
+
+load_plugins()  # the registry whole before its codes are read
+#: every registered ruleset's own refusal codes (none of the built-in rulesets declares any:
+#: theirs are in ``PROBLEM_CODES``)
+RULESET_CODES = ruleset_codes(RULESETS.values())

@@ -18,7 +18,7 @@ from ..core.pairing import TournamentPlan, TournamentSpec
 from ..core.refusals import Refusal
 from ..games import RULESETS
 from ..plugins import load_plugins
-from .codes import PROBLEM_CODES
+from .codes import PROBLEM_CODES, RULESET_CODES
 from .league_models import Challenge
 from .tournament_views import TournamentStatus
 from .views import (
@@ -49,6 +49,7 @@ __all__ = [
     "Problem",
     "Register",
     "Registered",
+    "RulesetCode",
     "RulesetInfo",
     "SeatSpec",
     "SeatToken",
@@ -335,6 +336,16 @@ class RulesetOption(msgspec.Struct):
     schema: dict[str, Any]
 
 
+class RulesetCode(msgspec.Struct):
+    """A refusal code of a ruleset's own: its status and what it means."""
+
+    code: str
+    status: Annotated[
+        int, msgspec.Meta(description="the HTTP status it is answered with: 422, or 409")
+    ]
+    meaning: str
+
+
 class RulesetInfo(msgspec.Struct):
     """A ruleset: its seats, options and move types, and the distribution it comes from (the
     referee's own, or a plug-in's: ``referee.plugins``)."""
@@ -347,14 +358,24 @@ class RulesetInfo(msgspec.Struct):
     move_types: list[str]
     distribution: Annotated[str, msgspec.Meta(description="the installed package it comes from")]
     version: Annotated[str, msgspec.Meta(description="that package's version")]
+    codes: Annotated[
+        list[RulesetCode],
+        msgspec.Meta(
+            description="the refusal codes of its own, besides the referee's (the README "
+            "lists those): a problem's code and the end of its type"
+        ),
+    ]
 
 
 if TYPE_CHECKING:  # a Literal built from PROBLEM_CODES at run time: statically, a str
     ProblemCode = str
 else:
     ProblemCode = Annotated[
-        Literal[tuple(PROBLEM_CODES)],
-        msgspec.Meta(description="a stable code: the README lists each with its meaning"),
+        Literal[(*PROBLEM_CODES, *RULESET_CODES)],
+        msgspec.Meta(
+            description="a stable code: the README lists the referee's with their meaning, "
+            "GET /v1/rulesets each ruleset's own (its codes)"
+        ),
     ]
 
 

@@ -16,6 +16,7 @@ from litestar.openapi import ResponseSpec
 from ..core.refusals import Refusal
 from ..games import GameError
 from ..service import AVAILABILITY, STORE_BUSY, STORE_UNAVAILABLE
+from .codes import RULESET_CODES
 from .models import Problem
 
 __all__ = [
@@ -39,7 +40,7 @@ PROBLEM = "application/problem+json"
 PROBLEM_BASE = "https://referee.invalid/problems/"
 
 #: The HTTP status of each refusal code; any other code (a broken rule, a bad option or
-#: spec) is 422.
+#: spec) is 422, or a ruleset's own code the status it declares.
 STATUS = {
     "invalid-request": 400,
     "invalid-idempotency-key": 400,
@@ -118,10 +119,12 @@ _encode = msgspec.json.Encoder().encode
 
 
 _FRAMEWORK_STATUS = {code: status for status, code in CODES.items()}
+#: a ruleset's own codes, at the status it declares (``codes.RULESET_CODES``)
+_RULESET_STATUS = {code: declared.status for code, (_, declared) in RULESET_CODES.items()}
 
 
 def status_of(code: str) -> int:
-    return STATUS.get(code) or _FRAMEWORK_STATUS.get(code, 422)
+    return STATUS.get(code) or _FRAMEWORK_STATUS.get(code) or _RULESET_STATUS.get(code, 422)
 
 
 def problems(*statuses: int) -> dict[int, ResponseSpec]:

@@ -36,6 +36,7 @@ from .caching import (
     immutable_when_over,
     not_modified,
 )
+from .codes import RULESET_CODES
 from .idempotent import REPLAYED, IdempotencyKey, once
 from .models import (
     Claimed,
@@ -44,6 +45,7 @@ from .models import (
     GameCreated,
     MoveAccepted,
     MoveSubmission,
+    RulesetCode,
     RulesetInfo,
     RulesetOption,
     SeatToken,
@@ -152,6 +154,11 @@ class RulesetController(Controller):
                     ],
                     [t.__struct_config__.tag for t in getattr(ruleset.Move, "__args__", ())],
                     *ORIGINS.get(ruleset.id, ("referee", __version__)),
+                    [
+                        RulesetCode(code, declared.status, declared.meaning)
+                        for code, (owner, declared) in RULESET_CODES.items()
+                        if owner == ruleset.id
+                    ],
                 )
             )
         return out

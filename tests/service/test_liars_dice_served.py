@@ -10,6 +10,7 @@ test_pages_browser.py, test_noninterference_http.py)."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import subprocess
@@ -208,3 +209,103 @@ def test_referee_tournament_plays_it_between_the_plugins_house_bots(liars_refere
     standings = final["standings"]
     assert sorted(s["name"] for s in standings) == ["0-random", "1-greedy", "2-strong"]
     assert [s["games"] for s in standings] == [2, 2, 2]
+
+
+def test_every_answer_of_its_games_is_typed_by_its_referees_contract(liars_referee, installed):  # noqa: F811
+    """The referee that has it installed states its views in its contract (``views``): its
+    seat view, public view, record and replay are the Liar's dice members of ``SeatView``,
+    ``GameView``, ``GameRecord`` and ``GameReplay``, and every answer of a game of it (open
+    seats, play, refusals, the end) is what that contract says, no field more."""
+    from test_typed_views import Checked, _play
+
+    with httpx.Client(base_url=liars_referee.url, timeout=30) as http:
+        contract = http.get("/docs/openapi.json").json()
+        schemas = contract["components"]["schemas"]
+        for union, shape in [
+            ("SeatView", "LiarsDiceSeatView"),
+            ("GameView", "LiarsDiceGameView"),
+            ("GameRecord", "LiarsDiceRecord"),
+            ("GameReplay", "LiarsDiceReplay"),
+        ]:
+            mapping = schemas[union]["discriminator"]["mapping"]
+            assert mapping["liars-dice"] == f"#/components/schemas/{shape}", union
+        # no field both optional and nullable (docs/ARCHITECTURE.md)
+        for shape in (
+            "LiarsDiceSeatView",
+            "LiarsDiceGameView",
+            "LiarsDicePublicSeat",
+            "SeatPublic",
+        ):
+            optional = set(schemas[shape]["properties"]) - set(schemas[shape]["required"])
+            both = [n for n in optional if "null" in json.dumps(schemas[shape]["properties"][n])]
+            assert optional and not both, (shape, both)
+        api = Checked(http, contract)
+        seats = [{"name": "ann"}, {}, {"name": "cy"}]
+        spec = {"ruleset": "liars-dice", "seats": seats, "options": {"dice_per_seat": 2}}
+        _, created = api.call("POST", "/v1/games", json={**spec, "deadline_s": 0})
+        ids = {"game_id": created["id"]}
+        _, waiting = api.call("GET", "/v1/games/{game_id}", ids=ids)
+        assert waiting["status"] == "waiting" and "bids" not in waiting
+        api.call("GET", "/v1/games/{game_id}/record", ids=ids)
+        _, claimed = api.call("POST", "/v1/games/{game_id}/seats", ids=ids, json={"name": "bo"})
+        tokens = [created["seats"][0]["token"], claimed["token"], created["seats"][2]["token"]]
+        _, started = api.call("GET", "/v1/games/{game_id}", ids=ids)
+        assert "bid" not in started and all("dice" not in s for s in started["seats"])
+        # a refusal of its own, in the contract's enum of codes
+        first = {"type": "liar"}
+        _, turn = api.call("GET", "/v1/games/{game_id}/turn", tokens[0], ids=ids)
+        assert "bid" not in turn["view"] and "call" not in turn["view"]
+        status, refused = api.call(
+            "POST", "/v1/games/{game_id}/moves", tokens[0], ids=ids, json={"seq": 0, "move": first}
+        )
+        assert (status, refused["code"]) == (422, "no-bid-to-call"), refused
+        final = _play(api, created["id"], tokens, random.Random(7))
+        assert final["status"] == "finished" and "turn" not in final and final["call"]
+        assert all(len(s["dice"]) == 2 for s in final["seats"])
+        _, record = api.call("GET", "/v1/games/{game_id}/record", ids=ids)
+        assert verify(record).ok
+    assert {("getGame", 200), ("getTurn", 200), ("submitMove", 422), ("getReplay", 200)} <= set(
+        api.seen
+    )
+
+
+def test_its_refusals_have_its_codes_and_statuses_and_are_listed(liars_referee, installed):  # noqa: F811
+    """A refusal of the plug-in's own is a problem whose ``type`` ends in its code, at the
+    status it declares (422: it declares none); ``GET /v1/rulesets`` lists its codes with
+    their status and meaning, and the contract's ``Problem.code`` enumerates them."""
+    from referee.games import declared_codes, get_ruleset
+
+    declared = declared_codes(get_ruleset("liars-dice"))
+    with httpx.Client(base_url=liars_referee.url, timeout=30) as http:
+        listed = {r["id"]: r for r in http.get("/v1/rulesets").json()}
+        enum = http.get("/docs/openapi.json").json()["components"]["schemas"]["Problem"]
+        game = http.post(
+            "/v1/games",
+            json={"ruleset": "liars-dice", "seats": [{"name": "a"}, {"name": "b"}]},
+        ).json()
+        url, (a, b) = f"/v1/games/{game['id']}/moves", [s["token"] for s in game["seats"]]
+
+        def move(token: str, seq: int, played: dict) -> httpx.Response:
+            auth = {"Authorization": f"Bearer {token}"}
+            return http.post(url, headers=auth, json={"seq": seq, "move": played})
+
+        refusals = [
+            move(a, 0, {"type": "bid", "quantity": 11, "face": 2}),  # 10 dice in the game
+            move(a, 0, {"type": "liar"}),
+            move(a, 0, {"type": "bid", "quantity": 3, "face": 4}),  # accepted
+            move(b, 0, {"type": "bid", "quantity": 2, "face": 5}),
+            move(b, 0, {"type": "bid", "quantity": 3, "face": 4}),
+        ]
+    assert [r.status_code for r in refusals] == [422, 422, 200, 422, 422]
+    problems = [r.json() for r in refusals if r.status_code != 200]
+    codes = ["quantity-out-of-range", "no-bid-to-call", "bid-not-higher", "bid-not-higher"]
+    assert [p["code"] for p in problems] == codes
+    for reply, problem in zip([r for r in refusals if r.status_code != 200], problems, strict=True):
+        assert reply.headers["content-type"].startswith("application/problem+json")
+        assert problem["type"].endswith("/" + problem["code"]) and problem["status"] == 422
+    assert listed["liars-dice"]["codes"] == [
+        {"code": code, "status": d.status, "meaning": d.meaning} for code, d in declared.items()
+    ]
+    assert all(d.status == 422 for d in declared.values())
+    assert listed["chopta"]["codes"] == []
+    assert set(declared) <= set(enum["properties"]["code"]["enum"])

@@ -49,7 +49,7 @@ def random_bot(seed: int | None = None) -> Callable[[dict[str, Any]], Any]:
 def _table(turn: dict[str, Any]) -> tuple[list[int], int, dict[str, Any] | None]:
     view = turn["view"]
     mine = list(view["you"]["dice"])
-    return mine, view["total_dice"] - len(mine), view["bid"]
+    return mine, view["total_dice"] - len(mine), view.get("bid")  # absent before the first
 
 
 def greedy_bot(seed: int | None = None) -> Callable[[dict[str, Any]], Any]:

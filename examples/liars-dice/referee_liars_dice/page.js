@@ -14,7 +14,7 @@ export function drawBoard(view, kit) {
   const over = view.status === "finished";
   const nameOf = (seat) => seatName(view.seats[seat]);
   const header = el("p", { cls: "round-turn" },
-    over ? "Game over" : view.turn === null ? "Waiting" : `${nameOf(view.turn)} to bid or call`,
+    over ? "Game over" : view.turn == null ? "Waiting" : `${nameOf(view.turn)} to bid or call`,
     ` · ${view.total_dice} dice in play, sixes wild · `,
     view.bid ? `${over ? "last bid" : "bid to beat"}: ${nameOf(view.bid.seat)}'s ${bidText(view.bid)}` : "no bid yet");
   const seats = view.seats.map((seat) => {

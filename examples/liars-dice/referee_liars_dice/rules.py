@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from referee.games import RuleViolation, check_seats, parse_options, places, roll
+from referee.games.shapes import Decided, GameBase, Ranking, RecordBase, Sitting, ViewShapes
 
 from . import bots as _bots
 
@@ -25,8 +27,12 @@ __all__ = [
     "Bid",
     "Call",
     "Liar",
+    "LiarsDiceDecision",
+    "LiarsDiceGameView",
     "LiarsDiceMove",
     "LiarsDiceOptions",
+    "LiarsDicePublicSeat",
+    "LiarsDiceRecord",
     "LiarsDiceRuleset",
     "LiarsDiceSeatView",
     "LiarsDiceState",
@@ -132,29 +138,38 @@ class LiarsDiceState(msgspec.Struct, array_like=True):
     finished: bool = False
 
 
+Turn = Annotated[Seat, msgspec.Meta(description="the seat to bid or call; absent once over")]
+Shown = Annotated[
+    list[Face],
+    msgspec.Meta(description="the seat's dice, sorted; absent until the call shows every die"),
+]
+
+
 class SeatPublic(msgspec.Struct, frozen=True):
     """A seat as everyone sees it; its dice only once the round is over."""
 
     seat: Seat
-    dice_count: int
-    timeouts: int
-    total: int
-    dice: list[Face] | None
+    dice_count: Annotated[int, msgspec.Meta(ge=0, description="how many dice it rolled")]
+    timeouts: Annotated[int, msgspec.Meta(ge=0, description="deadlines it let pass")]
+    total: Annotated[int, msgspec.Meta(description="+1 the call's winner, -1 its loser")]
+    dice: Shown | UnsetType = UNSET
 
 
-class LiarsDiceView(msgspec.Struct, frozen=True):
-    """The public view (``view(state)``): the bids, whose turn, each seat's dice count."""
+class LiarsDiceView(msgspec.Struct, frozen=True, kw_only=True):
+    """The board (``view(state)``): the bids, whose turn, each seat's dice count. What does
+    not apply now is absent, never null (the contract's rule for the views): ``turn`` once
+    the game is over, ``bid`` (the bid to beat or to call) before the first bid, ``call``
+    and ``ranking`` until a seat calls, a seat's ``dice`` until then."""
 
-    ruleset: str
     options: LiarsDiceOptions
     finished: bool
-    turn: Seat | None
-    total_dice: int
-    bid: PublicBid | None  # the bid to beat (or to call)
-    bids: list[PublicBid]
+    turn: Turn | UnsetType = UNSET
+    total_dice: Annotated[int, msgspec.Meta(ge=2, description="the dice of every seat")]
+    bid: PublicBid | UnsetType = UNSET
+    bids: Annotated[list[PublicBid], msgspec.Meta(description="every bid, first to last")]
     seats: list[SeatPublic]
-    call: Call | None
-    ranking: list[int] | None
+    call: Call | UnsetType = UNSET
+    ranking: Ranking | UnsetType = UNSET
 
 
 class SeatDice(msgspec.Struct, frozen=True):
@@ -164,8 +179,10 @@ class SeatDice(msgspec.Struct, frozen=True):
     dice: list[Face]
 
 
-class LiarsDiceSeatView(LiarsDiceView, frozen=True):
-    """A seat's view (``view(state, seat)``): the public view and its own dice."""
+class LiarsDiceSeatView(
+    LiarsDiceView, frozen=True, kw_only=True, tag_field="ruleset", tag="liars-dice"
+):
+    """A seat's view (``view(state, seat)``): the board and its own dice."""
 
     you: SeatDice
 
@@ -173,9 +190,49 @@ class LiarsDiceSeatView(LiarsDiceView, frozen=True):
 class RolledDice(msgspec.Struct, frozen=True):
     """A seat's dice as rolled (``dice_log``; the record shows them once the game is over)."""
 
-    round: int
+    round: Annotated[int, msgspec.Meta(ge=0)]
     seat: Seat
     dice: list[Face]
+
+
+# --- what the referee composes of them (``views``: the contract states these)
+
+
+class LiarsDicePublicSeat(Sitting):
+    """Who sits there and, once the game runs (and unless sealed), its public figures."""
+
+    dice_count: int | UnsetType = UNSET
+    timeouts: int | UnsetType = UNSET
+    total: int | UnsetType = UNSET
+    dice: Shown | UnsetType = UNSET
+
+
+class LiarsDiceGameView(GameBase, tag_field="ruleset", tag="liars-dice", kw_only=True):
+    """A Liar's dice game as anyone sees it: the board once it runs, unless sealed."""
+
+    options: LiarsDiceOptions
+    turn: Turn | UnsetType = UNSET
+    total_dice: int | UnsetType = UNSET
+    bid: PublicBid | UnsetType = UNSET
+    bids: list[PublicBid] | UnsetType = UNSET
+    call: Call | UnsetType = UNSET
+    ranking: Ranking | UnsetType = UNSET
+    seats: list[LiarsDicePublicSeat]
+
+
+class LiarsDiceDecision(Decided):
+    """A decision as the record tells it: one bid or call."""
+
+    moves: list[LiarsDiceMove]
+
+
+class LiarsDiceRecord(RecordBase, tag_field="ruleset", tag="liars-dice", kw_only=True):
+    """A Liar's dice game's record."""
+
+    options: LiarsDiceOptions
+    decisions: list[LiarsDiceDecision]
+    dice: Annotated[list[RolledDice], msgspec.Meta(description="empty until the game is over")]
+    final: Annotated[list[SeatPublic], msgspec.Meta(description="empty until over")]
 
 
 # --- the engine
@@ -191,8 +248,11 @@ class LiarsDiceRuleset:
     Options: ClassVar[type] = LiarsDiceOptions
     Move: ClassVar[Any] = LiarsDiceMove
     State: ClassVar[type] = LiarsDiceState
-    View: ClassVar[type] = LiarsDiceView
-    SeatView: ClassVar[type] = SeatDice
+    #: its views, as the engine returns them and the contract states them (the referee
+    #: composes the public view and the record of the board's parts)
+    views: ClassVar[ViewShapes] = ViewShapes(
+        LiarsDiceSeatView, LiarsDiceGameView, LiarsDiceDecision, LiarsDiceRecord
+    )
     #: house bots, as ``referee.plugins`` takes them: name -> (seed) -> (turn JSON) -> move
     bots: ClassVar[dict[str, Any]] = {
         "random": _bots.random_bot,
@@ -389,31 +449,30 @@ class LiarsDiceRuleset:
     def view(self, state: LiarsDiceState, seat: int | None = None) -> LiarsDiceView:
         """Public: the bids, whose turn, each seat's dice count; every die once it is over. A
         seat's view adds its own dice, nobody else's."""
-        totals = self.totals(state)
-        shown = (
-            state.ruleset,
-            state.options,
-            state.finished,
-            None if state.finished else state.turn,
-            self._total_dice(state),
-            state.bids[-1] if state.bids else None,
-            list(state.bids),
-            [
+        totals, over = self.totals(state), state.finished
+        board: dict[str, Any] = {
+            "options": state.options,
+            "finished": over,
+            "turn": UNSET if over else state.turn,
+            "total_dice": self._total_dice(state),
+            "bid": state.bids[-1] if state.bids else UNSET,
+            "bids": list(state.bids),
+            "seats": [
                 SeatPublic(
                     s,
                     len(state.dice[s]),
                     state.timeouts[s],
                     totals[s],
-                    list(state.dice[s]) if state.finished else None,
+                    list(state.dice[s]) if over else UNSET,
                 )
                 for s in range(len(state.seqs))
             ],
-            state.call,
-            self.ranking(state) if state.finished else None,
-        )
+            "call": UNSET if state.call is None else state.call,
+            "ranking": self.ranking(state) if over else UNSET,
+        }
         if seat is None:
-            return LiarsDiceView(*shown)
-        return LiarsDiceSeatView(*shown, self.seat_view(state, seat))
+            return LiarsDiceView(**board)
+        return LiarsDiceSeatView(**board, you=self.seat_view(state, seat))
 
     def seat_view(self, state: LiarsDiceState, seat: int) -> SeatDice:
         """What only ``seat`` sees: its own dice (``view``'s "you")."""

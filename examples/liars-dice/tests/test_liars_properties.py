@@ -9,6 +9,7 @@ import json
 import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from msgspec import UNSET
 from referee_liars_dice import Bid, Liar, LiarsDiceRuleset, bid_rank
 from referee_liars_dice.rules import SeatDice
 
@@ -119,7 +120,7 @@ def test_no_view_shows_another_seats_dice_before_the_call(game, rnd):
 
     def check(state, seat, legal):
         public = liars.view(state)
-        assert all(s.dice is None for s in public.seats)
+        assert all(s.dice is UNSET for s in public.seats)  # absent until the call
         for viewer in range(seats):
             view = liars.view(state, viewer)
             fields = msgspec.structs.asdict(view)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from msgspec import UNSET
 from referee_liars_dice import Bid, Liar, bid_rank
 from referee_liars_dice.rules import PublicBid, RolledDice, SeatDice
 
@@ -216,7 +217,7 @@ def test_each_seat_sees_its_own_dice_and_everyone_sees_all_once_it_is_over(liars
     state = game(liars, seats=3, bids=[(2, 3)], dice=[[1, 2], [3, 4], [5, 6]], dice_per_seat=2)
     public = liars.view(state)
     assert not hasattr(public, "you")
-    assert [s.dice for s in public.seats] == [None, None, None]
+    assert [s.dice for s in public.seats] == [UNSET, UNSET, UNSET]  # absent until the call
     assert [s.dice_count for s in public.seats] == [2, 2, 2]
     assert public.bid == PublicBid(0, 2, 3) and public.turn == 1
     for seat in range(3):
@@ -229,7 +230,7 @@ def test_each_seat_sees_its_own_dice_and_everyone_sees_all_once_it_is_over(liars
     liars.decide(state, 1, [Liar()])
     over = liars.view(state)
     assert [s.dice for s in over.seats] == [[1, 2], [3, 4], [5, 6]]
-    assert over.turn is None and over.ranking == liars.ranking(state)
+    assert over.turn is UNSET and over.ranking == liars.ranking(state)
     assert over.call is not None and over.call.matches == 2  # the 3 and the 6
 
 
