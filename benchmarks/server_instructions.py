@@ -52,15 +52,16 @@ def concurrent(url: str, bots: int, seconds: float) -> int:
     return sum(r["turn"] + r["moves"] for r in results)
 
 
-def _counted(out: Path, pid: int) -> tuple[int, Path]:
-    """Zero the counters before, dump after: the instructions of what ran in between, and
-    the dump that counted them."""
+def _counted(out: Path, pid: int) -> tuple[int, Path, float]:
+    """Zero the counters before, dump after: the instructions of what ran in between, the
+    dump that counted them, and when it was asked for."""
     subprocess.run(["callgrind_control", "-d", str(pid)], capture_output=True, check=True)
+    dumped = time.monotonic()
     time.sleep(1)
     dumps = sorted(out.parent.glob(out.name + ".*"), key=lambda p: p.stat().st_mtime)
     for line in dumps[-1].read_text(errors="ignore").splitlines():
         if line.startswith(("summary:", "totals:")):
-            return int(line.split()[1]), dumps[-1]
+            return int(line.split()[1]), dumps[-1], dumped
     raise RuntimeError("callgrind wrote no totals")
 
 
@@ -70,7 +71,8 @@ def measure(
     bots: int = 0,
     seconds: float = 60,
     keep: Path | None = None,
-) -> dict[str, int]:
+    idle: float = 0,
+) -> dict[str, float]:
     """The figures; with ``keep``, each run's callgrind dump is copied there as
     ``<run>.callgrind`` (for ``callgrind_annotate --inclusive=yes``)."""
     workdir = Path(tempfile.mkdtemp(prefix="referee-instructions-"))
@@ -110,7 +112,17 @@ def measure(
             time.sleep(0.5)
         play(url, 2)  # warm-up: imports, caches, the Lua script
         healthz(url, 20)
-        figures = {}
+        figures: dict[str, float] = {}
+        if idle:
+            # what the process spends with no request at all (its timers: uvicorn's clock, the
+            # store's watchdog and sweeps, the subscription's PING), per second of wall time:
+            # under load from other processes a run takes longer, and these timers then add
+            # more to its count
+            zeroed = time.monotonic()
+            subprocess.run(["callgrind_control", "-z", str(server.pid)], capture_output=True)
+            time.sleep(idle)
+            counted, _, dumped = _counted(out, server.pid)
+            figures["idle_instructions_per_second"] = round(counted / (dumped - zeroed))
         runs = [
             ("game", lambda: play(url, games)),
             ("healthz", lambda: healthz(url, health_requests)),
@@ -118,11 +130,20 @@ def measure(
         if bots:
             runs.append((f"game_{bots}_bots", lambda: concurrent(url, bots, seconds)))
         for name, run in runs:
+            zeroed = time.monotonic()
             subprocess.run(["callgrind_control", "-z", str(server.pid)], capture_output=True)
             requests = run()
             figures[f"{name}_requests"] = requests
-            counted, dump = _counted(out, server.pid)
+            counted, dump, dumped = _counted(out, server.pid)
+            elapsed = dumped - zeroed
+            figures[f"{name}_seconds"] = round(elapsed, 1)
             figures[f"{name}_instructions_per_request"] = counted // requests
+            if idle:
+                # the same, less what the process's timers spent in the run's wall time
+                background = figures["idle_instructions_per_second"] * elapsed
+                figures[f"{name}_net_instructions_per_request"] = round(
+                    (counted - background) / requests
+                )
             if keep is not None:
                 keep.mkdir(parents=True, exist_ok=True)
                 shutil.copy(dump, keep / f"{name}.callgrind")
@@ -149,9 +170,12 @@ def main() -> None:
     parser.add_argument(
         "--keep", type=Path, help="copy each run's callgrind dump into this directory"
     )
+    parser.add_argument(
+        "--idle", type=float, default=0, help="also count this many seconds with no request"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    figures = measure(args.games, args.healthz, args.bots, args.seconds, args.keep)
+    figures = measure(args.games, args.healthz, args.bots, args.seconds, args.keep, args.idle)
     if args.json:
         print(json.dumps(figures))
     else:
