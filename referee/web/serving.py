@@ -36,18 +36,19 @@ import resource
 from typing import Any
 
 import httptools
-from uvicorn.protocols.http.httptools_impl import (
-    STATUS_LINE,
-    HttpToolsProtocol,
-    RequestResponseCycle,
-)
-from uvicorn.protocols.utils import get_client_addr, get_path_with_query_string
 
 from ..core.refusals import Refusal
 from ..settings import Settings
 from . import hot
 from .access import address_of
 from .problems import PROBLEM, problem_body, status_of
+from .uvicorn_private import (  # uvicorn's private names, each checked (see that module)
+    STATUS_LINE,
+    HttpToolsProtocol,
+    RequestResponseCycle,
+    get_client_addr,
+    get_path_with_query_string,
+)
 
 __all__ = ["PublicHttp", "raise_file_limit"]
 
