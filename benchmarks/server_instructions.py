@@ -9,8 +9,13 @@ games one request at a time (GET /turn, POST /moves), and the server's user-spac
 instructions are counted after a warm-up. With ``--bots N``, N bots also play at once, as in
 ``referee bench``, and their game requests are counted the same way. The same code gives the
 same count within about half a percent for the same games; games are dealt at random, and
-their lengths move the sequential figure by about 3 %. Needs valgrind (Debian's package); not
-part of the test suite.
+their lengths move the sequential figure by about 3 % (a game's creation is counted in it,
+shared by fewer requests in a shorter game), so the same number of games is then created
+(``creation``, per game) and played (``game_request``, per request, no creation) apart.
+With ``--idle S``, the process's instructions per second with no request are counted too,
+and each figure is also given net of them over its run's wall time (``*_net_*``): under load
+from other processes a run takes longer, and its timers fire more often. Needs valgrind
+(Debian's package); not part of the test suite.
 """
 
 from __future__ import annotations
@@ -29,13 +34,45 @@ import httpx
 
 from referee.store.embedded import start_embedded
 from referee.tools.launch import free_port
-from referee.tools.load import play_game, run_load
+from referee.tools.load import BENCH_GAME, play_game, run_load
 
 
 def play(url: str, games: int) -> int:
     """Whole bench games, one request at a time; returns the requests made."""
     with httpx.Client(base_url=url, timeout=600) as http:
         return sum(play_game(http)[1] for _ in range(games))
+
+
+def create(url: str, count: int, games: list[dict]) -> int:
+    """``count`` bench games created, each kept in ``games``; returns ``count``."""
+    with httpx.Client(base_url=url, timeout=600) as http:
+        for _ in range(count):
+            games.append(http.post("/v1/games", json=BENCH_GAME).json())
+    return count
+
+
+def play_created(url: str, games: list[dict]) -> int:
+    """The games ``create`` made, played to their end as ``play_game`` plays (each seat in
+    turn asks for its turn and posts its first legal move); returns the requests made."""
+    requests = 0
+    with httpx.Client(base_url=url, timeout=600) as http:
+        for game in games:
+            tokens = [seat["token"] for seat in game["seats"]]
+            path = f"/v1/games/{game['id']}"
+            finished = False
+            while not finished:
+                for token in tokens:
+                    headers = {"Authorization": f"Bearer {token}"}
+                    turn = http.get(f"{path}/turn", headers=headers).json()
+                    requests += 1
+                    if turn["status"] == "finished":
+                        finished = True
+                        break
+                    if turn["status"] == "your_turn":
+                        move = {"seq": turn["seq"], "move": turn["legal_moves"][0]}
+                        http.post(f"{path}/moves", headers=headers, json=move)
+                        requests += 1
+    return requests
 
 
 def healthz(url: str, count: int) -> int:
@@ -123,8 +160,13 @@ def measure(
             time.sleep(idle)
             counted, _, dumped = _counted(out, server.pid)
             figures["idle_instructions_per_second"] = round(counted / (dumped - zeroed))
+        created: list[dict] = []
         runs = [
             ("game", lambda: play(url, games)),
+            # the same, with the games' creation counted apart: how many requests a game
+            # takes varies with its dice, and moves the figure above by a few per cent
+            ("creation", lambda: create(url, games, created)),
+            ("game_request", lambda: play_created(url, created)),
             ("healthz", lambda: healthz(url, health_requests)),
         ]
         if bots:
