@@ -172,6 +172,7 @@ class PublicHttp(HttpToolsProtocol):
     _body_bytes = 0
     _body_due = 0
     _body_timer: asyncio.TimerHandle | None = None
+    _body_since = 0.0  # when the body still awaited was first found missing (the loop's time)
     _declined = False  # it offered an upgrade the referee does not speak
     _refusal: Refusal | None = None
     _refused_cycle: Any = None
@@ -327,7 +328,9 @@ class PublicHttp(HttpToolsProtocol):
                     self._refuse()
                     return
                 break
-        if self.body_timeout_s < math.inf:
+        self._body_since = self.loop.time()
+        if self._body_timer is None and self.body_timeout_s < math.inf:
+            # left running once the body came: the connection's next bodies share it
             self._body_timer = self.loop.call_later(self.body_timeout_s, self._body_late)
 
     def _stop(self, refusal: Refusal, cycle: Any = None) -> None:
@@ -344,14 +347,20 @@ class PublicHttp(HttpToolsProtocol):
         )
 
     def _body_late(self) -> None:
-        """The body has not arrived whole within ``REFEREE_BODY_TIMEOUT_S`` of its headers:
-        408, unless the referee itself stopped reading (a queued request, a body the app has
-        not asked for yet)."""
+        """The connection's body timer: a body awaited for ``REFEREE_BODY_TIMEOUT_S`` since
+        its headers is 408, unless the referee itself stopped reading (a queued request, a
+        body the app has not asked for yet: its time starts again). One timer a connection,
+        not one a body: it runs on while bodies come, and looks again when the body then
+        awaited is due."""
         self._body_timer = None
         if not self._body_due or self.transport.is_closing():
-            return
+            return  # no body awaited: the next one starts the timer again
+        loop = self.loop
         if self.flow.read_paused:
-            self._body_timer = self.loop.call_later(self.body_timeout_s, self._body_late)
+            self._body_since = loop.time()
+        left = self._body_since + self.body_timeout_s - loop.time()
+        if left > 0:
+            self._body_timer = loop.call_later(left, self._body_late)
             return
         self._refusal = Refusal(
             "body-timeout",
@@ -502,10 +511,7 @@ class PublicHttp(HttpToolsProtocol):
         cycle.body += body
 
     def on_message_complete(self) -> None:
-        self._body_due = self._body_bytes = 0
-        if self._body_timer is not None:
-            self._body_timer.cancel()
-            self._body_timer = None
+        self._body_due = self._body_bytes = 0  # the body timer, if any, runs on (_body_late)
         cycle = self.cycle
         if type(cycle) is not _HotCycle:
             if not self._declined:
