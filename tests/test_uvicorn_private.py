@@ -103,6 +103,13 @@ def test_a_cycle_of_uvicorns_takes_its_parameters_by_name_and_has_what_serving_r
     assert inspect.iscoroutinefunction(cycle.run_asgi)
 
 
+def test_uvicorns_server_state_has_what_serving_reads():
+    state = ServerState()
+    missing = [name for name in private.SERVER_STATE_ATTRIBUTES if not hasattr(state, name)]
+    assert not missing, f"uvicorn's ServerState no longer has {missing}"
+    assert isinstance(state.total_requests, int)
+
+
 def test_uvicorns_helpers_answer_as_serving_uses_them():
     assert private.STATUS_LINE[200] == b"HTTP/1.1 200 OK\r\n"
     assert private.STATUS_LINE[431].startswith(b"HTTP/1.1 431 ")

@@ -27,6 +27,7 @@ __all__ = [
     "CYCLE_PARAMETERS",
     "PROTOCOL_ATTRIBUTES",
     "PROTOCOL_METHODS",
+    "SERVER_STATE_ATTRIBUTES",
     "STATUS_LINE",
     "HttpToolsProtocol",
     "RequestResponseCycle",
@@ -54,6 +55,7 @@ PROTOCOL_ATTRIBUTES = (
     "scope",
     "server_state",
     "tasks",
+    "timeout_keep_alive",
     "transport",
     "url",
 )
@@ -74,6 +76,8 @@ PROTOCOL_METHODS = {
     "shutdown": (),
     "handle_websocket_upgrade": (),
     "send_400_response": ("msg",),
+    "timeout_keep_alive_handler": (),
+    "_start_asgi_task": ("cycle", "app"),
     "_should_upgrade": (),
     "_unset_keepalive_if_required": (),
     "_unsupported_upgrade_warning": (),
@@ -107,3 +111,6 @@ CYCLE_ATTRIBUTES = (
     "run_asgi",
     "scope",
 )
+
+#: what ``PublicHttp`` reads or counts on uvicorn's ``ServerState`` (``server_state``)
+SERVER_STATE_ATTRIBUTES = ("default_headers", "total_requests")
