@@ -1,28 +1,33 @@
 """Where a decision's time goes in the referee: CPU per stage of a request, measured in the
 serving process.
 
-Run: python benchmarks/decision_stages.py [--games 40] [--json]
+Run: python benchmarks/decision_stages.py [--games 40] [--valgrind] [--json]
 
 The referee runs as ``referee serve`` with a few of its functions wrapped by timers of the
 thread's CPU time (``time.thread_time_ns``: the event loop's thread, so no other process's
 load is counted), one client plays whole 2-seat CHOICE games one request at a time (as
-``benchmarks/server_instructions.py`` does), and each stage's time is summed per request:
+``benchmarks/server_instructions.py`` does), and each stage's time is summed and given per
+decision (a ``POST /moves`` and the ``GET /turn`` requests around it) and as a share of the
+process's CPU per decision:
 
-- parse: ``PublicHttp.data_received`` of the request's bytes (httptools, the edge's checks,
-  the hot route's match, its answer's task made) and, for ``POST /moves``, the strict
-  decoding of its body (``hot._submission``);
-- validate: ``LoadedGame.decide`` (the seat's token and seq were checked just before, in
-  ``Seats._decide``, which is timed whole as ``decide``): the move normalized, the rules
-  applied, the decision recorded and chained, deadlines moved, the answer made;
+- parse (of each route): ``PublicHttp.data_received`` of the request's bytes (httptools,
+  the edge's checks, the hot route's match, its answer's task made) and, for ``POST /moves``,
+  the strict decoding of its body (``hot._submission``);
+- limits: ``Limits.admits``, the second's budget of the token and the address;
+- token and seq: ``Seats._decide`` less the two stages it calls (validate, and the script's
+  client side);
+- validate: ``LoadedGame.decide``: the move normalized, the rules applied, the decision
+  recorded and chained, deadlines moved, the answer made;
 - script: ``GameService.send`` (the stored form encoded, the commit script's command packed
   and queued) and the replies read (``_Replies.data_received``); the round trip itself, from
   sending to the reply's turn in the loop, is given apart as wall time;
 - wake: the commit heard on the subscribed connection (``_Messages.data_received``: its
   reply parsed, ``Memory.heard_commit`` waking the seats that wait);
-- encode: the answer's JSON (``hot._encode``).
+- turn: ``GameViews.turn``, the seat's view;
+- encode: the answers' JSON (``hot._encode``).
 
-What no stage holds (the event loop's scheduling, the socket's reads and writes, the limits,
-the remembered games, the answer's head) is the rest of the process's CPU per request. Each
+What no stage holds (the event loop's scheduling, the socket's reads and writes, tasks, the
+remembered games, the answers' heads) is the rest of the process's CPU per request. Each
 timer costs a little itself: its cost, measured on an empty function first, is taken off every
 call. Needs nothing but the referee; not part of the test suite.
 """
