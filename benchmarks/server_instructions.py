@@ -9,8 +9,13 @@ games one request at a time (GET /turn, POST /moves), and the server's user-spac
 instructions are counted after a warm-up. With ``--bots N``, N bots also play at once, as in
 ``referee bench``, and their game requests are counted the same way. The same code gives the
 same count within about half a percent for the same games; games are dealt at random, and
-their lengths move the sequential figure by about 3 %. Needs valgrind (Debian's package); not
-part of the test suite.
+their lengths move the sequential figure by about 3 % (a game's creation is counted in it,
+shared by fewer requests in a shorter game), so the same number of games is then created
+(``creation``, per game) and played (``game_request``, per request, no creation) apart.
+With ``--idle S``, the process's instructions per second with no request are counted too,
+and each figure is also given net of them over its run's wall time (``*_net_*``): under load
+from other processes a run takes longer, and its timers fire more often. Needs valgrind
+(Debian's package); not part of the test suite.
 """
 
 from __future__ import annotations
@@ -29,13 +34,45 @@ import httpx
 
 from referee.store.embedded import start_embedded
 from referee.tools.launch import free_port
-from referee.tools.load import play_game, run_load
+from referee.tools.load import BENCH_GAME, play_game, run_load
 
 
 def play(url: str, games: int) -> int:
     """Whole bench games, one request at a time; returns the requests made."""
     with httpx.Client(base_url=url, timeout=600) as http:
         return sum(play_game(http)[1] for _ in range(games))
+
+
+def create(url: str, count: int, games: list[dict]) -> int:
+    """``count`` bench games created, each kept in ``games``; returns ``count``."""
+    with httpx.Client(base_url=url, timeout=600) as http:
+        for _ in range(count):
+            games.append(http.post("/v1/games", json=BENCH_GAME).json())
+    return count
+
+
+def play_created(url: str, games: list[dict]) -> int:
+    """The games ``create`` made, played to their end as ``play_game`` plays (each seat in
+    turn asks for its turn and posts its first legal move); returns the requests made."""
+    requests = 0
+    with httpx.Client(base_url=url, timeout=600) as http:
+        for game in games:
+            tokens = [seat["token"] for seat in game["seats"]]
+            path = f"/v1/games/{game['id']}"
+            finished = False
+            while not finished:
+                for token in tokens:
+                    headers = {"Authorization": f"Bearer {token}"}
+                    turn = http.get(f"{path}/turn", headers=headers).json()
+                    requests += 1
+                    if turn["status"] == "finished":
+                        finished = True
+                        break
+                    if turn["status"] == "your_turn":
+                        move = {"seq": turn["seq"], "move": turn["legal_moves"][0]}
+                        http.post(f"{path}/moves", headers=headers, json=move)
+                        requests += 1
+    return requests
 
 
 def healthz(url: str, count: int) -> int:
@@ -52,15 +89,16 @@ def concurrent(url: str, bots: int, seconds: float) -> int:
     return sum(r["turn"] + r["moves"] for r in results)
 
 
-def _counted(out: Path, pid: int) -> tuple[int, Path]:
-    """Zero the counters before, dump after: the instructions of what ran in between, and
-    the dump that counted them."""
+def _counted(out: Path, pid: int) -> tuple[int, Path, float]:
+    """Zero the counters before, dump after: the instructions of what ran in between, the
+    dump that counted them, and when it was asked for."""
     subprocess.run(["callgrind_control", "-d", str(pid)], capture_output=True, check=True)
+    dumped = time.monotonic()
     time.sleep(1)
     dumps = sorted(out.parent.glob(out.name + ".*"), key=lambda p: p.stat().st_mtime)
     for line in dumps[-1].read_text(errors="ignore").splitlines():
         if line.startswith(("summary:", "totals:")):
-            return int(line.split()[1]), dumps[-1]
+            return int(line.split()[1]), dumps[-1], dumped
     raise RuntimeError("callgrind wrote no totals")
 
 
@@ -70,7 +108,8 @@ def measure(
     bots: int = 0,
     seconds: float = 60,
     keep: Path | None = None,
-) -> dict[str, int]:
+    idle: float = 0,
+) -> dict[str, float]:
     """The figures; with ``keep``, each run's callgrind dump is copied there as
     ``<run>.callgrind`` (for ``callgrind_annotate --inclusive=yes``)."""
     workdir = Path(tempfile.mkdtemp(prefix="referee-instructions-"))
@@ -110,19 +149,43 @@ def measure(
             time.sleep(0.5)
         play(url, 2)  # warm-up: imports, caches, the Lua script
         healthz(url, 20)
-        figures = {}
+        figures: dict[str, float] = {}
+        if idle:
+            # what the process spends with no request at all (its timers: uvicorn's clock, the
+            # store's watchdog and sweeps, the subscription's PING), per second of wall time:
+            # under load from other processes a run takes longer, and these timers then add
+            # more to its count
+            zeroed = time.monotonic()
+            subprocess.run(["callgrind_control", "-z", str(server.pid)], capture_output=True)
+            time.sleep(idle)
+            counted, _, dumped = _counted(out, server.pid)
+            figures["idle_instructions_per_second"] = round(counted / (dumped - zeroed))
+        created: list[dict] = []
         runs = [
             ("game", lambda: play(url, games)),
+            # the same, with the games' creation counted apart: how many requests a game
+            # takes varies with its dice, and moves the figure above by a few per cent
+            ("creation", lambda: create(url, games, created)),
+            ("game_request", lambda: play_created(url, created)),
             ("healthz", lambda: healthz(url, health_requests)),
         ]
         if bots:
             runs.append((f"game_{bots}_bots", lambda: concurrent(url, bots, seconds)))
         for name, run in runs:
+            zeroed = time.monotonic()
             subprocess.run(["callgrind_control", "-z", str(server.pid)], capture_output=True)
             requests = run()
             figures[f"{name}_requests"] = requests
-            counted, dump = _counted(out, server.pid)
+            counted, dump, dumped = _counted(out, server.pid)
+            elapsed = dumped - zeroed
+            figures[f"{name}_seconds"] = round(elapsed, 1)
             figures[f"{name}_instructions_per_request"] = counted // requests
+            if idle:
+                # the same, less what the process's timers spent in the run's wall time
+                background = figures["idle_instructions_per_second"] * elapsed
+                figures[f"{name}_net_instructions_per_request"] = round(
+                    (counted - background) / requests
+                )
             if keep is not None:
                 keep.mkdir(parents=True, exist_ok=True)
                 shutil.copy(dump, keep / f"{name}.callgrind")
@@ -149,9 +212,12 @@ def main() -> None:
     parser.add_argument(
         "--keep", type=Path, help="copy each run's callgrind dump into this directory"
     )
+    parser.add_argument(
+        "--idle", type=float, default=0, help="also count this many seconds with no request"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    figures = measure(args.games, args.healthz, args.bots, args.seconds, args.keep)
+    figures = measure(args.games, args.healthz, args.bots, args.seconds, args.keep, args.idle)
     if args.json:
         print(json.dumps(figures))
     else:

@@ -204,11 +204,13 @@ NAME_PATTERN = rf"^[^{_REFUSED_IN_NAMES}]*[^\s{_REFUSED_IN_NAMES}][^{_REFUSED_IN
 NAME_MAX = 64
 
 
+@functools.lru_cache(maxsize=4096)  # names recur (a tournament's entrants, house bots)
 def check_name(name: str, field: str) -> str:
     """A seat's, an entrant's name as it is stored and shown: shown to everyone, in logs,
     tables and pages, so it passes RFC 8266's Nickname profile (no control, format or
     invisible characters, no bidi overrides, white space collapsed, NFKC), draws something,
-    and is not blank. The normalised name is returned; a refusal names ``field``."""
+    and is not blank. The normalised name is returned; a refusal names ``field`` (a refusal
+    is never cached: only names that pass are)."""
     for index, char in enumerate(name):
         if char in _BIDI or unicodedata.category(char) in _REFUSED_CATEGORIES:
             raise Refusal(

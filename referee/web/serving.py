@@ -39,18 +39,19 @@ import resource
 from typing import Any
 
 import httptools
-from uvicorn.protocols.http.httptools_impl import (
-    STATUS_LINE,
-    HttpToolsProtocol,
-    RequestResponseCycle,
-)
-from uvicorn.protocols.utils import get_client_addr, get_path_with_query_string
 
 from ..core.refusals import Refusal
 from ..settings import Settings
 from . import hot
 from .access import address_of
 from .problems import PROBLEM, problem_body, status_of
+from .uvicorn_private import (  # uvicorn's private names, each checked (see that module)
+    STATUS_LINE,
+    HttpToolsProtocol,
+    RequestResponseCycle,
+    get_client_addr,
+    get_path_with_query_string,
+)
 
 __all__ = ["PublicHttp", "raise_file_limit"]
 
@@ -173,7 +174,8 @@ class PublicHttp(HttpToolsProtocol):
     max_line = _limit(_SETTINGS.max_header_line_bytes)
     max_head = _limit(_SETTINGS.max_header_bytes)
     max_fields = _limit(_SETTINGS.max_header_fields)
-    #: a head of fewer bytes than this holds no line too long and is not too long itself
+    #: a head within a chunk of at most this many bytes holds no line too long and is not too
+    #: long itself: only its fields are counted
     _whole_below = min(max_line, max_head)
     max_per_address = _SETTINGS.max_connections_per_address
     #: proxies (REFEREE_TRUSTED_PROXIES) carry many clients' connections: no cap for them
@@ -183,16 +185,22 @@ class PublicHttp(HttpToolsProtocol):
     #: _HotCycle has)
     cycle: RequestResponseCycle | _HotCycle  # type: ignore[assignment]
 
-    # the request being read: its head (bytes of the fields seen whole, bytes fed in chunks
-    # wholly within it), its Content-Length and body bytes, and its body's timer
-    _heading = False
-    _fresh = False
+    # the request being read, with no work per header field: its head (``_heading``: 0 none
+    # arriving, 1 begun in the chunk being fed, 2 begun in an earlier one; the bytes of the
+    # chunks fed since the one it began in), the length of the chunk being fed, its body
+    # (``_body_due``: 0 none awaited, 1 awaited since its head, 2 its length and timer seen
+    # to), the body's bytes, and its timer
+    _heading = 0
     _head_fed = 0
-    _head_bytes = 0
-    _length: bytes | None = None
+    _chunk = 0
     _body_bytes = 0
-    _body_due = False
+    _body_due = 0
     _body_timer: asyncio.TimerHandle | None = None
+    _body_since = 0.0  # when the body still awaited was first found missing (the loop's time)
+    # the keep-alive timeout: since when the connection is idle (None: a request is on its
+    # way), and the connection's one timer for it
+    _idle_since: float | None = None
+    _idle_timer: asyncio.TimerHandle | None = None
     _declined = False  # it offered an upgrade the referee does not speak
     _refusal: Refusal | None = None
     _refused_cycle: Any = None
@@ -215,6 +223,9 @@ class PublicHttp(HttpToolsProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         super().connection_lost(exc)
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+            self._idle_timer = None
         left = self._open.get(self._address, 1) - 1
         if left > 0:
             self._open[self._address] = left
@@ -237,13 +248,50 @@ class PublicHttp(HttpToolsProtocol):
         self._seen = cycle
         self._look = self.loop.call_later(self.header_timeout_s, self._look_again)
 
+    # -- the keep-alive timeout: one timer a connection ------------------------------------
+
+    def on_response_complete(self) -> None:
+        """uvicorn's, but for its keep-alive timeout: uvicorn makes a timer after every
+        answer and cancels it at the next request's first bytes (4.2k instructions a request,
+        by callgrind); here one timer runs on while requests come, and looks again when the
+        connection has been idle for ``timeout_keep_alive``."""
+        self.server_state.total_requests += 1
+        if self.transport.is_closing():
+            return
+        self.flow.resume_reading()
+        if self.pipeline:
+            cycle, app = self.pipeline.pop()
+            self._start_asgi_task(cycle, app)
+            return
+        loop = self.loop
+        self._idle_since = loop.time()
+        if self._idle_timer is None:
+            self._idle_timer = loop.call_later(self.timeout_keep_alive, self._idle_late)
+
+    def _unset_keepalive_if_required(self) -> None:
+        """uvicorn's, which it calls when a connection is lost or upgraded: not idle."""
+        self._idle_since = None
+
+    def _idle_late(self) -> None:
+        self._idle_timer = None
+        since = self._idle_since
+        if since is None or self.transport.is_closing():
+            return  # a request is on its way: the timer starts again after its answer
+        left = since + self.timeout_keep_alive - self.loop.time()
+        if left > 0:
+            self._idle_timer = self.loop.call_later(left, self._idle_late)
+            return
+        self.timeout_keep_alive_handler()
+
     # -- what a request may send, as it arrives -------------------------------------------
 
     def data_received(self, data: bytes) -> None:
         """uvicorn's, with the refusals of this protocol, an upgrade it does not speak served
-        as HTTP/1.1, and the bytes of an unfinished head counted (those of a chunk wholly
-        within one: a count that never exceeds the head, checked once per chunk)."""
-        self._unset_keepalive_if_required()
+        as HTTP/1.1, the bytes of an unfinished head counted (those of a chunk wholly within
+        one: a count that never exceeds the head, checked once per chunk), and a body that
+        did not come with its head checked once (``_body_awaited``)."""
+        self._idle_since = None  # uvicorn's _unset_keepalive_if_required, inlined
+        self._chunk = len(data)
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserUpgrade as upgrade:
@@ -261,72 +309,69 @@ class PublicHttp(HttpToolsProtocol):
                 self._refused_cycle = self.cycle if self._body_due else None
             self._refuse()
             return
-        if self._heading:
-            if self._fresh:  # the head began in this chunk: counted from the next one
-                self._fresh = False
+        heading = self._heading
+        if heading:  # the chunk ended inside a head
+            if heading == 1:  # it began in this chunk: counted from the next one
+                self._heading = 2
             else:
                 self._head_fed += len(data)
                 if self._head_fed > self.max_head + self.max_line:
-                    self._refusal = Refusal(
-                        "headers-too-large",
-                        f"the request's headers are over {self.max_head:.0f} bytes "
-                        "(REFEREE_MAX_HEADER_BYTES)",
-                        field="headers",
-                    )
+                    self._refusal = self._head_refusal()
                     self._refuse()
                     return
-        if self._body_due and self._body_timer is None and self.body_timeout_s < math.inf:
-            self._body_timer = self.loop.call_later(self.body_timeout_s, self._body_late)
-
-    def on_message_begin(self) -> None:
-        super().on_message_begin()
-        self._heading = self._fresh = True
-        self._head_fed = self._head_bytes = self._body_bytes = 0
-        self._length = None
+        if self._body_due == 1:
+            self._body_awaited()
 
     def on_url(self, url: bytes) -> None:
+        """uvicorn's, noting that a head began (the target is a request's first field); its
+        length is checked with the rest of the head (``_check_head``)."""
+        if not self._heading:
+            self._heading = 1
         self.url += url
-        if len(self.url) > self.max_line:
-            self._stop(
-                Refusal(
-                    "uri-too-long",
-                    f"the request target is over {self.max_line:.0f} bytes "
-                    "(REFEREE_MAX_HEADER_LINE_BYTES)",
-                    field="url",
-                )
-            )
 
-    def on_header(self, name: bytes, value: bytes) -> None:
-        """uvicorn's (lower-case names, ``Expect: 100-continue`` noted), with the head's
-        bytes counted and its Content-Length kept; the limits are checked once the head is
-        whole (``_check_head``: meanwhile ``data_received`` bounds what a head may hold)."""
-        name = name.lower()
-        if name == b"content-length":
-            self._length = value
-        elif name == b"expect" and value.lower() == b"100-continue":
-            self.expect_100_continue = True
-        self.headers.append((name, value))
-        self._head_bytes += len(name) + len(value) + 4
+    def _head_refusal(self) -> Refusal:
+        """Why a head that grew past what its limits allow, and is not whole yet, is
+        refused: its request line if that is all it has yet, else its headers."""
+        if not self.headers and len(self.url) > self.max_line:
+            return self._url_refusal()
+        return Refusal(
+            "headers-too-large",
+            f"the request's headers are over {self.max_head:.0f} bytes (REFEREE_MAX_HEADER_BYTES)",
+            field="headers",
+        )
+
+    def _url_refusal(self) -> Refusal:
+        return Refusal(
+            "uri-too-long",
+            f"the request target is over {self.max_line:.0f} bytes (REFEREE_MAX_HEADER_LINE_BYTES)",
+            field="url",
+        )
 
     def _check_head(self) -> None:
-        """The head's limits: its fields' count and bytes, and (where the head is longer
-        than a line may be) each field line's length (431 past any)."""
+        """The head's limits: its target's length (414), each field line's length, the
+        fields' count and their bytes (431 past any). Called where a chunk could hold a
+        head that breaks one (one that spans chunks, or a chunk larger than a line may be)."""
+        self._head_fed = 0
+        if len(self.url) > self.max_line:
+            self._stop(self._url_refusal())
         headers = self.headers
-        if self._head_bytes > self.max_line:
-            for name, value in headers:
-                if len(name) + len(value) + 2 > self.max_line:
-                    field = name[:64].decode("latin-1")
-                    detail = (
-                        f"the header field {field!r} is over {self.max_line:.0f} bytes "
-                        "(REFEREE_MAX_HEADER_LINE_BYTES)"
-                    )
-                    self._stop(Refusal("headers-too-large", detail, field=field))
+        size = 0
+        for name, value in headers:
+            line = len(name) + len(value) + 2
+            if line > self.max_line:
+                field = name[:64].decode("latin-1")
+                detail = (
+                    f"the header field {field!r} is over {self.max_line:.0f} bytes "
+                    "(REFEREE_MAX_HEADER_LINE_BYTES)"
+                )
+                self._stop(Refusal("headers-too-large", detail, field=field))
+            size += line + 2
         if len(headers) > self.max_fields:
             detail = (
                 f"the request has over {self.max_fields:.0f} header fields "
                 "(REFEREE_MAX_HEADER_FIELDS)"
             )
-        elif self._head_bytes > self.max_head:
+        elif size > self.max_head:
             detail = (
                 f"the request's headers are over {self.max_head:.0f} bytes "
                 "(REFEREE_MAX_HEADER_BYTES)"
@@ -335,31 +380,52 @@ class PublicHttp(HttpToolsProtocol):
             return
         self._stop(Refusal("headers-too-large", detail, field="headers"))
 
+    def _body_awaited(self) -> None:
+        """A body still to come after the chunk that ended its head: 413 at once if its
+        Content-Length is over the limit (a body that came whole is counted by ``on_body``),
+        and its timer (408) started."""
+        self._body_due = 2
+        for name, value in self.headers:
+            if name == b"content-length":
+                if int(value) > self._max_body:
+                    self._refusal = self._body_refusal()
+                    self._refused_cycle = self.cycle
+                    self._refuse()
+                    return
+                break
+        self._body_since = self.loop.time()
+        if self._body_timer is None and self.body_timeout_s < math.inf:
+            # left running once the body came: the connection's next bodies share it
+            self._body_timer = self.loop.call_later(self.body_timeout_s, self._body_late)
+
     def _stop(self, refusal: Refusal, cycle: Any = None) -> None:
         """Stop parsing: ``refusal`` answers the request (whose cycle is ``cycle``, if it has
         one yet)."""
         self._refusal, self._refused_cycle = refusal, cycle
         raise _Refused(refusal.code)
 
-    def _body_too_large(self, cycle: Any) -> None:
-        self._stop(
-            Refusal(
-                "body-too-large",
-                f"the body is over {self._max_body:.0f} bytes (REFEREE_MAX_BODY_BYTES)",
-                field="body",
-            ),
-            cycle,
+    def _body_refusal(self) -> Refusal:
+        return Refusal(
+            "body-too-large",
+            f"the body is over {self._max_body:.0f} bytes (REFEREE_MAX_BODY_BYTES)",
+            field="body",
         )
 
     def _body_late(self) -> None:
-        """The body has not arrived whole within ``REFEREE_BODY_TIMEOUT_S`` of its headers:
-        408, unless the referee itself stopped reading (a queued request, a body the app has
-        not asked for yet)."""
+        """The connection's body timer: a body awaited for ``REFEREE_BODY_TIMEOUT_S`` since
+        its headers is 408, unless the referee itself stopped reading (a queued request, a
+        body the app has not asked for yet: its time starts again). One timer a connection,
+        not one a body: it runs on while bodies come, and looks again when the body then
+        awaited is due."""
         self._body_timer = None
         if not self._body_due or self.transport.is_closing():
-            return
+            return  # no body awaited: the next one starts the timer again
+        loop = self.loop
         if self.flow.read_paused:
-            self._body_timer = self.loop.call_later(self.body_timeout_s, self._body_late)
+            self._body_since = loop.time()
+        left = self._body_since + self.body_timeout_s - loop.time()
+        if left > 0:
+            self._body_timer = loop.call_later(left, self._body_late)
             return
         self._refusal = Refusal(
             "body-timeout",
@@ -375,7 +441,7 @@ class PublicHttp(HttpToolsProtocol):
         connection (the request's own, or an earlier one's), then close the connection."""
         refusal, cycle = self._refusal, self._refused_cycle
         self._refusal = self._refused_cycle = None
-        self._body_due = False
+        self._body_due = 0
         if self._body_timer is not None:
             self._body_timer.cancel()
             self._body_timer = None
@@ -456,17 +522,14 @@ class PublicHttp(HttpToolsProtocol):
     # -- the hot routes ------------------------------------------------------------------
 
     def on_headers_complete(self) -> None:
-        self._heading = False
-        if self._head_bytes > self._whole_below or len(self.headers) > self.max_fields:
+        heading, self._heading = self._heading, 0
+        if heading != 1 or self._chunk > self._whole_below or len(self.headers) > self.max_fields:
             self._check_head()
         upgrade = self.parser.should_upgrade()
         if upgrade and not self._should_upgrade() and self.parser.get_method() != b"CONNECT":
             self._declined = True  # served once the parser stops at the offer
             return
-        length = self._length
-        if length is not None and int(length) > self._max_body:
-            self._body_too_large(None)
-        self._body_due = True  # until the message completes
+        self._body_due = 1  # until the message completes
         route = None
         routes = self._routes
         if (
@@ -506,17 +569,14 @@ class PublicHttp(HttpToolsProtocol):
         cycle = self.cycle
         self._body_bytes += len(body)
         if self._body_bytes > self._max_body:
-            self._body_too_large(cycle)
+            self._stop(self._body_refusal(), cycle)
         if type(cycle) is not _HotCycle:
             super().on_body(body)
             return
         cycle.body += body
 
     def on_message_complete(self) -> None:
-        self._body_due = False
-        if self._body_timer is not None:
-            self._body_timer.cancel()
-            self._body_timer = None
+        self._body_due = self._body_bytes = 0  # the body timer, if any, runs on (_body_late)
         cycle = self.cycle
         if type(cycle) is not _HotCycle:
             if not self._declined:

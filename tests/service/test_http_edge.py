@@ -215,8 +215,9 @@ def test_a_chunked_body_is_413_once_its_bytes_pass_the_limit(server):
 
 @pytest.fixture(scope="module")
 def impatient(valkey, tmp_path_factory):
-    """A referee that waits 1 s for a body: its URL and its log."""
-    env = {**LOAD_LIMITS, "REFEREE_BODY_TIMEOUT_S": "1"}
+    """A referee that waits 1 s for a body, and 1 s for the next request on a connection
+    (keep-alive): its URL and its log."""
+    env = {**LOAD_LIMITS, "REFEREE_BODY_TIMEOUT_S": "1", "REFEREE_KEEP_ALIVE_S": "1"}
     log = tmp_path_factory.mktemp("impatient") / "referee.log"
     with log.open("w") as out:
         referee, url = start_referee(valkey, env=env, stdout=out, stderr=out)
@@ -261,6 +262,39 @@ def test_a_body_that_arrives_in_time_is_served(impatient):
         time.sleep(0.5)
         sock.sendall(body[10:])
         assert [status for status, _, _ in _Answers(sock).read()] == [201]
+
+
+def test_a_connection_idle_past_the_keep_alive_timeout_is_closed(impatient):
+    impatient, _ = impatient
+    with _connect(impatient) as sock:
+        sock.sendall(_get("/healthz"))
+        answers = _Answers(sock)
+        assert [status for status, _, _ in answers.read()] == [200]
+        answered = time.monotonic()
+        assert answers.closes(seconds=5), "an idle connection stayed open"
+        assert 0.8 < time.monotonic() - answered < 3
+
+
+def test_a_connection_that_keeps_asking_is_kept_past_the_keep_alive_timeout(impatient):
+    """The connection's keep-alive timer runs on from request to request: it closes only a
+    connection idle for the whole timeout, however long the connection has lived."""
+    impatient, _ = impatient
+    with httpx.Client(base_url=impatient) as http:
+        game = create(http, "choice", 2)
+    bearer = f"Authorization: Bearer {game['seats'][0]['token']}\r\n"
+    with _connect(impatient) as sock:
+        answers = _Answers(sock)
+        began = time.monotonic()
+        count = 0
+        while time.monotonic() - began < 3.5:  # past three timeouts, never idle for one
+            # the hot route and one Litestar answers, in turn
+            path = "/healthz" if count % 2 else f"/v1/games/{game['id']}/turn"
+            sock.sendall(_get(path, bearer))
+            count += 1
+            assert len(answers.read(count)) == count and not answers.closed
+            time.sleep(0.6)
+        assert [status for status, _, _ in answers.done] == [200] * count
+        assert answers.closes(seconds=5)  # and once idle, it closes
 
 
 # -- 3. an upgrade the referee does not speak -------------------------------------------------
