@@ -246,6 +246,11 @@ class GameService:
                 del memory.in_flight[game_id]
             in_flight.settle()
 
+    async def decisions(self, game_id: str) -> list[bytes]:
+        """The game's recorded decisions, as stored (a retried decision is answered from
+        them)."""
+        return await self.store.decisions(game_id)
+
     # -- what anyone may see -------------------------------------------------------------------
 
     async def view(self, game_id: str) -> Shown:

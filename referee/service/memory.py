@@ -61,6 +61,12 @@ class InFlight:
         self.settled = False
         self.landed_waiters: list[asyncio.Future[None]] | None = None
 
+    @property
+    def queued(self) -> bool:
+        """Whether the commit is queued on its connection: a later one is surely sent after
+        it (none is queued while the connection is being made)."""
+        return self.commit.queued
+
     async def landed(self) -> None:
         """Until the commit's outcome is known (and, written, remembered)."""
         if not self.settled:
