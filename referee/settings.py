@@ -79,6 +79,9 @@ class Settings(msgspec.Struct, frozen=True):
     max_header_bytes: int = 64 * 1024
     max_header_fields: int = 100
     body_timeout_s: float = 10.0
+    # a measure: each process writes how soon its woken waiters were answered to
+    # ``<file>.<pid>`` (``service.wakes``); None: not timed
+    wake_times: Path | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -119,4 +122,5 @@ class Settings(msgspec.Struct, frozen=True):
             max_header_bytes=_int(env, "REFEREE_MAX_HEADER_BYTES", 64 * 1024),
             max_header_fields=_int(env, "REFEREE_MAX_HEADER_FIELDS", 100),
             body_timeout_s=float(env.get("REFEREE_BODY_TIMEOUT_S", 10)),
+            wake_times=Path(env["REFEREE_WAKE_TIMES"]) if env.get("REFEREE_WAKE_TIMES") else None,
         )
