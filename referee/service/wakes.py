@@ -41,8 +41,8 @@ _woken: ContextVar[int] = ContextVar("referee_woken", default=0)
 
 
 class WakeTimes:
-    """A histogram of durations in nanoseconds, in buckets 1/16 of an octave wide (each
-    within 4.4 % of the durations it counts)."""
+    """A histogram of durations in nanoseconds, in buckets at most 1/16 of their durations
+    wide (a bucket's middle is within 3.2 % of every duration it counts)."""
 
     __slots__ = ("counts",)
 
