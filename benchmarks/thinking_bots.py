@@ -10,13 +10,17 @@ bench raises them, and one load process whose every seat has an HTTP connection 
    Valkey counts meanwhile (a waiter holds none), then seat 1 of each game decides, paced at
    ``--wake-rate`` per second, and each waiter's answer is timed from the moment seat 1's
    decision was sent (``wake_ms``: commit, hearing, waking and the answer written, plus the
-   decision's own request) and from the moment seat 1's answer came (``wake_after_commit_ms``).
+   decision's own request) and from the moment seat 1's answer came (``wake_after_commit_ms``);
+   and, by the referee itself (``REFEREE_WAKE_TIMES``, ``referee.service.wakes``), from the
+   moment its process first knew of the commit (heard, or its own commit's reply) to the moment
+   the woken waiter's answer was handed to the transport (``server_wake_ms``).
 2. ``thinking``: ``--games`` 2-seat CHOICE games played by bots that think a time drawn
    uniformly from ``--think`` (seconds) before each decision and post it with ``?wait=30``
    (one request per decision: the answer holds the next turn). Both seats decide each roll,
    so the seat that posts first waits for the other's commit: its answer is timed from the
    moment the other's decision was sent (``thinking_wake_ms``), and answers that took over a
-   second past it are counted (``thinking_wakes_over_1s``).
+   second past it are counted (``thinking_wakes_over_1s``); the referee's own figure as above
+   (``thinking_server_wake_ms``).
 
 ``python benchmarks/thinking_bots.py [--waiting N] [--games N] [--think A B] [--seconds S]``
 """
@@ -30,11 +34,13 @@ import random
 import statistics
 import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 import psutil
 import redis
 
+from referee.service.wakes import bucket_ns, percentile
 from referee.store.embedded import start_embedded
 from referee.tools.launch import LOAD_LIMITS, start_referee
 from referee.tools.load import BENCH_GAME, Client, head
@@ -46,6 +52,36 @@ def _pct(values: list[float], q: float) -> float | None:
     if len(values) < 2:
         return round(values[0], 2) if values else None
     return round(statistics.quantiles(values, n=1000, method="inclusive")[int(q * 1000) - 1], 2)
+
+
+def _wake_counts(path: Path) -> dict[int, int]:
+    """The referee's histograms of its wakes (``REFEREE_WAKE_TIMES``), summed over its
+    processes, as they last wrote them (every second)."""
+    counts: dict[int, int] = {}
+    for each in path.parent.glob(path.name + ".*"):
+        if each.name.endswith(".partial"):
+            continue
+        for bucket, count in json.loads(each.read_text()).items():
+            counts[int(bucket)] = counts.get(int(bucket), 0) + count
+    return counts
+
+
+def _server_wakes(path: Path, before: dict[int, int], prefix: str) -> dict[str, Any]:
+    """The referee's own wake figures since ``before`` (read 1.5 s on, once it wrote them)."""
+    time.sleep(1.5)
+    after = _wake_counts(path)
+    counts = {b: n - before.get(b, 0) for b, n in after.items() if n - before.get(b, 0) > 0}
+
+    def ms(q: float) -> float | None:
+        value = percentile(counts, q)
+        return None if value is None else round(value, 3)
+
+    return {
+        f"{prefix}server_wakes": sum(counts.values()),
+        f"{prefix}server_wake_ms_p50": ms(0.5),
+        f"{prefix}server_wake_ms_p99": ms(0.99),
+        f"{prefix}server_wake_ms_max": round(bucket_ns(max(counts)) / 1e6, 3) if counts else None,
+    }
 
 
 async def _created(url: str, count: int, connections: int = 32) -> list[dict]:
@@ -91,7 +127,9 @@ class _Pool:
             self.free.put_nowait(client)
 
 
-async def hold(url: str, waiting: int, wake_rate: float, referee: psutil.Process, valkey: Any):
+async def hold(
+    url: str, waiting: int, wake_rate: float, referee: psutil.Process, valkey: Any, times: Path
+):
     games = await _created(url, waiting)
     pool = _Pool(url)
     clients = pool.all
@@ -144,6 +182,7 @@ async def hold(url: str, waiting: int, wake_rate: float, referee: psutil.Process
         answered_at[game["id"]] = time.perf_counter()
         errors += status != 200
 
+    before = _wake_counts(times)
     began = time.perf_counter()
     pending = []
     for i in range(len(games)):  # paced: a steady rate of commits, not one burst
@@ -173,11 +212,12 @@ async def hold(url: str, waiting: int, wake_rate: float, referee: psutil.Process
         "wake_ms_max": round(max(wake), 2) if wake else None,
         "wake_after_commit_ms_p50": _pct(after, 0.5),
         "wake_after_commit_ms_p99": _pct(after, 0.99),
-    }
+    } | _server_wakes(times, before, "")
 
 
-async def thinking(url: str, count: int, think: tuple[float, float], seconds: float):
+async def thinking(url: str, count: int, think: tuple[float, float], seconds: float, times: Path):
     games = await _created(url, count)
+    before = _wake_counts(times)
     stop = time.monotonic() + seconds
     rnd = random.Random(7)
     stats = {"decisions": 0, "errors": 0, "wakes": [], "games": 0}
@@ -236,7 +276,7 @@ async def thinking(url: str, count: int, think: tuple[float, float], seconds: fl
         "thinking_wake_ms_max": round(max(wakes), 2) if wakes else None,
         "thinking_wakes_over_1s": sum(w > 1000 for w in wakes),
         "thinking_wakes": len(wakes),
-    }
+    } | _server_wakes(times, before, "thinking_")
 
 
 def main() -> None:
@@ -249,7 +289,8 @@ def main() -> None:
     args = parser.parse_args()
     directory = tempfile.mkdtemp(prefix="referee-thinking-")
     embedded = start_embedded(directory, persist=False)
-    referee, url = start_referee(embedded.url, 1, env=_ENV)
+    times = Path(directory) / "wakes"
+    referee, url = start_referee(embedded.url, 1, env={**_ENV, "REFEREE_WAKE_TIMES": str(times)})
     valkey = redis.Redis.from_url(embedded.url)
     figures: dict[str, Any] = {}
     try:
@@ -257,10 +298,10 @@ def main() -> None:
 
         process = psutil.Process(referee.pid)
         if args.waiting:
-            figures |= uvloop.run(hold(url, args.waiting, args.wake_rate, process, valkey))
+            figures |= uvloop.run(hold(url, args.waiting, args.wake_rate, process, valkey, times))
         if args.games:
             cpu = process.cpu_times()
-            figures |= uvloop.run(thinking(url, args.games, tuple(args.think), args.seconds))
+            figures |= uvloop.run(thinking(url, args.games, tuple(args.think), args.seconds, times))
             spent = process.cpu_times()
             used = spent.user + spent.system - cpu.user - cpu.system
             figures["thinking_referee_cores"] = round(used / figures["thinking_seconds"], 2)

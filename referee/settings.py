@@ -84,6 +84,9 @@ class Settings(msgspec.Struct, frozen=True):
     bot_games_per_day: int = 2000
     bot_concurrent_games: int = 4
     bot_timeouts_to_pause: int = 3
+    # a measure: each process writes how soon its woken waiters were answered to
+    # ``<file>.<pid>`` (``service.wakes``); None: not timed
+    wake_times: Path | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -127,4 +130,5 @@ class Settings(msgspec.Struct, frozen=True):
             bot_games_per_day=_int(env, "REFEREE_BOT_GAMES_PER_DAY", 2000),
             bot_concurrent_games=_int(env, "REFEREE_BOT_CONCURRENT_GAMES", 4),
             bot_timeouts_to_pause=_int(env, "REFEREE_BOT_TIMEOUTS_TO_PAUSE", 3),
+            wake_times=Path(env["REFEREE_WAKE_TIMES"]) if env.get("REFEREE_WAKE_TIMES") else None,
         )

@@ -16,6 +16,7 @@ from typing import Any
 from ..games import warm_caches
 from ..settings import Settings
 from ..store import AVAILABILITY, STORE_BUSY, STORE_UNAVAILABLE, Store, open_store
+from . import wakes
 from .games import GameService
 from .idempotency import Idempotency
 from .league import LeagueService, LeagueSettings
@@ -99,6 +100,9 @@ class Services:
             asyncio.create_task(services.limits.renew_forever()),
             asyncio.create_task(services.league.run_forever()),
         ]
+        if settings.wake_times is not None:  # a measure: how soon woken waiters are answered
+            wakes.enable()
+            services._tasks.append(asyncio.create_task(wakes.write_forever(settings.wake_times)))
         return services
 
     async def ready(self) -> None:

@@ -27,6 +27,7 @@ from ..core.replay import postal_report, replay
 from ..core.views import Shown, game_summary
 from ..games import new_seed
 from ..store import STORE_UNAVAILABLE, GameStore, Stored, StoreError
+from . import wakes
 from .limits import Limits
 from .memory import InFlight, Memory
 
@@ -240,11 +241,18 @@ class GameService:
             game.version, game.first_deadline = stored.version, in_flight.first_deadline
             game.last_event_id = stored.last_event_id
             memory.remember(game_id, stored, in_flight.epoch)
+            if wakes.ENABLED:
+                memory.committed(game_id, stored.last_event_id)
             return True
         finally:
             if memory.in_flight.get(game_id) is in_flight:
                 del memory.in_flight[game_id]
             in_flight.settle()
+
+    async def decisions(self, game_id: str) -> list[bytes]:
+        """The game's recorded decisions, as stored (a retried decision is answered from
+        them)."""
+        return await self.store.decisions(game_id)
 
     # -- what anyone may see -------------------------------------------------------------------
 

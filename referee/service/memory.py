@@ -27,6 +27,7 @@ its hearing began is not remembered.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import deque
 from typing import Any
 
@@ -35,6 +36,7 @@ from lru import LRU
 from ..core.documents import version_number
 from ..core.game import LoadedGame
 from ..store import Commit, Stored, event_order
+from . import wakes
 
 __all__ = ["InFlight", "Memory", "TurnTaking"]
 
@@ -60,6 +62,12 @@ class InFlight:
         self.epoch = epoch
         self.settled = False
         self.landed_waiters: list[asyncio.Future[None]] | None = None
+
+    @property
+    def queued(self) -> bool:
+        """Whether the commit is queued on its connection: a later one is surely sent after
+        it (none is queued while the connection is being made)."""
+        return self.commit.queued
 
     async def landed(self) -> None:
         """Until the commit's outcome is known (and, written, remembered)."""
@@ -144,6 +152,10 @@ class Memory:
         self.shared_reads: LRU[str, tuple[Stored, LoadedGame]] = LRU(SHARED_READS)
         self.released: LRU[str, bool] = LRU(4096)
         self.stopping = False  # the process stops: no wait lasts
+        # while wakes are timed (``wakes``): when each game's newest commit heard was first
+        # known, and this process's own newest commit (its event id, when its reply came)
+        self.heard_ns: LRU[str, int] = LRU(16384)
+        self.committed_ns: LRU[str, tuple[str, int]] = LRU(16384)
 
     # -- remembered forms ----------------------------------------------------------------------
 
@@ -227,12 +239,24 @@ class Memory:
         heard = self.heard.get(game_id)
         if heard is None or event_order(heard) < order:
             self.heard[game_id] = event_id
+            if wakes.ENABLED:
+                self._known_at(game_id, event_id)
         known = self.remembered(game_id)
         if known is not None and event_order(known.last_event_id) < order:
             # remembered: ``recent`` is not None
             del self.recent[game_id]  # type: ignore[union-attr]
         for future in self.waiting.pop(game_id, ()):
             _settle(future, event_id)
+
+    def committed(self, game_id: str, event_id: str) -> None:
+        """This process's own commit of the game just landed (only while wakes are timed)."""
+        self.committed_ns[game_id] = (event_id, time.perf_counter_ns())
+
+    def _known_at(self, game_id: str, event_id: str) -> None:
+        own = self.committed_ns.get(game_id)
+        self.heard_ns[game_id] = (
+            own[1] if own is not None and own[0] == event_id else time.perf_counter_ns()
+        )
 
     async def hear(self, positions: dict[str, str], seconds: float) -> str | None:
         """The newest event id heard of a game (id -> event id) after its position, waiting
@@ -242,10 +266,14 @@ class Memory:
         loop = self.loop or asyncio.get_running_loop()
         stop = loop.time() + seconds
         after = {game_id: event_order(event_id) for game_id, event_id in positions.items()}
+        if wakes.ENABLED:
+            wakes.woken(0)
         while True:
             for game_id, order in after.items():
                 heard = self.heard.get(game_id)
                 if heard is not None and event_order(heard) > order:
+                    if wakes.ENABLED:
+                        wakes.woken(self.heard_ns.get(game_id, 0))
                     return heard
             hearing = self.hearing
             if any(game_id not in hearing for game_id in after):

@@ -29,103 +29,129 @@ class Seats:
         self.games = games
         self.memory = games.memory
 
+    # -- a seat's turn -------------------------------------------------------------------------
+
     async def wait_turn(self, game_id: str, token: str | None, wait_s: float) -> dict[str, Any]:
         """The seat's turn, waiting up to ``wait_s`` while it has nothing to decide.
 
-        A remembered game may answer only where the game's events prove it current (read,
-        or heard as commits): a wait with no event after it, or the newest event, written
-        with it. A finished game never changes, and answers from memory while it is surely
-        kept. A refusal comes only from the game as read.
+        The game's commits are heard before it is read, so that no commit after the read goes
+        untold. A remembered form answers only where the commits heard prove it current; a
+        refusal comes only from the game as read. Each pass of the outer loop starts from
+        the game as it is now and waits after its newest event; a pass ends when the game's
+        commits stop being heard (a commit may then have gone untold: the game is read again).
         """
-        games, memory = self.games, self.memory
         stop = time.monotonic() + wait_s
-        if not games.follows(game_id):
-            # heard before it is read, so that no commit after the read goes untold (should
-            # Redis not answer, the read says so; the wait looks at the game now and then)
-            with contextlib.suppress(*STORE_UNAVAILABLE):
-                await games.follow(game_id)
-        heard = memory.hears(game_id)
-        known = memory.remembered(game_id)
-        for _ in range(MAX_RETRIES):
-            in_flight = memory.in_flight.get(game_id) if heard else None
-            if known is not None or in_flight is None:
-                break
-            # a commit of this process on its way, already heard (which dropped the form
-            # remembered before it): its reply is as near as a read's would be (and, landed
-            # behind a later commit heard already, the next one's is)
-            await in_flight.landed()
-            known = memory.remembered(game_id)
-        # not yet shown current; while heard, no commit was heard after it: current
-        guess = known is not None and not heard
-        last_id = None
+        await self._hear(game_id)
+        known = await self._proven_form(game_id)
         while True:
-            try:
+            game, seat = await self._game_now(game_id, token, known)
+            after = game.last_event_id  # read with the game: no event slips between
+            while True:
+                remaining = self._remaining(stop)
+                if game.turn_status(seat) != "waiting" or remaining <= 0:
+                    return game.turn(seat)
+                next_deadline = first_deadline(game.doc)
+                try:
+                    newest = await self._next_commit(game_id, after, remaining, next_deadline)
+                except (*STORE_UNAVAILABLE, asyncio.CancelledError):
+                    return game.turn(seat)  # the wait was cut short: answer now
+                if newest == "":
+                    break  # not heard (or no longer): read the game and wait after it
+                if newest is None:  # nothing heard: the wait ran out, or a deadline is due
+                    if time.monotonic() >= stop and (next_deadline or math.inf) > time.time():
+                        return game.turn(seat)  # nothing happened: as it was
+                    game, seat = await self._game_now(game_id, token, None)
+                    continue
+                after = newest
+                game, seat = await self._game_now(
+                    game_id, token, await self._form_at(game_id, newest)
+                )
+            known = None
+
+    async def _hear(self, game_id: str) -> None:
+        """Hear the game's commits, if it is not heard yet (should Redis not answer, the read
+        says so; the wait then looks at the game now and then)."""
+        if not self.games.follows(game_id):
+            with contextlib.suppress(*STORE_UNAVAILABLE):
+                await self.games.follow(game_id)
+
+    async def _proven_form(self, game_id: str) -> Stored | None:
+        """The game's remembered form, where it is the game as it is now: remembered while its
+        commits are heard, and none heard after it. A commit of this process on its way,
+        already heard, dropped the form remembered before it: its reply is as near as a
+        read's would be (and, landed behind a later commit heard already, the next one's is).
+        """
+        memory = self.memory
+        if not memory.hears(game_id):
+            return None  # nothing is remembered of a game not heard
+        for _ in range(MAX_RETRIES):
+            known = memory.remembered(game_id)
+            in_flight = memory.in_flight.get(game_id)
+            if known is not None or in_flight is None:
+                return known
+            await in_flight.landed()
+        return memory.remembered(game_id)
+
+    async def _game_now(
+        self, game_id: str, token: str | None, known: Stored | None
+    ) -> tuple[LoadedGame, int]:
+        """The game as it is now and the token's seat in it: from ``known``, a form proven
+        current, unless it would refuse or a finished game may have expired since; else as
+        read, whose refusal is the answer."""
+        games = self.games
+        if known is not None:
+            with contextlib.suppress(Refusal):
                 game = await games.current(game_id, known, reading=True)
                 seat = game.seat_of(token)
-            except Refusal:
-                if known is None:  # the game as read: a refusal
-                    raise
-                known, guess = None, False
-                continue
-            if known is not None and game.doc.status == "finished" and not self._surely_kept(game):
-                known, guess = None, False  # it may have expired since: read it
-                continue
-            if last_id is None:
-                last_id = game.last_event_id  # read with the game: no event slips between
-            if guess and game.turn_status(seat) != "waiting":
-                if game.doc.status == "finished" and self._surely_kept(game):
-                    return game.turn(seat)
-                known, guess, last_id = None, False, None  # to act on, read the game as it is
-                continue
-            known = None
-            # the process stops (SIGTERM): answered now, as a wait that ran out
-            remaining = 0.0 if memory.stopping else stop - time.monotonic()
-            if not guess and (game.turn_status(seat) != "waiting" or remaining <= 0):
-                return game.turn(seat)
-            next_deadline = first_deadline(game.doc)
-            block = max(0.0, remaining)
-            if next_deadline is not None:
-                block = max(0.05, min(block, next_deadline - time.time() + 0.01))
-            try:
-                if memory.hears(game_id):  # a commit heard, or the proof that none came
-                    newest = await memory.hear({game_id: last_id}, block)
-                else:
-                    # not heard (its channel was lost, or could not be had): heard again, the
-                    # game is read again (a commit may have gone untold); while Redis does not
-                    # answer, it is looked at again in a while, holding no connection
-                    try:
-                        await games.follow(game_id)
-                    except STORE_UNAVAILABLE:
-                        await asyncio.sleep(min(block, 1.0))
-                    newest = ""
-            except (*STORE_UNAVAILABLE, asyncio.CancelledError):
-                if guess:
-                    raise
-                return game.turn(seat)  # the wait was cut short: answer now
-            guess = False  # an event read (or heard) followed: nothing came, or we read on
-            if newest == "":  # not heard (or no longer): read the game
-                last_id = None
-                continue
-            if newest is None:
-                if time.monotonic() >= stop and (next_deadline or math.inf) > time.time():
-                    return game.turn(seat)  # nothing happened: as it was
-                continue
-            last_id = newest
+                if game.doc.status != "finished" or self._surely_kept(game):
+                    return game, seat
+        game = await games.current(game_id, reading=True)
+        return game, game.seat_of(token)
+
+    def _remaining(self, stop: float) -> float:
+        """How long the wait may last yet; nothing once the process stops (SIGTERM): each
+        wait is answered now, as a wait that ran out."""
+        return 0.0 if self.memory.stopping else stop - time.monotonic()
+
+    async def _next_commit(
+        self, game_id: str, after: str, remaining: float, next_deadline: float | None
+    ) -> str | None:
+        """The newest commit heard of the game after the event ``after``, waiting at most
+        ``remaining`` and until just past the game's next deadline; None if none came, ""
+        if the game is not heard (or stopped being heard meanwhile)."""
+        block = remaining
+        if next_deadline is not None:
+            block = max(0.05, min(block, next_deadline - time.time() + 0.01))
+        memory = self.memory
+        if memory.hears(game_id):
+            return await memory.hear({game_id: after}, block)
+        # not heard (its channel was lost, or could not be had): heard again, the game is read
+        # again; while Redis does not answer, it is looked at again in a while, holding no
+        # connection
+        try:
+            await self.games.follow(game_id)
+        except STORE_UNAVAILABLE:
+            await asyncio.sleep(min(block, 1.0))
+        return ""
+
+    async def _form_at(self, game_id: str, event_id: str) -> Stored | None:
+        """The remembered form written with the event ``event_id``, the newest heard: every
+        change adds an event, so it is the game as it is now. The event may be this
+        process's own commit, whose reply is still on its way. None: read the game."""
+        memory = self.memory
+        recent = memory.remembered(game_id)
+        in_flight = memory.in_flight.get(game_id)
+        if in_flight is not None and (recent is None or recent.last_event_id != event_id):
+            await in_flight.landed()
             recent = memory.remembered(game_id)
-            in_flight = memory.in_flight.get(game_id)
-            if getattr(recent, "last_event_id", None) != last_id and in_flight is not None:
-                # the event may be this process's own commit, whose reply is still on its way
-                await in_flight.landed()
-                recent = memory.remembered(game_id)
-            if recent is not None and recent.last_event_id == last_id:
-                # written with the newest event, and every change adds one: the game as it is
-                # now, without reading it again
-                known = recent
+        return recent if recent is not None and recent.last_event_id == event_id else None
 
     def _surely_kept(self, game: LoadedGame) -> bool:
         """A finished game stays, unchanged, for the retention after it ended."""
         finished_at = game.doc.finished_at
         return finished_at is not None and time.time() < finished_at + self.games.retention_s - 60
+
+    # -- a seat's decision ---------------------------------------------------------------------
 
     async def move(
         self, game_id: str, token: str | None, seq: int, moves: list[Any]
@@ -143,16 +169,13 @@ class Seats:
         """
         games, memory = self.games, self.memory
         stored: Stored | None = None
-        guess = True  # known, not read: good to commit on, not to refuse
+        from_memory = True  # the first try builds on what this process knows, unread
         for _ in range(MAX_RETRIES):
             async with memory.one_at_a_time(game_id):
                 in_flight = None
-                if guess:
-                    in_flight = memory.in_flight.get(game_id)
-                    if in_flight is not None and not in_flight.commit.queued:
-                        in_flight = None  # no connection yet: not surely sent before this one
-                    stored = in_flight.stored if in_flight else memory.remembered(game_id)
-                    guess = stored is not None
+                if from_memory:
+                    in_flight, stored = self._base(game_id)
+                    from_memory = stored is not None
                 if stored is None:
                     game = await games.load(game_id)
                 else:
@@ -160,9 +183,10 @@ class Seats:
                 try:
                     answer, sent = await self._decide(game, token, seq, moves)
                 except Refusal:
-                    if not guess:
+                    if not from_memory:
                         raise
-                    answer, sent, game.now_stored = None, None, None  # ask the store first
+                    # known, not read: good to commit on, not to refuse; ask the store first
+                    answer, sent, game.now_stored = None, None, None
                 if in_flight is not None and sent is None:
                     await in_flight.landed()  # then read the game as it is
                     answer, game.now_stored = None, None
@@ -172,8 +196,17 @@ class Seats:
                     return answer  # type: ignore[return-value]  # sent: _decide answered
             elif answer is not None:
                 return answer
-            stored, guess = game.now_stored, False
+            stored, from_memory = game.now_stored, False
         raise busy()
+
+    def _base(self, game_id: str) -> tuple[InFlight | None, Stored | None]:
+        """What a decision builds on without reading: this process's commit on its way (if
+        surely sent before the decision's own) and the form it stores, or the form
+        remembered."""
+        in_flight = self.memory.in_flight.get(game_id)
+        if in_flight is not None and in_flight.queued:
+            return in_flight, in_flight.stored
+        return None, self.memory.remembered(game_id)
 
     async def move_then_turn(
         self, game_id: str, token: str | None, seq: int, moves: list[Any], wait_s: float
@@ -205,7 +238,7 @@ class Seats:
                 await self.games.write(game)
                 return None, None
             if seq < current:
-                decisions = await self.games.store.decisions(game.doc.id)
+                decisions = await self.games.decisions(game.doc.id)
                 retried = game.retried(seat, seq, moves, decisions)
                 if retried is not None:
                     return retried, None

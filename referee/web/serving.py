@@ -41,6 +41,7 @@ from typing import Any
 import httptools
 
 from ..core.refusals import Refusal
+from ..service import wakes
 from ..settings import Settings
 from . import hot
 from .access import address_of
@@ -630,6 +631,8 @@ class PublicHttp(HttpToolsProtocol):
             content.append(b"connection: close\r\n")
         content += (b"\r\n", body)
         self.transport.write(b"".join(content))
+        if wakes.ENABLED:  # a measure, off unless REFEREE_WAKE_TIMES is set
+            wakes.answered()
         if not cycle.keep_alive:
             self.transport.close()
         self.on_response_complete()
