@@ -74,6 +74,12 @@ class Settings(msgspec.Struct, frozen=True):
     max_header_bytes: int = 64 * 1024
     max_header_fields: int = 100
     body_timeout_s: float = 10.0
+    # webhook bots: hosts or CIDRs the SSRF guard lets through though not globally routable,
+    # the calls at a time per host, the answer's size, and a delivery's claim (seconds)
+    webhook_allow: tuple[str, ...] = ()
+    webhook_per_host: int = 8
+    webhook_max_body: int = 64 * 1024
+    webhook_lease_s: float = 2.0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -112,4 +118,10 @@ class Settings(msgspec.Struct, frozen=True):
             max_header_bytes=_int(env, "REFEREE_MAX_HEADER_BYTES", 64 * 1024),
             max_header_fields=_int(env, "REFEREE_MAX_HEADER_FIELDS", 100),
             body_timeout_s=float(env.get("REFEREE_BODY_TIMEOUT_S", 10)),
+            webhook_allow=tuple(
+                a.strip() for a in env.get("REFEREE_WEBHOOK_ALLOW", "").split(",") if a.strip()
+            ),
+            webhook_per_host=_int(env, "REFEREE_WEBHOOK_PER_HOST", 8),
+            webhook_max_body=_int(env, "REFEREE_WEBHOOK_MAX_BODY_BYTES", 64 * 1024),
+            webhook_lease_s=float(env.get("REFEREE_WEBHOOK_LEASE_S", 2)),
         )

@@ -12,6 +12,7 @@ import asyncio
 from typing import Any
 
 from ..games import warm_caches
+from ..outbound import Allowed, Outbound
 from ..settings import Settings
 from ..store import AVAILABILITY, STORE_BUSY, STORE_UNAVAILABLE, Store, open_store
 from .games import GameService
@@ -19,6 +20,7 @@ from .idempotency import Idempotency
 from .limits import Limits
 from .seats import Seats
 from .tournaments import TournamentService
+from .webhooks import Delivery, WebhookSeats
 
 __all__ = [
     "AVAILABILITY",
@@ -30,6 +32,7 @@ __all__ = [
     "Seats",
     "Services",
     "TournamentService",
+    "WebhookSeats",
 ]
 
 
@@ -55,6 +58,17 @@ class Services:
         self.idempotency = Idempotency(
             store.idempotency, settings.idempotency_ttl_s, settings.idempotency_secret
         )
+        allowed = Allowed(settings.webhook_allow)
+        outbound = Outbound(
+            allowed, per_host=settings.webhook_per_host, max_body=settings.webhook_max_body
+        )
+        self.webhooks = WebhookSeats(
+            store.webhooks,
+            self.seats,
+            Delivery(outbound),
+            allowed=allowed,
+            lease_s=settings.webhook_lease_s,
+        )
         self._embedded = embedded
         self._tasks: list[asyncio.Task] = []
 
@@ -75,6 +89,7 @@ class Services:
             asyncio.create_task(services.games.sweep_forever(settings.sweep_interval_s)),
             asyncio.create_task(services.games.watch_commits()),
             asyncio.create_task(services.limits.renew_forever()),
+            asyncio.create_task(services.webhooks.run_forever()),
         ]
         return services
 
@@ -87,6 +102,7 @@ class Services:
             task.cancel()
         if self._tasks:
             await asyncio.wait(self._tasks, timeout=5)
+        await self.webhooks.stop()
         await self.store.aclose()
         if self._embedded is not None:
             self._embedded.stop()

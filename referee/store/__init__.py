@@ -30,6 +30,7 @@ from .games import (
 from .idempotency import IdempotencyStore
 from .limits import LimitStore
 from .tournaments import TournamentStore
+from .webhooks import WebhookStore
 
 __all__ = [
     "AVAILABILITY",
@@ -49,6 +50,7 @@ __all__ = [
     "StoreError",
     "Stored",
     "TournamentStore",
+    "WebhookStore",
     "open_store",
     "shown_url",
 ]
@@ -82,6 +84,7 @@ class Store:
         self.tournaments = TournamentStore(redis, timeout_s=timeout_s, patience=patience)
         self.limits = LimitStore(redis, self.games.shared, timeout_s=timeout_s, patience=patience)
         self.idempotency = IdempotencyStore(redis, timeout_s=timeout_s)
+        self.webhooks = WebhookStore(redis, timeout_s=timeout_s)
 
     async def ping(self) -> None:
         """Returns once Redis answers a PING; raises after ``timeout_s`` at most."""
