@@ -368,6 +368,23 @@ def build_parser() -> argparse.ArgumentParser:
     bot.add_argument("--move-s", type=float, default=2.0, help="each later turn, at most")
     bot.add_argument("--max-restarts", type=int, default=3, help="restarts of a failing program")
     bot.set_defaults(run=lambda args: _tool("local_tournament", "bot_main")(args))
+    new_bot = command(
+        "new-bot",
+        "write a starter bot and its own test (a game of every ruleset on a local referee) "
+        "into a new folder",
+    )
+    new_bot.add_argument(
+        "--lang", default="python", choices=["python", "node", "go", "shell"], help="its language"
+    )
+    new_bot.add_argument(
+        "--style",
+        default="stdin",
+        choices=["stdin", "poll", "webhook"],
+        help="how it connects (docs/CONNECTING.md): a program on stdin and stdout, a client "
+        "that polls, or a server the referee calls (go and shell: stdin only)",
+    )
+    new_bot.add_argument("dir", help="the new folder")
+    new_bot.set_defaults(run=lambda args: _tool("new_bot")(args))
     openapi = command("openapi", "print the OpenAPI document (the contract)")
     openapi.add_argument("--output", "-o", default="-", help="file to write; - is stdout")
     openapi.set_defaults(run=_openapi)
