@@ -48,7 +48,12 @@ class Refused(Exception):
 
 class Failed(Exception):
     """The call was made (or tried) and failed: no connection, a timeout, a redirect, an
-    error status, an answer too long."""
+    error status, an answer too long. ``again``: trying it again may succeed (the host could
+    not be reached, or dropped the connection)."""
+
+    def __init__(self, reason: str, *, again: bool = False) -> None:
+        super().__init__(reason)
+        self.again = again
 
 
 @dataclass(frozen=True)
@@ -235,8 +240,12 @@ class Outbound:
                     content += more
                 if len(content) > self.max_body:
                     raise Failed(f"answered more than {self.max_body} bytes")
+        except aiohttp.ConnectionTimeoutError:
+            raise Failed("no connection in time", again=True) from None
         except TimeoutError:
             raise Failed("no answer before the deadline") from None
+        except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as exc:
+            raise Failed(f"{type(exc).__name__}: {exc}", again=True) from None
         except aiohttp.ClientError as exc:
             raise Failed(f"{type(exc).__name__}: {exc}") from None
         return Answer(reply.status, bytes(content), time.monotonic() - started)

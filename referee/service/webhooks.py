@@ -150,7 +150,7 @@ class Delivery:
                 raise
             except Failed as failure:
                 error: Failed = failure
-                again = "redirect" not in str(failure) and "more than" not in str(failure)
+                again = failure.again
             else:
                 if 200 <= answer.status < 300:
                     self.breaker.succeeded(host)
@@ -387,13 +387,13 @@ class WebhookSeats:
         except STORE_UNAVAILABLE:
             return
         message = {"type": kind, "game_id": game_id, "turn": turn}
+        deadline = time.time() + self.notify_s
+        if turn.get("status") == "your_turn" and turn.get("deadline"):
+            # the first turn waits on the start: it may take a quarter of that turn's time
+            deadline = min(deadline, time.time() + (turn["deadline"] - time.time()) / 4)
         try:
             await self.delivery.send(
-                registration.url,
-                registration.secret,
-                f"{game_id}.{seat}.{kind}",
-                message,
-                time.time() + self.notify_s,
+                registration.url, registration.secret, f"{game_id}.{seat}.{kind}", message, deadline
             )
         except (Failed, Refused, Gone) as failure:
             log.info("webhook %s of game %s seat %s failed: %s", kind, game_id, seat, failure)

@@ -18,7 +18,7 @@ from webhook_bot import WebhookBot, wait_finished
 
 from referee.games import RULESETS, verify
 from referee.outbound import Allowed, Failed, Outbound, Refused
-from referee.service.webhooks import Breaker, Delivery, signed_headers
+from referee.service.webhooks import Breaker, Delivery, Gone, signed_headers
 
 
 @pytest.fixture(scope="module")
@@ -378,3 +378,28 @@ def test_kill_9_mid_delivery_loses_and_duplicates_nothing(valkey):
     assert len(set(turn_ids)) == len(mine)
     (again,) = [d for d in mine if d["seq"] == stalled[0]]
     assert again["moves"] == [bot.answered[stalled_id]]
+
+
+def test_a_410_unregisters_and_a_refused_connection_is_tried_again_in_time():
+    gone = _Odd(lambda path: (410, {}, b"", 0))
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))  # bound, never listening: connections are refused
+    refused_url = f"http://127.0.0.1:{closed.getsockname()[1]}/"
+
+    async def scenario():
+        delivery = Delivery(Outbound(Allowed(["127.0.0.1"])), Breaker())
+        secret = "whsec_" + "A" * 44
+        try:
+            with pytest.raises(Gone):
+                await delivery.send(gone.base, secret, "m", {}, time.time() + 2)
+            started = time.monotonic()
+            with pytest.raises(Failed) as failed:
+                await delivery.send(refused_url, secret, "m", {}, time.time() + 0.8)
+            assert failed.value.again  # tried again until too little time was left
+            assert 0.1 < time.monotonic() - started < 2.0
+        finally:
+            await delivery.outbound.aclose()
+
+    asyncio.run(scenario())
+    gone.close()
+    closed.close()
