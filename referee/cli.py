@@ -380,8 +380,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--style",
         default="stdin",
         choices=["stdin", "poll", "webhook"],
-        help="how it connects (docs/CONNECTING.md): a program on stdin and stdout, a client "
-        "that polls, or a server the referee calls (go and shell: stdin only)",
+        help="a program on stdin and stdout, a client that polls, or a server the referee "
+        "calls (go, shell: stdin only)",
     )
     new_bot.add_argument("dir", help="the new folder")
     new_bot.set_defaults(run=lambda args: _tool("new_bot")(args))

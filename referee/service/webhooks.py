@@ -255,9 +255,17 @@ class WebhookSeats:
             registrations[index] = Registration(webhook["url"], new_secret(), seat["token"])
         if not registrations:
             return None, {}
+        await self.register(game_id, registrations, ttl_s)
+        return game_id, {seat: r.secret for seat, r in registrations.items()}
+
+    async def register(
+        self, game_id: str, registrations: dict[int, Registration], ttl_s: int
+    ) -> None:
+        """Whom to call for the seats of a game not yet written (a seat's own webhook, or a
+        bot account's URL and secret with the seat's token, or an entrant's token for a
+        tournament's table); then create the game under ``game_id`` and ``follow`` it."""
         encoded = {seat: msgspec.json.encode(r) for seat, r in registrations.items()}
         await self.store.register(game_id, encoded, ttl_s)
-        return game_id, {seat: r.secret for seat, r in registrations.items()}
 
     def follow(self, game_id: str) -> None:
         """Start playing the game's webhook seats in this process (if not already)."""

@@ -205,7 +205,9 @@ def main(args: Any) -> int:
             print(f"--exec wants NAME=CMD, not {each!r}", file=sys.stderr)
             return 2
         programs.append((name, command))
-    log_dir = Path(args.log_dir or tempfile.mkdtemp(prefix="referee-programs-"))
+    log_dir = Path(
+        args.log_dir or (tempfile.mkdtemp(prefix="referee-programs-") if programs else ".")
+    )
     spec = {
         "ruleset": args.ruleset,
         "format": args.format,
