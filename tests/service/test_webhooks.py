@@ -20,12 +20,22 @@ from webhook_bot import WebhookBot, wait_finished
 from referee.games import RULESETS, verify
 from referee.outbound import Allowed, Failed, Outbound, Refused
 from referee.service.webhooks import Breaker, Delivery, Gone, signed_headers
+from referee.store.embedded import start_embedded
 
 
 @pytest.fixture(scope="module")
-def allowing(valkey):
+def own_valkey(tmp_path_factory):
+    """A Valkey of these tests' own: every referee on a Redis follows its webhook seats, and
+    the other tests' referees (on the session's Valkey) allow no loopback webhook."""
+    server = start_embedded(tmp_path_factory.mktemp("webhook-valkey"))
+    yield server.url
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def allowing(own_valkey):
     """A referee that lets webhooks call loopback."""
-    with ThreadServer(valkey, webhook_allow=("127.0.0.1",), webhook_lease_s=1.0) as running:
+    with ThreadServer(own_valkey, webhook_allow=("127.0.0.1",), webhook_lease_s=1.0) as running:
         yield running
 
 
@@ -336,10 +346,11 @@ def test_a_host_whose_breaker_is_open_is_not_called():
     odd.close()
 
 
-def test_kill_9_mid_delivery_loses_and_duplicates_nothing(valkey):
+def test_kill_9_mid_delivery_loses_and_duplicates_nothing(tmp_path):
     """Referee A delivers a turn and is killed while the bot holds the call; referee B (same
-    Redis) claims the turn once A's lease lapses and delivers it again, with the same
-    webhook-id; the game ends with every decision taken once, the bot's own (no timeout)."""
+    Redis, of this test alone: no other replica there) claims the turn once A's lease lapses
+    and delivers it again, with the same webhook-id; the game ends with every decision taken
+    once, the bot's own (no timeout)."""
     held = threading.Event()
     release = threading.Event()
     stalled: list[int] = []
@@ -352,14 +363,15 @@ def test_kill_9_mid_delivery_loses_and_duplicates_nothing(valkey):
             release.wait(30)  # A is killed meanwhile: this answer goes nowhere
 
     env = {"REFEREE_WEBHOOK_ALLOW": "127.0.0.1", "REFEREE_WEBHOOK_LEASE_S": "1"}
-    first = ProcessServer(valkey, env=env)
+    store = start_embedded(tmp_path / "valkey")
+    first = ProcessServer(store.url, env=env)
     second = None
     try:
         with WebhookBot(hold) as bot, httpx.Client(base_url=first.url, timeout=30) as http:
             game = _webhook_game(http, "choice", bot.url, deadline_s=20)
             bot.secrets[game["id"]] = game["seats"][0]["webhook_secret"]
             assert held.wait(20)
-            second = ProcessServer(valkey, env=env)
+            second = ProcessServer(store.url, env=env)
             first.kill()  # SIGKILL, mid-delivery
             release.set()
             with httpx.Client(base_url=second.url, timeout=30) as other:
@@ -369,6 +381,7 @@ def test_kill_9_mid_delivery_loses_and_duplicates_nothing(valkey):
         first.kill()
         if second is not None:
             second.kill()
+        store.stop()
     assert verify(record).ok
     mine = _mine(record)
     assert not any(d.get("timeout") for d in mine)

@@ -10,9 +10,10 @@ The protocol, as a program sees it:
 - The first turn after the program starts may take up to ``first_move_s`` (10 s by default:
   time to load); every later turn up to ``move_s`` (2 s). Neither runs past the turn's
   ``deadline``, less a margin for the move to reach the referee.
-- A program that answers late, or dies, is killed and started again (the turn then gets the
-  ruleset's default move, the first of ``legal_moves``), at most ``max_restarts`` times; a
-  line that is not JSON gets the default move too. When the game (or the tournament) is over
+- A program that answers late is killed and started again, and the turn gets the ruleset's
+  default move (the first of ``legal_moves``); one that dies is started again and given the
+  same turn while time remains; at most ``max_restarts`` restarts in all. A line that is not
+  JSON gets the default move. When the game (or the tournament) is over
   its stdin is closed; it should exit.
 """
 
@@ -126,34 +127,39 @@ class Program:
         return max(0.0, allowed)
 
     def choose(self, turn: Turn) -> Any:
-        """The program's move for ``turn`` (its default, the first legal move, if it fails)."""
-        process = self._process
-        if process is None or process.poll() is not None:
-            if process is not None:
-                self._restart(f"exited with {process.returncode}")
-            process = self._start()
-        budget = self.budget(turn)
-        started = time.monotonic()
-        try:
-            assert process.stdin is not None
-            process.stdin.write(msgspec.json.encode(turn) + b"\n")
-            process.stdin.flush()
-            line = self._lines.get(timeout=budget)
-        except (BrokenPipeError, OSError):
-            line = None
-        except queue.Empty:
-            self._restart(f"took longer than {budget:.2f} s at seq {turn.seq}")
-            return self._default(turn)
-        if line is None:
-            self._restart(f"died at seq {turn.seq} (exit status {process.wait()})")
-            return self._default(turn)
-        self._fresh = False
-        self.times.append(time.monotonic() - started)
-        try:
-            return msgspec.json.decode(line)
-        except msgspec.DecodeError:
-            log.error("the program answered %r at seq %s, not a JSON move", line[:200], turn.seq)
-            return self._default(turn)
+        """The program's move for ``turn`` (its default, the first legal move, if it fails).
+        A program found dead is started again and given the same turn, while time remains."""
+        for attempt in (1, 2):
+            process = self._process
+            if process is None or process.poll() is not None:
+                if process is not None:
+                    self._restart(f"exited with {process.returncode}")
+                process = self._start()
+            budget = self.budget(turn)
+            started = time.monotonic()
+            try:
+                assert process.stdin is not None
+                process.stdin.write(msgspec.json.encode(turn) + b"\n")
+                process.stdin.flush()
+                line = self._lines.get(timeout=budget)
+            except (BrokenPipeError, OSError):
+                line = None
+            except queue.Empty:
+                self._restart(f"took longer than {budget:.2f} s at seq {turn.seq}")
+                return self._default(turn)
+            if line is None:
+                self._restart(f"died at seq {turn.seq} (exit status {process.wait()})")
+                if attempt == 1 and self.budget(turn) > 0:
+                    continue  # a fresh start, the same turn
+                return self._default(turn)
+            self._fresh = False
+            self.times.append(time.monotonic() - started)
+            try:
+                return msgspec.json.decode(line)
+            except msgspec.DecodeError:
+                log.error("the program answered %r at seq %s, not JSON", line[:200], turn.seq)
+                return self._default(turn)
+        return self._default(turn)  # not reached: the second attempt returns
 
     def _default(self, turn: Turn) -> Any:
         self.defaults += 1
