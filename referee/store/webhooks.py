@@ -76,10 +76,11 @@ class WebhookStore:
     async def register(self, game_id: str, seats: dict[int, bytes], ttl_s: int) -> None:
         """The game's webhook seats, written before the game is, and the game made live."""
         key = _registrations(game_id)
-        async with asyncio.timeout(self.timeout_s):
-            await self.redis.hset(key, mapping={str(s): v for s, v in seats.items()})
-            await self.redis.expire(key, ttl_s)
-            await self.redis.sadd(LIVE, game_id)
+        async with asyncio.timeout(self.timeout_s), self.redis.pipeline(transaction=False) as pipe:
+            pipe.hset(key, mapping={str(s): v for s, v in seats.items()})
+            pipe.expire(key, ttl_s)
+            pipe.sadd(LIVE, game_id)
+            await pipe.execute()  # one round trip
 
     async def registered(self, game_id: str) -> dict[int, bytes]:
         async with asyncio.timeout(self.timeout_s):
