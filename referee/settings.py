@@ -87,6 +87,12 @@ class Settings(msgspec.Struct, frozen=True):
     # a measure: each process writes how soon its woken waiters were answered to
     # ``<file>.<pid>`` (``service.wakes``); None: not timed
     wake_times: Path | None = None
+    # webhook bots: hosts or CIDRs the SSRF guard lets through though not globally routable,
+    # the calls at a time per host, the answer's size, and a delivery's claim (seconds)
+    webhook_allow: tuple[str, ...] = ()
+    webhook_per_host: int = 8
+    webhook_max_body: int = 64 * 1024
+    webhook_lease_s: float = 2.0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -131,4 +137,10 @@ class Settings(msgspec.Struct, frozen=True):
             bot_concurrent_games=_int(env, "REFEREE_BOT_CONCURRENT_GAMES", 4),
             bot_timeouts_to_pause=_int(env, "REFEREE_BOT_TIMEOUTS_TO_PAUSE", 3),
             wake_times=Path(env["REFEREE_WAKE_TIMES"]) if env.get("REFEREE_WAKE_TIMES") else None,
+            webhook_allow=tuple(
+                a.strip() for a in env.get("REFEREE_WEBHOOK_ALLOW", "").split(",") if a.strip()
+            ),
+            webhook_per_host=_int(env, "REFEREE_WEBHOOK_PER_HOST", 8),
+            webhook_max_body=_int(env, "REFEREE_WEBHOOK_MAX_BODY_BYTES", 64 * 1024),
+            webhook_lease_s=float(env.get("REFEREE_WEBHOOK_LEASE_S", 2)),
         )
