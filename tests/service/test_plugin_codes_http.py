@@ -13,6 +13,7 @@ import httpx
 import pytest
 from test_plugins import _distribution
 
+from referee.store.embedded import start_embedded
 from referee.tools.launch import LOAD_LIMITS, start_referee
 
 #: CHOICE, refusing its seat 0's first decision with codes of its own: its first legal move
@@ -42,16 +43,19 @@ class Coded(ChoiceRuleset):
 
 
 @pytest.fixture(scope="module")
-def coded_referee(valkey, tmp_path_factory):
+def coded_referee(tmp_path_factory):
+    """On a Valkey of its own: its games must not show in the other referees' listings."""
     root = tmp_path_factory.mktemp("coded-plugin")
     _distribution(root, "plugin_coded", "0.7", {"coded": "plugin_coded:Coded"}, PLUGIN)
     path = os.pathsep.join([str(root), str(Path(__file__).parents[2]), *sys.path])
-    process, url = start_referee(valkey, env={**LOAD_LIMITS, "PYTHONPATH": path})
+    own = start_embedded(tmp_path_factory.mktemp("coded-valkey"))
+    process, url = start_referee(own.url, env={**LOAD_LIMITS, "PYTHONPATH": path})
     try:
         yield url
     finally:
         process.terminate()
         process.wait(timeout=10)
+        own.stop()
 
 
 def test_a_plugins_refusals_have_its_codes_at_their_declared_status(coded_referee):
