@@ -439,14 +439,17 @@ def build_parser() -> argparse.ArgumentParser:
         "into a new folder",
     )
     new_bot.add_argument(
-        "--lang", default="python", choices=["python", "node", "go", "shell"], help="its language"
+        "--lang",
+        default="python",
+        choices=["python", "node", "typescript", "go", "shell"],
+        help="its language",
     )
     new_bot.add_argument(
         "--style",
         default="stdin",
         choices=["stdin", "poll", "webhook"],
         help="a program on stdin and stdout, a client that polls, or a server the referee "
-        "calls (go, shell: stdin only)",
+        "calls (typescript, go, shell: stdin only)",
     )
     new_bot.add_argument("dir", help="the new folder")
     new_bot.set_defaults(run=lambda args: _tool("new_bot")(args))
