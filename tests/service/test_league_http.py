@@ -6,6 +6,7 @@ quotas, leaderboards and the pages."""
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import signal
 import subprocess
@@ -556,8 +557,9 @@ def test_with_organizer_keys_an_organizer_creates_pauses_and_bans_its_own_bots(l
 
 def test_referee_bot_exec_plays_the_arena_with_a_program_and_ctrl_c_leaves(client, tmp_path):
     """``referee bot --bot-token T --arena R --exec CMD``: the stdin example plays arena games
-    against a house-bot account to their end, every move its own; SIGINT (Ctrl-C) ends it
-    cleanly, out of the pool, with its report. The ruleset is one no other test here seeks."""
+        against a house-bot account to their end, every move its own; SIGINT (Ctrl-C) ends it
+        cleanly, out of the pool, with its report, and the program is not hit by it (its own process
+    group) but ends when its stdin closes. The ruleset is one no other test here seeks."""
     ruleset = "choice-specials"
     house, program = _bot(client, "House Exec"), _bot(client, "Program Exec")
     stop = threading.Event()
@@ -572,7 +574,8 @@ def test_referee_bot_exec_plays_the_arena_with_a_program_and_ctrl_c_leaves(clien
     command = [sys.executable, "-m", "referee.cli", "bot", "--url", str(client.base_url)]
     command += ["--bot-token", program, "--arena", ruleset, "--log", str(log)]
     command += ["--exec", f"{sys.executable} {bot}"]
-    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    # a group of its own, as a terminal's foreground job: Ctrl-C signals the whole group
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, process_group=0)
 
     def finished_one() -> list[str]:
         profile = client.get("/v1/bots/Program Exec").json()
@@ -581,7 +584,7 @@ def test_referee_bot_exec_plays_the_arena_with_a_program_and_ctrl_c_leaves(clien
 
     try:
         assert wait_until(finished_one, 60), client.get("/v1/bots/Program Exec").text
-        process.send_signal(signal.SIGINT)
+        os.killpg(process.pid, signal.SIGINT)  # Ctrl-C
         assert process.wait(timeout=20) == 0
     finally:
         stop.set()
@@ -591,7 +594,8 @@ def test_referee_bot_exec_plays_the_arena_with_a_program_and_ctrl_c_leaves(clien
     report = process.stderr.read()
     assert "left the arena" in report and "0 restarts, 0 default moves" in report, report
     assert not client.get("/v1/bots/Program Exec").json()["in_arena"]
-    assert "legal moves" in log.read_text()  # the program's stderr
+    # the program's stderr: it played, and left when its stdin closed, not on the Ctrl-C
+    assert "legal moves" in log.read_text() and "KeyboardInterrupt" not in log.read_text()
     game = client.get(f"/v1/games/{finished_one()[0]}/record").json()
     seat = game["seats"].index("Program Exec")
     mine = [d for d in game["decisions"] if d.get("seat") == seat]
