@@ -360,11 +360,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--log-dir", help="where each program's stderr goes, NAME.log (none: a new temporary one)"
     )
     tournament.add_argument("--table-size", type=int, default=2, help="seats per game")
-    tournament.add_argument(
+    games = tournament.add_mutually_exclusive_group()
+    games.add_argument(
         "--games-per-pairing",
         type=int,
-        default=2,
-        help="games each table of a round-robin or gauntlet plays",
+        help="games each table of a round-robin or gauntlet plays (none given: 2)",
+    )
+    games.add_argument(
+        "--games",
+        type=int,
+        metavar="N",
+        help="N games in all, at least (round-robin, gauntlet): each table plays N / tables, "
+        "rounded up",
     )
     tournament.add_argument("--rounds", type=int, help="swiss rounds (none given: entrants - 1)")
     tournament.add_argument("--deadline", type=float, default=10.0, help="seconds per decision")
@@ -432,14 +439,17 @@ def build_parser() -> argparse.ArgumentParser:
         "into a new folder",
     )
     new_bot.add_argument(
-        "--lang", default="python", choices=["python", "node", "go", "shell"], help="its language"
+        "--lang",
+        default="python",
+        choices=["python", "node", "typescript", "go", "shell"],
+        help="its language",
     )
     new_bot.add_argument(
         "--style",
         default="stdin",
         choices=["stdin", "poll", "webhook"],
         help="a program on stdin and stdout, a client that polls, or a server the referee "
-        "calls (go, shell: stdin only)",
+        "calls (typescript, go, shell: stdin only)",
     )
     new_bot.add_argument("dir", help="the new folder")
     new_bot.set_defaults(run=lambda args: _tool("new_bot")(args))

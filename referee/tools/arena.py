@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 
 from ..bots import get_bot
-from .local_tournament import _patient
+from .local_tournament import _patient, python_client
 
 __all__ = ["arena_main", "play_arena"]
 
@@ -81,7 +81,8 @@ def play_arena(
 
 
 def arena_main(args: Any) -> int:
-    """``referee bot --bot-token T --arena RULESET``: play until Ctrl-C (or SIGTERM)."""
+    """``referee bot --bot-token T --arena RULESET`` (``--bot`` or ``--exec CMD``): play
+    until Ctrl-C (or SIGTERM), then leave the pool."""
     stop = threading.Event()
 
     def stopped(signum: int, frame: Any) -> None:
@@ -89,6 +90,23 @@ def arena_main(args: Any) -> int:
 
     signal.signal(signal.SIGINT, stopped)
     signal.signal(signal.SIGTERM, stopped)
-    made = play_arena(args.url, args.bot_token, args.arena, args.bot, seed=args.seed, stop=stop)
-    print(f"left the arena after {made} decisions", file=sys.stderr)
+    if args.exec is None:
+        made = play_arena(args.url, args.bot_token, args.arena, args.bot, seed=args.seed, stop=stop)
+        print(f"left the arena after {made} decisions", file=sys.stderr)
+        return 0
+    client = python_client()
+    options = {
+        "log_path": args.log,
+        "first_move_s": args.first_move_s,
+        "move_s": args.move_s,
+        "max_restarts": args.max_restarts,
+    }
+    try:
+        program = client.run_program(
+            args.url, args.bot_token, args.exec, arena=args.arena, stop=stop, **options
+        )
+    except client.ProgramFailed as failed:
+        print(f"gave up, out of the arena: {failed}", file=sys.stderr)
+        return 1
+    print(f"left the arena: {program.report()} (its stderr: {args.log})", file=sys.stderr)
     return 0

@@ -22,6 +22,7 @@ from typing import Any
 
 import httpx
 import msgspec
+import msgspec.inspect
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -195,6 +196,30 @@ def _fewer_games(spec: dict[str, Any], played: int, rounds: int) -> str:
     )
 
 
+def _games_per_pairing(spec: dict[str, Any], games: int) -> int | str:
+    """``--games N``: the games per table that make N games at least, or why there are none.
+    A tournament caps games per table (``TournamentSpec``); more games want more entrants."""
+    if spec["format"] == "swiss":
+        return "--games is for round-robin and gauntlet; swiss plays --rounds"
+    if games < 1:
+        return f"--games wants 1 game at least, not {games}"
+    if spec["table_size"] > spec["entrants"]:
+        return f"a table of {spec['table_size']} needs {spec['table_size']} entrants at least"
+    tables = _expected_games({**spec, "games_per_pairing": 1})
+    info = msgspec.inspect.type_info(TournamentSpec)
+    assert isinstance(info, msgspec.inspect.StructType)
+    (field,) = [f.type for f in info.fields if f.name == "games_per_pairing"]
+    assert isinstance(field, msgspec.inspect.IntType) and field.le is not None
+    limit = field.le
+    per_pairing = math.ceil(games / tables)
+    if per_pairing > limit:
+        return (
+            f"--games {games}: {tables} table(s) would play {per_pairing} games each; a "
+            f"tournament plays at most {limit} per table ({limit * tables} games here)"
+        )
+    return per_pairing
+
+
 def _expected_games(spec: dict[str, Any]) -> int:
     return total_games(msgspec.convert(spec, TournamentSpec))
 
@@ -216,10 +241,16 @@ def main(args: Any) -> int:
         "format": args.format,
         "entrants": len(bots) + len(programs),
         "table_size": args.table_size,
-        "games_per_pairing": args.games_per_pairing,
+        "games_per_pairing": args.games_per_pairing or 2,
         "deadline_s": args.deadline,
         "options": json.loads(args.options or "{}"),
     }
+    if args.games is not None:
+        per_pairing = _games_per_pairing(spec, args.games)
+        if isinstance(per_pairing, str):
+            print(per_pairing, file=sys.stderr)
+            return 2
+        spec["games_per_pairing"] = per_pairing
     if args.rounds:
         spec["rounds"] = args.rounds
     if args.seed:

@@ -16,6 +16,14 @@ __all__ = ["LANGUAGES", "STYLES", "main", "write_starter"]
 STARTERS = Path(__file__).parent / "starters"
 STYLES = ("stdin", "poll", "webhook")
 
+#: the TypeScript starter: its source, and how tsc builds it (``npm ci && npm run build``)
+_TYPESCRIPT = {
+    "stdin.ts": "bot.ts",
+    "typescript.package.json": "package.json",
+    "typescript.package-lock.json": "package-lock.json",
+    "typescript.tsconfig.json": "tsconfig.json",
+    "typescript.gitignore": ".gitignore",
+}
 #: (language, style) -> (starter file -> its name in the folder, the bot's command there)
 KINDS: dict[tuple[str, str], tuple[dict[str, str], list[str]]] = {
     ("python", "stdin"): ({"stdin.py": "bot.py"}, ["python3", "bot.py"]),
@@ -26,13 +34,20 @@ KINDS: dict[tuple[str, str], tuple[dict[str, str], list[str]]] = {
     ("node", "webhook"): ({"webhook.js": "bot.js"}, ["node", "bot.js"]),
     ("go", "stdin"): ({"stdin.go": "main.go", "go.mod": "go.mod"}, ["go", "run", "."]),
     ("shell", "stdin"): ({"stdin.sh": "bot.sh"}, ["sh", "bot.sh"]),
+    ("typescript", "stdin"): (_TYPESCRIPT, ["node", "dist/bot.js"]),
+}
+#: (language, style) -> the commands that build the bot in its folder, before it runs: the
+#: TypeScript starter's only packages are tsc and Node's types, pinned by its lock file
+BUILDS: dict[tuple[str, str], list[list[str]]] = {
+    ("typescript", "stdin"): [["npm", "ci", "--no-audit", "--no-fund"], ["npm", "run", "build"]],
 }
 LANGUAGES = tuple(dict.fromkeys(language for language, _ in KINDS))
 
 _HOW = {
     "stdin": "a program: one Turn JSON line in on stdin, one move line out on stdout. Play a "
     "seat with `referee bot --url URL --seat-token TOKEN --exec {command}` (or "
-    "`--entrant-token` for every game of a tournament entrant).",
+    "`--entrant-token` for every game of a tournament entrant, `--bot-token TOKEN --arena "
+    "RULESET` for a bot account's arena games until Ctrl-C).",
     "poll": "it asks the referee for its turn (long-polled) and posts its moves. Play a seat "
     "with `{command} URL SEAT_TOKEN`.",
     "webhook": "the referee calls it with each turn. Start it with `WEBHOOK_SECRET=whsec_... "
@@ -58,11 +73,14 @@ def write_starter(language: str, style: str, folder: Path) -> list[Path]:
         path.write_bytes((STARTERS / source).read_bytes())
         written.append(path)
     test = (STARTERS / "test_bot.py").read_text()
+    build = BUILDS.get((language, style), [])
     test = test.replace("__STYLE__", style).replace('["__COMMAND__"]', repr(command))
+    test = test.replace('[["__BUILD__"]]', repr(build))
     (folder / "test_bot.py").write_text(test)
     shown = " ".join(command)
+    built = f"Build it first: `{' && '.join(' '.join(c) for c in build)}`.\n\n" if build else ""
     (folder / "README.md").write_text(
-        f"# A {language} bot ({style})\n\n"
+        f"# A {language} bot ({style})\n\n{built}"
         f"{_HOW[style].format(command=repr(shown) if style == 'stdin' else shown)}\n\n"
         f"It plays `legal_moves[seq % len(legal_moves)]`: put your strategy in `choose`.\n\n"
         "Its test plays a game of every ruleset against a house bot on a local referee:\n\n"

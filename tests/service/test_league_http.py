@@ -6,12 +6,14 @@ quotas, leaderboards and the pages."""
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import signal
 import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -551,3 +553,50 @@ def test_with_organizer_keys_an_organizer_creates_pauses_and_bans_its_own_bots(l
         http.post("/v1/bots/Keyed/status", json={"status": "active"}, headers=first)
         rotated = http.post("/v1/bots/Keyed/token", headers=auth(token))
         assert rotated.status_code == 200, rotated.text
+
+
+def test_referee_bot_exec_plays_the_arena_with_a_program_and_ctrl_c_leaves(client, tmp_path):
+    """``referee bot --bot-token T --arena R --exec CMD``: the stdin example plays arena games
+        against a house-bot account to their end, every move its own; SIGINT (Ctrl-C) ends it
+        cleanly, out of the pool, with its report, and the program is not hit by it (its own process
+    group) but ends when its stdin closes. The ruleset is one no other test here seeks."""
+    ruleset = "choice-specials"
+    house, program = _bot(client, "House Exec"), _bot(client, "Program Exec")
+    stop = threading.Event()
+    opponent = threading.Thread(
+        target=play_arena,
+        args=(str(client.base_url), house, ruleset, "random"),
+        kwargs={"stop": stop},
+    )
+    opponent.start()
+    bot = Path(__file__).parents[2] / "examples" / "bots" / "python" / "bot.py"
+    log = tmp_path / "bot.log"
+    command = [sys.executable, "-m", "referee.cli", "bot", "--url", str(client.base_url)]
+    command += ["--bot-token", program, "--arena", ruleset, "--log", str(log)]
+    command += ["--exec", f"{sys.executable} {bot}"]
+    # a group of its own, as a terminal's foreground job: Ctrl-C signals the whole group
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, process_group=0)
+
+    def finished_one() -> list[str]:
+        profile = client.get("/v1/bots/Program Exec").json()
+        playing = set(profile["playing"])
+        return [g["game_id"] for g in profile["recent_games"] if g["game_id"] not in playing]
+
+    try:
+        assert wait_until(finished_one, 60), client.get("/v1/bots/Program Exec").text
+        os.killpg(process.pid, signal.SIGINT)  # Ctrl-C
+        assert process.wait(timeout=20) == 0
+    finally:
+        stop.set()
+        if process.poll() is None:
+            process.kill()
+        opponent.join(20)
+    report = process.stderr.read()
+    assert "left the arena" in report and "0 restarts, 0 default moves" in report, report
+    assert not client.get("/v1/bots/Program Exec").json()["in_arena"]
+    # the program's stderr: it played, and left when its stdin closed, not on the Ctrl-C
+    assert "legal moves" in log.read_text() and "KeyboardInterrupt" not in log.read_text()
+    game = client.get(f"/v1/games/{finished_one()[0]}/record").json()
+    seat = game["seats"].index("Program Exec")
+    mine = [d for d in game["decisions"] if d.get("seat") == seat]
+    assert game["finished"] and mine and not any(d.get("timeout") for d in mine)

@@ -16,13 +16,15 @@ from referee.cli import main
 from referee.tools.new_bot import KINDS, STARTERS
 
 ROOT = Path(__file__).parents[2]
-NEEDS = {"node": "node", "go": "go", "shell": "jq"}
+NEEDS = {"node": "node", "go": "go", "shell": "jq", "typescript": "npm"}
+#: the stdin starters that are examples of examples/bots/, played there
+EXAMPLES = {"node", "go", "shell"}
 
 
-#: every starter whose bot no other test plays: the stdin starters other than Python's are the
-#: examples, which tests/service/test_stdin_bots.py plays (each starter's own test starts a
-#: referee of its own, which costs seconds)
-PLAYED_HERE = [k for k in sorted(KINDS) if k[1] != "stdin" or k[0] == "python"]
+#: every starter whose bot no other test plays: the stdin starters of Node, Go and shell are
+#: the examples, which tests/service/test_stdin_bots.py plays (each starter's own test starts
+#: a referee of its own, which costs seconds); TypeScript's builds with tsc (npm ci, cached)
+PLAYED_HERE = [k for k in sorted(KINDS) if k[1] != "stdin" or k[0] not in EXAMPLES]
 
 
 @pytest.mark.parametrize(
@@ -49,6 +51,8 @@ def test_a_starter_passes_its_own_test(language, style, tmp_path):
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "1 passed" in result.stdout
+    if language == "typescript":  # its test built it with tsc: the program played is tsc's
+        assert (folder / "dist" / "bot.js").exists() and (folder / ".gitignore").exists()
 
 
 def test_new_bot_refuses_a_folder_in_use_and_a_style_it_lacks(tmp_path, capsys):

@@ -188,3 +188,24 @@ def test_referee_tournament_seats_programs_beside_house_bots(server, tmp_path, c
     assert "legal moves" in (tmp_path / "mine.log").read_text()
     assert main(args) == 0
     assert "win rate" in capsys.readouterr().out
+
+
+def test_referee_tournament_games_n_plays_n_games_and_prints_win_rates(server, tmp_path, capsys):
+    """``--games N``: N games in all (each table plays N / tables, rounded up), a program
+    beside two house bots, and the win-rate table; more than a tournament may hold, or a
+    swiss run, is refused before anything is created."""
+    command = f"{sys.executable} {EXAMPLES / 'python' / 'bot.py'}"
+    args = ["tournament", "--url", server.url, "--ruleset", "choice", "--bots", "random", "greedy"]
+    args += ["--exec", f"mine={command}", "--log-dir", str(tmp_path), "--deadline", "20"]
+    assert main([*args, "--games", "5", "--json"]) == 0  # 3 tables: 2 games each
+    result = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert result["games"] == result["scheduled"] == 6
+    assert sorted(s["games"] for s in result["standings"]) == [4, 4, 4]
+    assert sum(s["wins"] for s in result["standings"]) <= 6
+
+    assert main([*args, "--games", "61"]) == 2
+    assert "at most 20 per table (60 games here)" in capsys.readouterr().err
+    assert main([*args, "--games", "4", "--format", "swiss"]) == 2
+    assert "swiss plays --rounds" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # one or the other
+        main([*args, "--games", "4", "--games-per-pairing", "2"])

@@ -2,8 +2,10 @@
 
 The protocol, as a program sees it:
 
-- It is started once and kept running (for one game, or for every game of a tournament
-  entrant); its stderr goes to a log file.
+- It is started once and kept running (for one game, for every game of a tournament
+  entrant, or for every arena game of a bot account); its stderr goes to a log file. It is
+  started in a process group of its own, so that a Ctrl-C meant for the bot runner (which
+  then leaves cleanly, closing its stdin) does not kill it mid-turn.
 - For each decision it reads one line on stdin: the Turn JSON as ``GET /turn`` returns it
   (``status`` is ``your_turn``), and writes one line on stdout: a move, an element of the
   turn's ``legal_moves`` (JSON, on one line), then flushes.
@@ -83,6 +85,7 @@ class Program:
             stdout=subprocess.PIPE,
             stderr=self._log,
             cwd=self.cwd,
+            process_group=0,  # a terminal's Ctrl-C goes to the runner, which closes its stdin
         )
         lines: queue.Queue[bytes | None] = queue.Queue()
 
@@ -194,16 +197,27 @@ def run_program(
     command: str | Sequence[str],
     *,
     entrant: bool = False,
+    arena: str | None = None,
+    seats: int = 2,
+    deadline_s: float = 10.0,
+    stop: threading.Event | None = None,
     **options: Any,
 ) -> Program:
-    """Play a seat (a seat token) or every game of a tournament entrant (``entrant=True``,
-    an entrant token) with a local program; returns it, closed, with its ``times``.
-    ``options`` are ``Program``'s (``log_path``, ``first_move_s``, ``move_s``,
-    ``max_restarts``, ``cwd``)."""
-    from ._run import run_bot, run_entrant
+    """Play a seat (a seat token), every game of a tournament entrant (``entrant=True``, an
+    entrant token) or a bot account's arena games (``arena=RULESET``, a bot token: ``seats``
+    and ``deadline_s`` are its seek's, and it plays until ``stop`` is set, then leaves the
+    pool) with a local program; returns it, closed, with its ``times``. ``options`` are
+    ``Program``'s (``log_path``, ``first_move_s``, ``move_s``, ``max_restarts``, ``cwd``)."""
+    from ._run import run_arena, run_bot, run_entrant
 
+    if entrant and arena is not None:
+        raise ValueError("a token is an entrant's or a bot account's (arena), not both")
     with Program(command, **options) as program:
-        if entrant:
+        if arena is not None:
+            run_arena(
+                url, token, arena, program.choose, seats=seats, deadline_s=deadline_s, stop=stop
+            )
+        elif entrant:
             run_entrant(url, token, program.choose)
         else:
             run_bot(url, token, program.choose)

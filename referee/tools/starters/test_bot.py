@@ -19,6 +19,7 @@ from referee.tools.launch import free_port, start_referee
 HERE = Path(__file__).resolve().parent
 STYLE = "__STYLE__"  # stdin | poll | webhook
 COMMAND = ["__COMMAND__"]  # how the bot runs, in this folder
+BUILD = [["__BUILD__"]]  # what builds it first, in this folder (none: nothing to build)
 
 
 def _game(http, ruleset, me):
@@ -57,6 +58,8 @@ def _play(url, http, ruleset):
 
 
 def test_the_bot_plays_a_game_of_every_ruleset():
+    for step in BUILD:
+        subprocess.run(step, cwd=HERE, check=True, timeout=300)
     with tempfile.TemporaryDirectory() as data:
         env = {"REFEREE_DATA_DIR": data, "REFEREE_WEBHOOK_ALLOW": "127.0.0.1"}
         referee, url = start_referee(None, env=env)
