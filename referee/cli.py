@@ -348,6 +348,17 @@ def build_parser() -> argparse.ArgumentParser:
         choices=sorted({name for ruleset in RULESETS for name in bot_names(ruleset)}),
         help="reference bots, one entrant each (none given: each of the ruleset's house bots)",
     )
+    tournament.add_argument(
+        "--exec",
+        action="append",
+        default=[],
+        metavar="NAME=CMD",
+        help="a local program as one more entrant, beside the reference bots (repeatable; its "
+        "protocol: `referee bot --help`); needs the Python client (clients/python)",
+    )
+    tournament.add_argument(
+        "--log-dir", help="where each program's stderr goes, NAME.log (none: a new temporary one)"
+    )
     tournament.add_argument("--table-size", type=int, default=2, help="seats per game")
     tournament.add_argument(
         "--games-per-pairing",
@@ -377,14 +388,16 @@ def build_parser() -> argparse.ArgumentParser:
     tournament.set_defaults(run=lambda args: _tool("local_tournament")(args))
     bot = command(
         "bot",
-        "enter a reference bot in an existing tournament with an entrant token "
-        "(POST /v1/tournaments/{id}/entrants gives one; it plays until the tournament is over), "
-        "or play the arena with a bot account's token until Ctrl-C (--bot-token, --arena)",
+        "play with a reference bot or a local program (--exec) as a tournament entrant "
+        "(--entrant-token; POST /v1/tournaments/{id}/entrants gives one) until the tournament "
+        "is over, or in one seat (--seat-token) until its game is over, or play the arena with "
+        "a bot account's token until Ctrl-C (--bot-token, --arena)",
     )
     bot.add_argument("--url", required=True, help="the referee, e.g. http://127.0.0.1:8000")
-    given = bot.add_mutually_exclusive_group(required=True)
-    given.add_argument("--entrant-token", help="the entrant's token, shown once at registration")
-    given.add_argument("--bot-token", help="a bot account's token (POST /v1/bots)")
+    token = bot.add_mutually_exclusive_group(required=True)
+    token.add_argument("--entrant-token", help="the entrant's token, shown once at registration")
+    token.add_argument("--seat-token", help="a seat's token: play that one game")
+    token.add_argument("--bot-token", help="a bot account's token (POST /v1/bots)")
     bot.add_argument(
         "--arena", choices=list(RULESETS), help="with --bot-token: the ruleset to seek games of"
     )
@@ -392,7 +405,36 @@ def build_parser() -> argparse.ArgumentParser:
         "--bot", default="strong", choices=["random", "greedy", "strong"], help="which bot plays"
     )
     bot.add_argument("--seed", type=int, default=0, help="the random bot's seed")
+    bot.add_argument(
+        "--exec",
+        metavar="CMD",
+        help="a program plays instead: one Turn JSON line per turn on its stdin, one move per "
+        "line on its stdout (docs/CONNECTING.md); needs the Python client (clients/python)",
+    )
+    bot.add_argument("--log", default="bot.log", help="where the program's stderr goes")
+    bot.add_argument(
+        "--first-move-s", type=float, default=10.0, help="the program's first turn, at most"
+    )
+    bot.add_argument("--move-s", type=float, default=2.0, help="each later turn, at most")
+    bot.add_argument("--max-restarts", type=int, default=3, help="restarts of a failing program")
     bot.set_defaults(run=_bot)
+    new_bot = command(
+        "new-bot",
+        "write a starter bot and its own test (a game of every ruleset on a local referee) "
+        "into a new folder",
+    )
+    new_bot.add_argument(
+        "--lang", default="python", choices=["python", "node", "go", "shell"], help="its language"
+    )
+    new_bot.add_argument(
+        "--style",
+        default="stdin",
+        choices=["stdin", "poll", "webhook"],
+        help="a program on stdin and stdout, a client that polls, or a server the referee "
+        "calls (go, shell: stdin only)",
+    )
+    new_bot.add_argument("dir", help="the new folder")
+    new_bot.set_defaults(run=lambda args: _tool("new_bot")(args))
     ratings = command("ratings", "the league's lifetime ratings (on REDIS_URL, else embedded)")
     ratings.add_argument(
         "--rebuild",

@@ -84,6 +84,12 @@ class Settings(msgspec.Struct, frozen=True):
     bot_games_per_day: int = 2000
     bot_concurrent_games: int = 4
     bot_timeouts_to_pause: int = 3
+    # webhook bots: hosts or CIDRs the SSRF guard lets through though not globally routable,
+    # the calls at a time per host, the answer's size, and a delivery's claim (seconds)
+    webhook_allow: tuple[str, ...] = ()
+    webhook_per_host: int = 8
+    webhook_max_body: int = 64 * 1024
+    webhook_lease_s: float = 2.0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -127,4 +133,10 @@ class Settings(msgspec.Struct, frozen=True):
             bot_games_per_day=_int(env, "REFEREE_BOT_GAMES_PER_DAY", 2000),
             bot_concurrent_games=_int(env, "REFEREE_BOT_CONCURRENT_GAMES", 4),
             bot_timeouts_to_pause=_int(env, "REFEREE_BOT_TIMEOUTS_TO_PAUSE", 3),
+            webhook_allow=tuple(
+                a.strip() for a in env.get("REFEREE_WEBHOOK_ALLOW", "").split(",") if a.strip()
+            ),
+            webhook_per_host=_int(env, "REFEREE_WEBHOOK_PER_HOST", 8),
+            webhook_max_body=_int(env, "REFEREE_WEBHOOK_MAX_BODY_BYTES", 64 * 1024),
+            webhook_lease_s=float(env.get("REFEREE_WEBHOOK_LEASE_S", 2)),
         )

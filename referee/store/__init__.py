@@ -31,6 +31,7 @@ from .idempotency import IdempotencyStore
 from .league import LeagueStore
 from .limits import LimitStore
 from .tournaments import TournamentStore
+from .webhooks import WebhookStore
 
 __all__ = [
     "AVAILABILITY",
@@ -50,6 +51,7 @@ __all__ = [
     "StoreError",
     "Stored",
     "TournamentStore",
+    "WebhookStore",
     "event_order",
     "open_store",
     "shown_url",
@@ -84,6 +86,7 @@ class Store:
         self.limits = LimitStore(redis, self.games.shared, timeout_s=timeout_s, patience=patience)
         self.idempotency = IdempotencyStore(redis, timeout_s=timeout_s)
         self.league = LeagueStore(redis, timeout_s=timeout_s, patience=patience)
+        self.webhooks = WebhookStore(redis, timeout_s=timeout_s)
 
     async def ping(self) -> None:
         """Returns once Redis answers a PING; raises after ``timeout_s`` at most."""

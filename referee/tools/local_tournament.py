@@ -8,6 +8,7 @@ Valkey and a referee process) unless ``--url`` names one.
 from __future__ import annotations
 
 import functools
+import importlib
 import json
 import math
 import multiprocessing
@@ -16,6 +17,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -94,6 +96,20 @@ def play_entrant(
                 on_decision()
 
 
+def python_client() -> Any:
+    """The Python client (``clients/python``): installed, or beside this checkout's package."""
+    try:
+        return importlib.import_module("referee_client")
+    except ImportError:
+        checkout = Path(__file__).resolve().parents[2] / "clients" / "python"
+        if not (checkout / "referee_client").is_dir():
+            raise SystemExit(
+                "this needs the Python client: pip install -e clients/python (in a checkout)"
+            ) from None
+        sys.path.insert(0, str(checkout))
+        return importlib.import_module("referee_client")
+
+
 def _entrant_process(url: str, token: str, bot_name: str, seed: int, decisions: Any) -> None:
     load_plugins()  # a spawned process starts with the built-in rulesets only: their bots too
 
@@ -104,11 +120,60 @@ def _entrant_process(url: str, token: str, bot_name: str, seed: int, decisions: 
     play_entrant(url, token, bot_name, seed, counted)
 
 
+def _program_process(url: str, token: str, command: str, log_path: str, decisions: Any) -> None:
+    """A local program as an entrant (``--exec``), its stderr in ``log_path``."""
+    client = python_client()
+    with client.Program(command, log_path=log_path) as program:
+
+        def choose(turn: Any) -> Any:
+            move = program.choose(turn)
+            with decisions.get_lock():
+                decisions.value += 1
+            return move
+
+        client.run_entrant(url, token, choose)
+    print(f"{command}: {program.report()}", file=sys.stderr)
+
+
 def bot_main(args: Any) -> int:
-    """``referee bot``: a reference bot enters an existing tournament with its entrant token."""
-    play_entrant(args.url, args.entrant_token, args.bot, args.seed)
-    print("the tournament is over", file=sys.stderr)
+    """``referee bot``: a reference bot or a local program plays a tournament entrant's
+    games (``--entrant-token``) or one seat (``--seat-token``)."""
+    if args.exec is None and args.entrant_token is not None:
+        play_entrant(args.url, args.entrant_token, args.bot, args.seed)
+        print("the tournament is over", file=sys.stderr)
+        return 0
+    client = python_client()
+    entrant = args.entrant_token is not None
+    token = args.entrant_token if entrant else args.seat_token
+    if args.exec is None:  # a reference bot in one seat
+        final = client.run_bot(args.url, token, get_bot_for_turns(args.bot, args.seed))
+        print(f"the game is over: {json.dumps(final.view)}", file=sys.stderr)
+        return 0
+    options = {
+        "log_path": args.log,
+        "first_move_s": args.first_move_s,
+        "move_s": args.move_s,
+        "max_restarts": args.max_restarts,
+    }
+    try:
+        program = client.run_program(args.url, token, args.exec, entrant=entrant, **options)
+    except client.ProgramFailed as failed:
+        print(f"gave up: {failed}", file=sys.stderr)
+        return 1
+    print(f"over: {program.report()} (its stderr: {args.log})", file=sys.stderr)
     return 0
+
+
+def get_bot_for_turns(bot_name: str, seed: int) -> Callable[[Any], Any]:
+    """A reference bot for turns of any ruleset, made for each ruleset as it is met."""
+    bots: dict[str, Callable[[dict[str, Any]], Any]] = {}
+
+    def choose(turn: Any) -> Any:
+        if turn.ruleset not in bots:
+            bots[turn.ruleset] = get_bot(turn.ruleset, bot_name, seed)
+        return bots[turn.ruleset]({"legal_moves": turn.legal_moves, "view": turn.view})
+
+    return choose
 
 
 #: how the referee orders standings (``core.pairing.ranked``), as the command shows it
@@ -136,10 +201,20 @@ def _expected_games(spec: dict[str, Any]) -> int:
 
 def main(args: Any) -> int:
     bots = args.bots or bot_names(args.ruleset)
+    programs = []
+    for each in args.exec:
+        name, _, command = each.partition("=")
+        if not name or not command:
+            print(f"--exec wants NAME=CMD, not {each!r}", file=sys.stderr)
+            return 2
+        programs.append((name, command))
+    log_dir = Path(
+        args.log_dir or (tempfile.mkdtemp(prefix="referee-programs-") if programs else ".")
+    )
     spec = {
         "ruleset": args.ruleset,
         "format": args.format,
-        "entrants": len(bots),
+        "entrants": len(bots) + len(programs),
         "table_size": args.table_size,
         "games_per_pairing": args.games_per_pairing,
         "deadline_s": args.deadline,
@@ -174,6 +249,18 @@ def main(args: Any) -> int:
                 process = context.Process(
                     target=_entrant_process,
                     args=(url, entrant["token"], name, index, decisions),
+                    daemon=True,
+                )
+                process.start()
+                processes.append(process)
+            for index, (name, command) in enumerate(programs, len(bots)):
+                entrant = http.post(
+                    f"/v1/tournaments/{tournament}/entrants", json={"name": f"{index}-{name}"}
+                ).json()
+                log_path = str(log_dir / f"{name}.log")
+                process = context.Process(
+                    target=_program_process,
+                    args=(url, entrant["token"], command, log_path, decisions),
                     daemon=True,
                 )
                 process.start()
@@ -217,10 +304,13 @@ def main(args: Any) -> int:
         else:
             if note:
                 console.print(note)
+            if programs:
+                console.print(f"the programs' stderr: {log_dir}/NAME.log")
             table = Table(
                 title=f"{args.ruleset} {args.format}: standings", caption=f"sorted by {SORT_KEY}"
             )
-            for column in ("place", "entrant", "games", "wins", "points", "rating", "mu", "sigma"):
+            heads = ("place", "entrant", "games", "wins", "win rate", "points", "rating", "mu")
+            for column in (*heads, "sigma"):
                 table.add_column(column, justify="right" if column != "entrant" else "left")
             for place, row in enumerate(view["standings"], 1):
                 table.add_row(
@@ -228,6 +318,7 @@ def main(args: Any) -> int:
                     row["name"],
                     str(row["games"]),
                     str(row["wins"]),
+                    f"{row['wins'] / row['games']:.0%}" if row["games"] else "-",
                     str(row["points"]),
                     f"{row['rating']:.2f}",
                     f"{row['mu']:.2f}",

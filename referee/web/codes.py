@@ -35,6 +35,10 @@ PROBLEM_CODES: dict[str, str] = {
     "too-many-seats": "more seats than this referee allows per game",
     "house-bot-limit": "an unknown house bot, more than 3 in a game, or no seat but house bots",
     "too-many-entrants": "more entrants than this referee allows per tournament",
+    "webhook-url-refused": "a webhook's URL is malformed (http or https, a host, no user), "
+    "or its host is an address that is not globally routable and not allowed here "
+    "(REFEREE_WEBHOOK_ALLOW)",
+    "webhook-seat-invalid": "a webhook seat is also a house bot, or its game has no deadline",
     # who asks
     "unauthorized": "no token: send 'Authorization: Bearer <token>'",
     "forbidden": "the token holds no seat of this game (or no entry of this tournament)",

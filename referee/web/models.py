@@ -54,6 +54,7 @@ __all__ = [
     "SeatToken",
     "TournamentCreated",
     "Turn",
+    "WebhookSeat",
     "move_accepted",
     "next_decision",
 ]
@@ -112,13 +113,29 @@ HouseBot = Annotated[
 ]
 
 
+class WebhookSeat(msgspec.Struct, forbid_unknown_fields=True):
+    """A bot the referee calls with each of the seat's turns (docs/CONNECTING.md)."""
+
+    url: Annotated[
+        str,
+        msgspec.Meta(
+            min_length=1,
+            max_length=2048,
+            description="http or https; an address that is not globally routable is refused "
+            "(422 webhook-url-refused) unless the operator allows it (REFEREE_WEBHOOK_ALLOW)",
+        ),
+    ]
+
+
 class SeatSpec(msgspec.Struct, forbid_unknown_fields=True):
     """A seat: named (its token is returned now), open (``name`` omitted; a bot claims it),
-    or a house bot (``bot``; no token)."""
+    a house bot (``bot``; no token), or a webhook bot (``webhook``; the referee calls it with
+    each turn, and returns the secret it signs with instead of a token)."""
 
     name: Name | None = None
     client_seed: ClientSeed | None = None
     bot: HouseBot | None = None
+    webhook: WebhookSeat | None = None
 
 
 #: what the contract says of a game's seats beyond their count, in words: JSON Schema's
@@ -208,6 +225,15 @@ class SeatToken(msgspec.Struct):
     seat: int
     name: str | None
     token: str | None  # shown once; None for an open seat
+    webhook_secret: (
+        Annotated[
+            str,
+            msgspec.Meta(
+                description="a webhook seat's signing secret (Standard Webhooks), shown once"
+            ),
+        ]
+        | None
+    ) = None
 
 
 class GameCreated(msgspec.Struct):

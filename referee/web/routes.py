@@ -200,22 +200,37 @@ class GameController(Controller):
 
         async def make() -> GameCreated:
             data = await read_body(request, CreateGame, names_ruleset=True)
-            game, tokens = await services_of(state).games.create(
+            services = services_of(state)
+            seats = [msgspec.to_builtins(s) for s in data.seats]
+            games = services.games
+            # webhook seats are registered first, under the id the game is then created with
+            game_id, secrets = await services.webhooks.prepare(
+                seats, data.deadline_s, games.idle_ttl_s + games.retention_s
+            )
+            game, tokens = await games.create(
                 data.ruleset,
                 data.options,
-                [msgspec.to_builtins(s) for s in data.seats],
+                seats,
                 data.deadline_s,
                 owner=owner,
                 invite_code=data.invite_code,
+                game_id=game_id,
             )
             doc = game.doc
+            if game_id is not None:
+                services.webhooks.follow(game_id)
             return GameCreated(
                 doc.id,
                 # the document keeps a str of each: one of RulesetId, of GameStatus
                 doc.ruleset,
                 doc.status,  # type: ignore[arg-type]
                 doc.commitment,
-                [SeatToken(i, s.name, tokens[i]) for i, s in enumerate(doc.seats)],
+                [
+                    SeatToken(i, s.name, None, secrets[i])
+                    if i in secrets
+                    else SeatToken(i, s.name, tokens[i])
+                    for i, s in enumerate(doc.seats)
+                ],
             )
 
         return await once(request, state, idempotency_key, f"createGame {owner}", 201, make)

@@ -117,8 +117,8 @@ def http(server):
 class ProcessServer:
     """The referee in a process of its own (to kill it, or to run several replicas)."""
 
-    def __init__(self, redis_url: str) -> None:
-        env = {**LOAD_LIMITS, "REFEREE_SWEEP_INTERVAL_S": "0.05"}
+    def __init__(self, redis_url: str, env: dict[str, str] | None = None) -> None:
+        env = {**LOAD_LIMITS, "REFEREE_SWEEP_INTERVAL_S": "0.05", **(env or {})}
         self.process, self.url = start_referee(redis_url, env=env)
 
     def kill(self) -> None:

@@ -12,6 +12,7 @@ class SeatToken(msgspec.Struct):
     seat: int
     name: str | None
     token: str | None
+    webhook_secret: str | None = None  # a webhook seat's signing secret, shown once
 
 
 class GameCreated(msgspec.Struct):

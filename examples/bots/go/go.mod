@@ -1,0 +1,3 @@
+module example.com/refereebot
+
+go 1.19

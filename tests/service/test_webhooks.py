@@ -1,0 +1,420 @@
+"""Webhook bots: the referee calls the bot with each turn, signed (Standard Webhooks), through
+the SSRF guard. Games of every ruleset played to their end by a webhook bot on loopback
+(allowed by configuration) against a house bot; the guard's refusals, tested without a packet
+sent anywhere but loopback; a timeout's default move; kill -9 of a referee mid-delivery."""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+import threading
+import time
+
+import httpx
+import pytest
+from conftest import ProcessServer, ThreadServer
+from helpers import wait_until
+from webhook_bot import WebhookBot, wait_finished
+
+from referee.games import RULESETS, verify
+from referee.outbound import Allowed, Failed, Outbound, Refused
+from referee.service.webhooks import Breaker, Delivery, Gone, signed_headers
+from referee.store.embedded import start_embedded
+
+
+@pytest.fixture(scope="module")
+def own_valkey(tmp_path_factory):
+    """A Valkey of these tests' own: every referee on a Redis follows its webhook seats, and
+    the other tests' referees (on the session's Valkey) allow no loopback webhook."""
+    server = start_embedded(tmp_path_factory.mktemp("webhook-valkey"))
+    yield server.url
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def allowing(own_valkey):
+    """A referee that lets webhooks call loopback."""
+    with ThreadServer(own_valkey, webhook_allow=("127.0.0.1",), webhook_lease_s=1.0) as running:
+        yield running
+
+
+def _webhook_game(http: httpx.Client, ruleset: str, url: str, deadline_s: float = 10) -> dict:
+    seats = max(2, RULESETS[ruleset].min_seats)
+    body = {
+        "ruleset": ruleset,
+        "seats": [{"webhook": {"url": url}}] + [{"bot": "random"}] * (seats - 1),
+        "deadline_s": deadline_s,
+    }
+    created = http.post("/v1/games", json=body)
+    assert created.status_code == 201, created.text
+    return created.json()
+
+
+def _mine(record: dict) -> list[dict]:
+    return [d for d in record["decisions"] if d.get("seat") == 0]
+
+
+@pytest.mark.parametrize("ruleset", list(RULESETS))
+def test_a_webhook_bot_plays_a_game_of_every_ruleset(allowing, ruleset):
+    with WebhookBot() as bot, httpx.Client(base_url=allowing.url, timeout=30) as http:
+        game = _webhook_game(http, ruleset, bot.url)
+        seat = game["seats"][0]
+        assert seat["token"] is None and seat["webhook_secret"].startswith("whsec_")
+        bot.secrets[game["id"]] = seat["webhook_secret"]
+        wait_finished(http, game["id"])
+        record = http.get(f"/v1/games/{game['id']}/record").json()
+        # the end notification follows the last commit
+        assert wait_until(lambda: "end" in bot.types(game["id"]))
+    assert record["finished"] and verify(record).ok
+    mine = _mine(record)
+    assert mine and not any(d.get("timeout") for d in mine), mine
+    types = bot.types(game["id"])
+    assert types.count("start") == 1 and types.count("end") == 1, types
+    turns = [wid for wid, kind, _ in bot.calls if kind == "turn"]
+    assert len(turns) == len(set(turns)) == len(mine)  # each turn delivered once
+    assert bot.bad_signatures == 0
+
+
+def test_a_late_answer_gets_the_default_move_at_the_deadline(allowing):
+    """A bot that does not answer by the deadline: the ruleset's default move is played, as
+    for a polled bot, and the game goes on."""
+    late: list[int] = []
+
+    def stall(message: dict) -> None:
+        if not late:
+            late.append(message["turn"]["seq"])
+            time.sleep(3.0)  # past the 2 s deadline
+
+    with WebhookBot(stall) as bot, httpx.Client(base_url=allowing.url, timeout=30) as http:
+        game = _webhook_game(http, "choice", bot.url, deadline_s=2)
+        bot.secrets[game["id"]] = game["seats"][0]["webhook_secret"]
+        wait_finished(http, game["id"])
+        record = http.get(f"/v1/games/{game['id']}/record").json()
+    timed_out = [d["seq"] for d in _mine(record) if d.get("timeout")]
+    assert late[0] in timed_out
+    assert verify(record).ok
+
+
+def test_creation_refuses_what_the_guard_refuses(http):
+    """The referee without an allowance: a URL whose host is a refused address literal, or
+    not http(s), is 422 webhook-url-refused at creation; a webhook seat needs a deadline and
+    is not a house bot (422 webhook-seat-invalid). Nothing is created."""
+    before = http.get("/v1/games").json()["games"]
+    for url in (
+        "http://127.0.0.1:9/",
+        "http://[::ffff:127.0.0.1]/",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://10.1.2.3/",
+        "http://100.64.0.1/",
+        "http://[fd00::1]/",
+        "http://[::1]/",
+        "http://224.0.0.1/",
+        "ftp://example.org/",
+        "http://user:pw@example.org/",
+    ):
+        reply = http.post(
+            "/v1/games",
+            json={
+                "ruleset": next(iter(RULESETS)),
+                "seats": [{"webhook": {"url": url}}, {"bot": "random"}],
+            },
+        )
+        assert reply.status_code == 422, (url, reply.text)
+        problem = reply.json()
+        assert problem["code"] == "webhook-url-refused", problem
+        assert problem["field"] == "seats[0].webhook.url"
+    for seats, deadline in (
+        ([{"webhook": {"url": "https://example.org/"}}, {"bot": "random"}], 0),
+        ([{"webhook": {"url": "https://example.org/"}, "bot": "random"}, {"name": "a"}], 5),
+    ):
+        body = {"ruleset": next(iter(RULESETS)), "seats": seats, "deadline_s": deadline}
+        reply = http.post("/v1/games", json=body)
+        assert reply.status_code == 422 and reply.json()["code"] == "webhook-seat-invalid"
+    assert http.get("/v1/games").json()["games"] == before
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "127.0.0.1",
+        "0.0.0.0",
+        "10.0.0.1",
+        "172.16.0.1",
+        "192.168.1.1",
+        "100.64.0.1",
+        "169.254.169.254",
+        "224.0.0.1",
+        "255.255.255.255",
+        "::1",
+        "::",
+        "fe80::1",
+        "fd00:ec2::254",
+        "ff02::1",
+        "::ffff:10.0.0.1",
+        "::ffff:169.254.169.254",
+    ],
+)
+def test_the_guard_refuses_what_is_not_globally_routable(address):
+    allowed = Allowed()
+    assert not allowed.permits("somewhere", ipaddress.ip_address(address))
+
+
+def test_the_guard_lets_global_and_allowed_addresses_through():
+    assert Allowed().permits("x", ipaddress.ip_address("8.8.8.8"))
+    assert Allowed().permits("x", ipaddress.ip_address("2606:4700::1111"))
+    allowed = Allowed.parse("10.0.0.0/8, bots.internal ,::1")
+    assert allowed.permits("x", ipaddress.ip_address("10.9.9.9"))
+    assert allowed.permits("x", ipaddress.ip_address("::ffff:10.9.9.9"))
+    assert allowed.permits("x", ipaddress.ip_address("::1"))
+    assert allowed.permits("bots.internal", ipaddress.ip_address("192.168.0.5"))
+    assert not allowed.permits("other.internal", ipaddress.ip_address("192.168.0.5"))
+
+
+class _Listener:
+    """A loopback socket that counts the connections made to it."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+        self.accepted = 0
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.accepted += 1
+            conn.close()
+
+
+def test_a_refused_host_gets_no_connection():
+    """A name that resolves to loopback (localhost, from the hosts file: no DNS packet) and a
+    loopback literal are refused before any connection is made; a private address literal
+    is refused before any packet leaves."""
+    listener = _Listener()
+
+    async def scenario():
+        outbound = Outbound(Allowed())
+        try:
+            for url in (
+                f"http://localhost:{listener.port}/",
+                f"http://127.0.0.1:{listener.port}/",
+                f"http://[::ffff:127.0.0.1]:{listener.port}/",
+                "http://10.255.255.1/",
+                "http://169.254.169.254/",
+            ):
+                with pytest.raises(Refused):
+                    await outbound.post(url, b"{}", {}, time.time() + 2)
+        finally:
+            await outbound.aclose()
+
+    asyncio.run(scenario())
+    time.sleep(0.1)
+    assert listener.accepted == 0
+    listener.sock.close()
+
+
+class _Odd:
+    """A loopback server answering each POST as ``answer(path)`` says: (status, headers,
+    body, seconds to wait first)."""
+
+    def __init__(self, answer) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        calls = self.calls = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers["content-length"]))
+                calls.append((self.path, {k.lower(): v for k, v in self.headers.items()}))
+                status, headers, body, pause = answer(self.path)
+                time.sleep(pause)
+                try:
+                    self.send_response(status)
+                    for name, value in headers.items():
+                        self.send_header(name, value)
+                    self.send_header("content-length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                except OSError:
+                    pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_redirects_long_answers_and_slow_answers_fail():
+    answers = {
+        "/redirect": (302, {"location": "http://169.254.169.254/"}, b"", 0),
+        "/long": (200, {}, b"x" * 5000, 0),
+        "/slow": (200, {}, b"{}", 3),
+        "/flaky": None,
+        "/ok": (200, {}, b'{"type": "x"}', 0),
+    }
+    flaky = []
+
+    def answer(path):
+        if path == "/flaky":
+            flaky.append(1)
+            return (503, {}, b"", 0) if len(flaky) < 3 else (200, {}, b"{}", 0)
+        return answers[path]
+
+    odd = _Odd(answer)
+
+    async def scenario():
+        delivery = Delivery(Outbound(Allowed(["127.0.0.1"]), max_body=1000), Breaker())
+        secret = "whsec_" + "A" * 44
+        try:
+            for path, why in (
+                ("/redirect", "302"),
+                ("/long", "more than 1000"),
+                ("/slow", "before the deadline"),
+            ):
+                started = time.monotonic()
+                with pytest.raises(Failed, match=why):
+                    await delivery.send(odd.base + path, secret, "m", {}, time.time() + 1)
+                assert time.monotonic() - started < 2.5  # the deadline, not the bot, ends it
+            answer = await delivery.send(odd.base + "/flaky", secret, "m", {}, time.time() + 5)
+            assert answer.status == 200 and len(flaky) == 3  # 5xx tried again in time
+            answer = await delivery.send(odd.base + "/ok", secret, "m", {}, time.time() + 5)
+            assert answer.body == b'{"type": "x"}'
+        finally:
+            await delivery.outbound.aclose()
+
+    asyncio.run(scenario())
+    odd.close()
+    assert sum(1 for path, _ in odd.calls if path == "/redirect") == 1  # not followed
+    headers = next(h for path, h in odd.calls if path == "/ok")
+    assert headers["host"] == odd.base.removeprefix("http://")
+    assert {"webhook-id", "webhook-timestamp", "webhook-signature"} <= set(headers)
+
+
+def test_the_signature_is_standard_webhooks():
+    from standardwebhooks.webhooks import Webhook
+
+    secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+    body = b'{"type":"turn"}'
+    headers = signed_headers(secret, "g.0.3", body, time.time())
+    assert Webhook(secret).verify(body, headers) == {"type": "turn"}
+
+
+def test_the_breaker_opens_after_failures_and_tries_again_after_its_cooldown():
+    now = [0.0]
+    breaker = Breaker(threshold=3, cooldown_s=10, clock=lambda: now[0])
+    for _ in range(3):
+        assert breaker.closed("h")
+        breaker.failed("h")
+    assert not breaker.closed("h") and breaker.closed("other")
+    now[0] = 11
+    assert breaker.closed("h")  # one trial
+    assert not breaker.closed("h")  # and no other meanwhile
+    breaker.succeeded("h")
+    assert breaker.closed("h")
+
+
+def test_a_host_whose_breaker_is_open_is_not_called():
+    odd = _Odd(lambda path: (500, {}, b"", 0))
+
+    async def scenario():
+        delivery = Delivery(Outbound(Allowed(["127.0.0.1"])), Breaker(threshold=2))
+        try:
+            for _ in range(2):
+                with pytest.raises(Failed, match="500"):
+                    await delivery.send(odd.base, "whsec_" + "A" * 44, "m", {}, time.time() + 0.3)
+            calls = len(odd.calls)
+            with pytest.raises(Failed, match="too often"):
+                await delivery.send(odd.base, "whsec_" + "A" * 44, "m", {}, time.time() + 0.3)
+            assert len(odd.calls) == calls
+        finally:
+            await delivery.outbound.aclose()
+
+    asyncio.run(scenario())
+    odd.close()
+
+
+def test_kill_9_mid_delivery_loses_and_duplicates_nothing(tmp_path):
+    """Referee A delivers a turn and is killed while the bot holds the call; referee B (same
+    Redis, of this test alone: no other replica there) claims the turn once A's lease lapses
+    and delivers it again, with the same webhook-id; the game ends with every decision taken
+    once, the bot's own (no timeout)."""
+    held = threading.Event()
+    release = threading.Event()
+    stalled: list[int] = []
+
+    def hold(message: dict) -> None:
+        turn = message["turn"]
+        if not stalled and turn["seq"] >= 2:
+            stalled.append(turn["seq"])
+            held.set()
+            release.wait(30)  # A is killed meanwhile: this answer goes nowhere
+
+    env = {"REFEREE_WEBHOOK_ALLOW": "127.0.0.1", "REFEREE_WEBHOOK_LEASE_S": "1"}
+    store = start_embedded(tmp_path / "valkey")
+    first = ProcessServer(store.url, env=env)
+    second = None
+    try:
+        with WebhookBot(hold) as bot, httpx.Client(base_url=first.url, timeout=30) as http:
+            game = _webhook_game(http, "choice", bot.url, deadline_s=20)
+            bot.secrets[game["id"]] = game["seats"][0]["webhook_secret"]
+            assert held.wait(20)
+            second = ProcessServer(store.url, env=env)
+            first.kill()  # SIGKILL, mid-delivery
+            release.set()
+            with httpx.Client(base_url=second.url, timeout=30) as other:
+                wait_finished(other, game["id"])
+                record = other.get(f"/v1/games/{game['id']}/record").json()
+    finally:
+        first.kill()
+        if second is not None:
+            second.kill()
+        store.stop()
+    assert verify(record).ok
+    mine = _mine(record)
+    assert not any(d.get("timeout") for d in mine)
+    decided = [(d["seat"], d["seq"]) for d in record["decisions"]]
+    assert len(decided) == len(set(decided))
+    stalled_id = f"{game['id']}.0.{stalled[0]}"
+    turn_ids = [wid for wid, kind, _ in bot.calls if kind == "turn"]
+    assert turn_ids.count(stalled_id) == 2  # delivered again, by B, under the same id
+    assert len(set(turn_ids)) == len(mine)
+    (again,) = [d for d in mine if d["seq"] == stalled[0]]
+    assert again["moves"] == [bot.answered[stalled_id]]
+
+
+def test_a_410_unregisters_and_a_refused_connection_is_tried_again_in_time():
+    gone = _Odd(lambda path: (410, {}, b"", 0))
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))  # bound, never listening: connections are refused
+    refused_url = f"http://127.0.0.1:{closed.getsockname()[1]}/"
+
+    async def scenario():
+        delivery = Delivery(Outbound(Allowed(["127.0.0.1"])), Breaker())
+        secret = "whsec_" + "A" * 44
+        try:
+            with pytest.raises(Gone):
+                await delivery.send(gone.base, secret, "m", {}, time.time() + 2)
+            started = time.monotonic()
+            with pytest.raises(Failed) as failed:
+                await delivery.send(refused_url, secret, "m", {}, time.time() + 0.8)
+            assert failed.value.again  # tried again until too little time was left
+            assert 0.1 < time.monotonic() - started < 2.0
+        finally:
+            await delivery.outbound.aclose()
+
+    asyncio.run(scenario())
+    gone.close()
+    closed.close()
