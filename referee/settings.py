@@ -84,6 +84,8 @@ class Settings(msgspec.Struct, frozen=True):
     bot_games_per_day: int = 2000
     bot_concurrent_games: int = 4
     bot_timeouts_to_pause: int = 3
+    # a bot account's webhook turn calls that may fail in a row before the bot is paused
+    bot_webhook_failures_to_pause: int = 5
     # webhook bots: hosts or CIDRs the SSRF guard lets through though not globally routable,
     # the calls at a time per host, the answer's size, and a delivery's claim (seconds)
     webhook_allow: tuple[str, ...] = ()
@@ -133,6 +135,7 @@ class Settings(msgspec.Struct, frozen=True):
             bot_games_per_day=_int(env, "REFEREE_BOT_GAMES_PER_DAY", 2000),
             bot_concurrent_games=_int(env, "REFEREE_BOT_CONCURRENT_GAMES", 4),
             bot_timeouts_to_pause=_int(env, "REFEREE_BOT_TIMEOUTS_TO_PAUSE", 3),
+            bot_webhook_failures_to_pause=_int(env, "REFEREE_BOT_WEBHOOK_FAILURES_TO_PAUSE", 5),
             webhook_allow=tuple(
                 a.strip() for a in env.get("REFEREE_WEBHOOK_ALLOW", "").split(",") if a.strip()
             ),

@@ -71,6 +71,7 @@ class Services:
                 games_per_day=settings.bot_games_per_day,
                 concurrent_games=settings.bot_concurrent_games,
                 timeouts_to_pause=settings.bot_timeouts_to_pause,
+                webhook_failures_to_pause=settings.bot_webhook_failures_to_pause,
             ),
             self.tournaments,
         )
@@ -85,6 +86,7 @@ class Services:
             allowed=allowed,
             lease_s=settings.webhook_lease_s,
         )
+        self.league.attach(self.webhooks)
         self._embedded = embedded
         self._tasks: list[asyncio.Task[Any]] = []
 
