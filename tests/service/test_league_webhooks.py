@@ -216,3 +216,50 @@ def test_a_bot_account_takes_one_seat_of_a_game_and_must_exist(http):
     assert twice.json()["code"] == "account-seat-invalid"
     body = {"ruleset": DEFAULT, "seats": [{"account": "nobody"}, {"bot": "random"}]}
     assert http.post("/v1/games", json=body).status_code == 404
+
+
+def test_a_rated_tournament_delivers_a_webhook_bots_games_to_its_webhook(referee, http):
+    with WebhookBot() as hook:
+        entrant = _register(http, "entrant hook", hook.url)
+        hook.secret = entrant["webhook_secret"]
+        poller = _register(http, "entrant poll")
+        spec = {"ruleset": DEFAULT, "entrants": 2, "deadline_s": 10, "rated": True}
+        created = http.post("/v1/tournaments", json=spec)
+        assert created.status_code == 201, created.text
+        tournament_id = created.json()["id"]
+        stop, decided = threading.Event(), []
+        polling = threading.Thread(
+            target=_poll_until_over, args=(referee.url, poller["token"], stop, decided)
+        )
+        for bot in (entrant, poller):
+            entered = http.post(
+                f"/v1/tournaments/{tournament_id}/entrants",
+                json={"name": "x"},
+                headers=auth(bot["token"]),
+            )
+            assert entered.status_code == 201, entered.text
+        polling.start()
+        try:
+            over = lambda: http.get(f"/v1/tournaments/{tournament_id}").json()["status"]  # noqa: E731
+            assert wait_until(lambda: over() == "finished", 60)
+        finally:
+            stop.set()
+            polling.join()
+        view = http.get(f"/v1/tournaments/{tournament_id}").json()
+        game_ids = [t["game_id"] for tables in view["rounds"] for t in tables]
+        assert game_ids and decided
+        for game_id in game_ids:
+            record = http.get(f"/v1/games/{game_id}/record").json()
+            assert record["finished"]
+            turns = [
+                wid for wid, kind, _ in hook.calls if kind == "turn" and wid.startswith(game_id)
+            ]
+            timeouts = [d for d in record["decisions"] if d.get("timeout")]
+            assert turns and not timeouts, (turns, timeouts)
+
+        def rated() -> bool:
+            profile = http.get("/v1/bots/entrant hook").json()
+            return [r["games"] for r in profile["ratings"]] == [len(game_ids)]
+
+        assert wait_until(rated)
+        assert hook.bad_signatures == 0
