@@ -37,6 +37,7 @@ from typing import Any
 
 import httpx
 import msgspec
+import redis
 
 from referee.core.league import Rating, Seek, encode, pair, rate_game
 from referee.games import DEFAULT
@@ -124,7 +125,9 @@ def arena_decisions_per_s(
         valkey = start_embedded(Path(directory) / "valkey", persist=False)
         try:
             referee, url = start_referee(valkey.url, env=dict(LOAD_LIMITS))
+            counter = redis.Redis.from_url(valkey.url)
             try:
+                commands = counter.info("stats")["total_commands_processed"]
                 queue = context.Queue()
                 workers = [
                     context.Process(
@@ -144,7 +147,10 @@ def arena_decisions_per_s(
                 results = [queue.get(timeout=seconds + 120) for _ in workers]
                 for worker in workers:
                     worker.join(timeout=30)
+                # every command while the bots registered, joined and played
+                commands = counter.info("stats")["total_commands_processed"] - commands
             finally:
+                counter.close()
                 referee.terminate()
                 referee.wait(timeout=15)
         finally:
@@ -156,6 +162,7 @@ def arena_decisions_per_s(
         "arena_seconds": seconds,
         "arena_decisions_per_s": round(decisions / seconds, 1),
         "arena_errors": sum(r["errors"] for r in results),
+        "arena_redis_commands_per_decision": round(commands / max(decisions, 1), 1),
     }
 
 
