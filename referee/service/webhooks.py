@@ -43,7 +43,7 @@ from ..core.refusals import Refusal
 from ..games import get_ruleset
 from ..outbound import Allowed, Answer, Failed, Outbound, Refused, check_literal, target_of
 from ..store import STORE_UNAVAILABLE
-from ..store.webhooks import LockError, WebhookStore
+from ..store.webhooks import Claim, WebhookStore
 from .seats import Seats
 
 __all__ = [
@@ -357,7 +357,7 @@ class WebhookSeats:
                 return  # unregistered (410)
 
     async def _deliver(
-        self, game_id: str, registration: Registration, turn: dict[str, Any], claim: Any
+        self, game_id: str, registration: Registration, turn: dict[str, Any], claim: Claim
     ) -> bool:
         """Deliver a claimed turn and play the bot's move; on a failure, hold the claim until
         the deadline, where the default move is played. False: the webhook is gone."""
@@ -413,18 +413,19 @@ class WebhookSeats:
         except Exception:  # the game goes on whatever the bookkeeping meets
             log.exception("webhook call of bot %s not recorded", registration.bot)
 
-    async def _renew(self, claim: Any) -> None:
-        with contextlib.suppress(LockError, *STORE_UNAVAILABLE):
+    async def _renew(self, claim: Claim) -> None:
+        with contextlib.suppress(*STORE_UNAVAILABLE):
             while True:
                 await asyncio.sleep(self.lease_s / 3)
-                await claim.extend(self.lease_s, replace_ttl=True)
+                if not await claim.extend(self.lease_s):
+                    return  # lost (this process stalled): the seq check keeps it decided once
 
-    async def _hold(self, claim: Any, deadline: float) -> None:
+    async def _hold(self, claim: Claim, deadline: float) -> None:
         """Keep the turn claimed until its deadline has played the default move."""
         remaining = deadline - time.time()
         if remaining > 0:
-            with contextlib.suppress(LockError, *STORE_UNAVAILABLE):
-                await claim.extend(remaining + 1.0, replace_ttl=True)
+            with contextlib.suppress(*STORE_UNAVAILABLE):
+                await claim.extend(remaining + 1.0)
             await asyncio.sleep(remaining)
 
     async def _notify(

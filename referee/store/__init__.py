@@ -86,7 +86,7 @@ class Store:
         self.limits = LimitStore(redis, self.games.shared, timeout_s=timeout_s, patience=patience)
         self.idempotency = IdempotencyStore(redis, timeout_s=timeout_s)
         self.league = LeagueStore(redis, timeout_s=timeout_s, patience=patience)
-        self.webhooks = WebhookStore(redis, timeout_s=timeout_s)
+        self.webhooks = WebhookStore(redis, self.games.shared, timeout_s=timeout_s)
 
     async def ping(self) -> None:
         """Returns once Redis answers a PING; raises after ``timeout_s`` at most."""

@@ -6,9 +6,9 @@ make each call one replica's.
                                    the game may
 - ``referee:webhooks:live``        set: the games that have webhook seats and are not over;
                                    every replica follows them
-- ``{game:<id>}:webhook:<name>``   a claim (redis-py's ``Lock``: a random token, a time to
-                                   live, extended by its holder only): one replica delivers a
-                                   seat's turn, or sends a notification
+- ``{game:<id>}:webhook:<name>``   a claim (``Claim``: a random token set if the key is
+                                   free, with a time to live its holder alone may extend): one
+                                   replica delivers a seat's turn, or sends a notification
 
 Every key but the live set has a time to live; a game leaves the set when it is over, and an
 entry whose game is gone is dropped by whoever finds it so.
@@ -17,13 +17,12 @@ entry whose game is gone is dropped by whoever finds it so.
 from __future__ import annotations
 
 import asyncio
+import secrets
 from typing import Any, cast
 
 from redis.asyncio import Redis, RedisCluster
-from redis.asyncio.lock import Lock
-from redis.exceptions import LockError
 
-__all__ = ["LIVE", "LockError", "WebhookStore"]
+__all__ = ["LIVE", "Claim", "WebhookStore"]
 
 LIVE = "referee:webhooks:live"
 
@@ -32,20 +31,56 @@ def _registrations(game_id: str) -> str:
     return f"{{game:{game_id}}}:webhooks"
 
 
+# Lengthen a claim's life, if it is still this holder's (ARGV[1]): 1, else 0.
+_EXTEND = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+"""
+
+
+class Claim:
+    """One replica's claim on one call: taken on the connection the process's reads and
+    commits share (a turn's claim is on a decision's path), extended by its holder alone."""
+
+    def __init__(self, store: WebhookStore, key: str, lease_s: float) -> None:
+        self.store = store
+        self.key = key
+        self.lease_ms = max(1, int(lease_s * 1000))
+        self.token = secrets.token_hex(8)
+
+    async def acquire(self) -> bool:
+        """Whether this claim took the call (nobody held it)."""
+        taken = await self.store.shared.execute(
+            "SET", self.key, self.token, "NX", "PX", self.lease_ms
+        )
+        return taken is not None
+
+    async def extend(self, seconds: float) -> bool:
+        """Hold the call ``seconds`` more from now; False if the claim was lost meanwhile."""
+        async with asyncio.timeout(self.store.timeout_s):
+            kept = await self.store._extend(
+                keys=[self.key], args=[self.token, max(1, int(seconds * 1000))]
+            )
+        return bool(kept)
+
+
 class WebhookStore:
     """Registrations, the live set and claims; it keeps bytes and decides nothing."""
 
-    def __init__(self, redis: Redis | RedisCluster, *, timeout_s: float = 10) -> None:
+    def __init__(self, redis: Redis | RedisCluster, shared: Any, *, timeout_s: float = 10) -> None:
         self.redis = redis
+        self.shared = shared  # the process's shared connection (``store.connection``)
         self.timeout_s = timeout_s
+        self._extend = redis.register_script(_EXTEND)
 
     async def register(self, game_id: str, seats: dict[int, bytes], ttl_s: int) -> None:
         """The game's webhook seats, written before the game is, and the game made live."""
         key = _registrations(game_id)
-        async with asyncio.timeout(self.timeout_s):
-            await self.redis.hset(key, mapping={str(s): v for s, v in seats.items()})
-            await self.redis.expire(key, ttl_s)
-            await self.redis.sadd(LIVE, game_id)
+        async with asyncio.timeout(self.timeout_s), self.redis.pipeline(transaction=False) as pipe:
+            pipe.hset(key, mapping={str(s): v for s, v in seats.items()})
+            pipe.expire(key, ttl_s)
+            pipe.sadd(LIVE, game_id)
+            await pipe.execute()  # one round trip
 
     async def registered(self, game_id: str) -> dict[int, bytes]:
         async with asyncio.timeout(self.timeout_s):
@@ -67,9 +102,6 @@ class WebhookStore:
         async with asyncio.timeout(self.timeout_s):
             await self.redis.srem(LIVE, game_id)
 
-    def claim(self, game_id: str, name: str, lease_s: float) -> Lock:
-        """A claim on one call of the game's (not yet taken: ``acquire(blocking=False)``)."""
-        lock: Any = self.redis.lock(
-            f"{{game:{game_id}}}:webhook:{name}", timeout=lease_s, blocking=False
-        )
-        return cast(Lock, lock)
+    def claim(self, game_id: str, name: str, lease_s: float) -> Claim:
+        """A claim on one call of the game's, not yet taken (``acquire``)."""
+        return Claim(self, f"{{game:{game_id}}}:webhook:{name}", lease_s)
