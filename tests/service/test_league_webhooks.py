@@ -16,6 +16,7 @@ from helpers import auth, wait_until
 from webhook_bot import WebhookBot, wait_finished
 
 from referee.games import DEFAULT
+from referee.settings import key_hashes
 from referee.store.embedded import start_embedded
 
 
@@ -263,3 +264,27 @@ def test_a_rated_tournament_delivers_a_webhook_bots_games_to_its_webhook(referee
 
         assert wait_until(rated)
         assert hook.bad_signatures == 0
+
+
+def test_only_the_organizer_who_created_a_bot_seats_it(hook_valkey):
+    keys = key_hashes("first-organizer,second-organizer")
+    with (
+        ThreadServer(hook_valkey, organizer_keys=keys) as keyed,
+        httpx.Client(base_url=keyed.url, timeout=30) as http,
+    ):
+        first, second = auth("first-organizer"), auth("second-organizer")
+        made = http.post("/v1/bots", json={"name": "Owned Keyed"}, headers=first)
+        assert made.status_code == 201, made.text
+        body = {"ruleset": DEFAULT, "seats": [{"account": "Owned Keyed"}, {"bot": "random"}]}
+        stolen = http.post("/v1/games", json=body, headers=second)
+        assert stolen.status_code == 403 and stolen.json()["code"] == "not-bot-owner"
+        seated = http.post("/v1/games", json=body, headers=first)
+        assert seated.status_code == 201, seated.text
+        game_id = seated.json()["id"]
+        assert seated.json()["seats"][0]["token"] is None
+        assert http.get("/v1/bots/Owned Keyed").json()["playing"] == [game_id]
+        # a polling bot: the game reaches it through /v1/me/next, as its league games do
+        step = http.get(
+            "/v1/me/next", params={"wait": 5}, headers=auth(made.json()["token"])
+        ).json()
+        assert step["status"] == "your_turn" and step["game_id"] == game_id
