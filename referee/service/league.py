@@ -231,6 +231,7 @@ class LeagueService:
             doc.token_hash = digest
 
         await self._update_bot(key, change, old_token=old, new_token=digest)
+        await self.store.drop_entrant_tokens(key)  # as the bot, its webhook leaves them
         return new
 
     async def revoke(self, name: str, token: str | None, organizer: str | None) -> None:
@@ -243,6 +244,7 @@ class LeagueService:
 
         await self._update_bot(key, change, old_token=doc.token_hash)
         await self.store.leave(key)
+        await self.store.drop_entrant_tokens(key)
 
     async def set_status(self, name: str, status: str, organizer: str) -> BotDoc:
         """Pause, ban or reinstate a bot: its organizer's alone. A bot that may not play

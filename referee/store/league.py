@@ -424,6 +424,10 @@ class LeagueStore:
         async with self.patience.bounded():
             await self.redis.hset(f"{P}:entrant:{key}", tournament_id, token)
 
+    async def drop_entrant_tokens(self, key: str) -> None:
+        async with self.patience.bounded():
+            await self.redis.delete(f"{P}:entrant:{key}")
+
     async def entrant_tokens(self, key: str) -> dict[str, str]:
         async with self.patience.bounded():
             found = await self.redis.hgetall(f"{P}:entrant:{key}")
