@@ -7,9 +7,17 @@ and how long a bot waits from its seek to its first turn.
 - pairing: ``core.league.pair`` over a pool of N waiting bots (pairings per second);
 - seek to first turn: a referee in a process of its own, B bot accounts (asyncio + httpx)
   join the arena at once, each timing POST /v1/arena to its first ``your_turn`` from
-  ``GET /v1/me/next?wait=``; p50 and p99 over the rounds.
+  ``GET /v1/me/next?wait=``; p50 and p99 over the rounds;
+- arena decisions per second (``--arena-seconds``): a fresh referee, B bot accounts in the
+  arena of the bench's ruleset (2 seats, concurrent_games 1 unless told), each playing the
+  first legal move with one request per decision (``POST /v1/me/games/{id}/moves?wait=``,
+  which answers its next turn in any game), on the bench's own HTTP/1.1 client
+  (``referee.tools.load``), spread over two processes as the bench's bots are: decisions
+  answered within the window per second, to set beside ``referee bench``'s
+  ``decisions_per_s`` on the same build (the time a bot waits to be paired again is in it).
 
     python benchmarks/league.py [--bots 64] [--rounds 3] [--json]
+    python benchmarks/league.py --arena-only --arena-seconds 14 [--bots 64]
 
 Raw output to /tmp; the figures go to benchmarks/results/README.md.
 """
@@ -19,19 +27,143 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import multiprocessing
 import random
 import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
+import msgspec
+import redis
 
 from referee.core.league import Rating, Seek, encode, pair, rate_game
 from referee.games import DEFAULT
 from referee.store import open_store
 from referee.store.embedded import start_embedded
 from referee.tools.launch import LOAD_LIMITS, start_referee
+from referee.tools.load import Client, head
+
+
+class _Next(msgspec.Struct):
+    """What an arena bot reads of ``/v1/me/next`` and ``decideNext``: the game and the
+    first legal move of its turn."""
+
+    status: str
+    game_id: str = ""
+    turn: dict[str, Any] | None = None
+
+
+_decode_next = msgspec.json.Decoder(_Next).decode
+
+
+async def _arena_bots(
+    url: str, names: list[str], seconds: float, concurrent: int
+) -> dict[str, Any]:
+    """Bot accounts ``names`` join the arena and decide until ``seconds`` are over."""
+    stats = {"decisions": 0, "errors": 0, "elapsed": seconds}
+    setup = Client(url)
+    tokens = []
+    for name in names:
+        body = msgspec.json.encode({"name": name})
+        _, reply = await setup.request(head("POST", "/v1/bots"), body)
+        tokens.append(msgspec.json.decode(reply)["token"])
+    seek = msgspec.json.encode(
+        {"ruleset": DEFAULT, "deadline_s": 10, "concurrent_games": concurrent}
+    )
+    for token in tokens:
+        await setup.request(head("POST", "/v1/arena", token), seek)
+    setup.close()
+    stop = time.monotonic() + seconds
+
+    async def bot(token: str) -> None:
+        connection = Client(url)
+        step = _Next("waiting")
+        try:
+            while True:
+                left = stop - time.monotonic()
+                if left <= 0:
+                    return
+                wait = f"{min(5.0, left):.3f}"
+                if step.status != "your_turn" or step.turn is None:
+                    path = f"/v1/me/next?wait={wait}"
+                    _, reply = await connection.request(head("GET", path, token))
+                    step = _decode_next(reply)
+                    continue
+                turn = step.turn
+                decision = msgspec.json.encode({"seq": turn["seq"], "move": turn["legal_moves"][0]})
+                path = f"/v1/me/games/{step.game_id}/moves?wait={wait}"
+                status, reply = await connection.request(head("POST", path, token), decision)
+                if time.monotonic() > stop:
+                    return
+                if status == 200:
+                    stats["decisions"] += 1
+                    step = _decode_next(reply)
+                else:
+                    stats["errors"] += 1
+                    step = _Next("waiting")
+        finally:
+            connection.close()
+
+    await asyncio.gather(*(bot(t) for t in tokens))
+    return stats
+
+
+def _arena_process(url: str, names: list[str], seconds: float, concurrent: int, queue: Any) -> None:
+    queue.put(asyncio.run(_arena_bots(url, names, seconds, concurrent)))
+
+
+def arena_decisions_per_s(
+    bots: int, seconds: float, concurrent: int = 1, processes: int = 2
+) -> dict[str, Any]:
+    """Decisions per second of ``bots`` bot accounts playing the arena on a fresh referee
+    and embedded Valkey (as ``referee bench`` starts them)."""
+    context = multiprocessing.get_context("spawn")
+    with tempfile.TemporaryDirectory() as directory:
+        valkey = start_embedded(Path(directory) / "valkey", persist=False)
+        try:
+            referee, url = start_referee(valkey.url, env=dict(LOAD_LIMITS))
+            counter = redis.Redis.from_url(valkey.url)
+            try:
+                commands = counter.info("stats")["total_commands_processed"]
+                queue = context.Queue()
+                workers = [
+                    context.Process(
+                        target=_arena_process,
+                        args=(
+                            url,
+                            [f"arena {p} {i}" for i in range(p, bots, processes)],
+                            seconds,
+                            concurrent,
+                            queue,
+                        ),
+                    )
+                    for p in range(processes)
+                ]
+                for worker in workers:
+                    worker.start()
+                results = [queue.get(timeout=seconds + 120) for _ in workers]
+                for worker in workers:
+                    worker.join(timeout=30)
+                # every command while the bots registered, joined and played
+                commands = counter.info("stats")["total_commands_processed"] - commands
+            finally:
+                counter.close()
+                referee.terminate()
+                referee.wait(timeout=15)
+        finally:
+            valkey.stop()
+    decisions = sum(r["decisions"] for r in results)
+    return {
+        "arena_bots": bots,
+        "arena_concurrent_games": concurrent,
+        "arena_seconds": seconds,
+        "arena_decisions_per_s": round(decisions / seconds, 1),
+        "arena_errors": sum(r["errors"] for r in results),
+        "arena_redis_commands_per_decision": round(commands / max(decisions, 1), 1),
+    }
 
 
 def rating_cpu(count: int = 2000) -> float:
@@ -104,7 +236,14 @@ def main() -> None:
     parser.add_argument("--bots", type=int, default=64)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--arena-seconds", type=float, default=0, help="0: no arena load")
+    parser.add_argument("--arena-concurrent", type=int, default=1)
+    parser.add_argument("--arena-only", action="store_true", help="the arena load alone")
     args = parser.parse_args()
+    if args.arena_only:
+        arena = arena_decisions_per_s(args.bots, args.arena_seconds or 14, args.arena_concurrent)
+        print(json.dumps(arena) if args.json else arena)
+        return
     figures: dict[str, object] = {"rating_update_cpu_us": round(rating_cpu(), 1)}
     for pool in (64, 1000):
         figures[f"pairings_per_s_pool_{pool}"] = round(pairings_per_s(pool))
@@ -129,6 +268,8 @@ def main() -> None:
         waits[min(len(waits) - 1, int(len(waits) * 0.99))], 3
     )
     figures["seek_to_first_turn_max_s"] = round(waits[-1], 3)
+    if args.arena_seconds:
+        figures.update(arena_decisions_per_s(args.bots, args.arena_seconds, args.arena_concurrent))
     if args.json:
         print(json.dumps(figures))
     else:

@@ -87,6 +87,8 @@ class Settings(msgspec.Struct, frozen=True):
     # a measure: each process writes how soon its woken waiters were answered to
     # ``<file>.<pid>`` (``service.wakes``); None: not timed
     wake_times: Path | None = None
+    # a bot account's webhook turn calls that may fail in a row before the bot is paused
+    bot_webhook_failures_to_pause: int = 5
     # webhook bots: hosts or CIDRs the SSRF guard lets through though not globally routable,
     # the calls at a time per host, the answer's size, and a delivery's claim (seconds)
     webhook_allow: tuple[str, ...] = ()
@@ -137,6 +139,7 @@ class Settings(msgspec.Struct, frozen=True):
             bot_concurrent_games=_int(env, "REFEREE_BOT_CONCURRENT_GAMES", 4),
             bot_timeouts_to_pause=_int(env, "REFEREE_BOT_TIMEOUTS_TO_PAUSE", 3),
             wake_times=Path(env["REFEREE_WAKE_TIMES"]) if env.get("REFEREE_WAKE_TIMES") else None,
+            bot_webhook_failures_to_pause=_int(env, "REFEREE_BOT_WEBHOOK_FAILURES_TO_PAUSE", 5),
             webhook_allow=tuple(
                 a.strip() for a in env.get("REFEREE_WEBHOOK_ALLOW", "").split(",") if a.strip()
             ),

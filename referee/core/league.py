@@ -75,6 +75,8 @@ class BotDoc(msgspec.Struct):
     status: str = "active"  # active | paused | banned
     contact: str | None = None
     webhook: str | None = None
+    # the Standard Webhooks secret its webhook's calls are signed with (shown once)
+    webhook_secret: str | None = None
     # consecutive league games in which the bot let a deadline decide (paused at a limit)
     timeout_streak: int = 0
     last_opponents: list[str] = []
@@ -119,8 +121,17 @@ class LeagueGame(msgspec.Struct, array_like=True):
     rated: bool
     seat_tokens: list[str]
     created: float
-    kind: str = "arena"  # arena | challenge | tournament
+    kind: str = "arena"  # arena | challenge | tournament | game (a seat of POST /v1/games)
     tournament: str = ""  # a rated tournament's table: its seats answer to entrant tokens
+    # the seats the referee delivers to the bots' webhooks (not handed out by /v1/me/next)
+    webhooks: list[int] = []
+    # each bot's seat, where not every seat is a bot (empty: bots[i] sits in seat i)
+    seats: list[int] = []
+
+    def seat_of(self, key: str) -> int:
+        """The seat of bot ``key`` in this game."""
+        index = self.bots.index(key)
+        return self.seats[index] if self.seats else index
 
 
 class LogEntry(msgspec.Struct, array_like=True):

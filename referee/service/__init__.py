@@ -65,6 +65,17 @@ class Services:
         self.idempotency = Idempotency(
             store.idempotency, settings.idempotency_ttl_s, settings.idempotency_secret
         )
+        self.league = LeagueService(
+            self.games,
+            store.league,
+            LeagueSettings(
+                games_per_day=settings.bot_games_per_day,
+                concurrent_games=settings.bot_concurrent_games,
+                timeouts_to_pause=settings.bot_timeouts_to_pause,
+                webhook_failures_to_pause=settings.bot_webhook_failures_to_pause,
+            ),
+            self.tournaments,
+        )
         allowed = Allowed(settings.webhook_allow)
         outbound = Outbound(
             allowed, per_host=settings.webhook_per_host, max_body=settings.webhook_max_body
@@ -76,16 +87,7 @@ class Services:
             allowed=allowed,
             lease_s=settings.webhook_lease_s,
         )
-        self.league = LeagueService(
-            self.games,
-            store.league,
-            LeagueSettings(
-                games_per_day=settings.bot_games_per_day,
-                concurrent_games=settings.bot_concurrent_games,
-                timeouts_to_pause=settings.bot_timeouts_to_pause,
-            ),
-            self.tournaments,
-        )
+        self.league.attach(self.webhooks)
         self._embedded = embedded
         self._tasks: list[asyncio.Task[Any]] = []
 

@@ -45,6 +45,7 @@ from ..games import RULESETS, GameError, check_seats, get_ruleset, new_seed
 from ..store.league import LeagueStore
 from .games import MAX_RETRIES, GameService
 from .tournaments import TournamentService
+from .webhooks import Call, Registration, WebhookSeats, new_secret
 
 __all__ = ["LeagueService", "LeagueSettings"]
 
@@ -58,6 +59,8 @@ class LeagueSettings(msgspec.Struct, frozen=True):
     games_per_day: int = 2000
     concurrent_games: int = 4
     timeouts_to_pause: int = 3
+    #: a bot whose webhook fails this many turn calls in a row is paused (0: never)
+    webhook_failures_to_pause: int = 5
     #: a bot that has not asked for this long leaves the arena's pool
     stale_s: float = 60.0
     interval_s: float = 0.1
@@ -93,6 +96,12 @@ class LeagueService:
         self.settings = settings or LeagueSettings()
         self.holder = secrets.token_hex(8)  # this process's mark on the matchmaker's lock
         self.waiting = 0  # bots the matchmaker last found in the arena's pool
+        self.webhooks: WebhookSeats | None = None
+
+    def attach(self, webhooks: WebhookSeats) -> None:
+        """Deliver the games of bots with a webhook through ``webhooks``, told of each call."""
+        self.webhooks = webhooks
+        webhooks.observer = self._webhook_call
 
     # -- bots ----------------------------------------------------------------------------------
 
@@ -103,15 +112,67 @@ class LeagueService:
         owner: str,
         contact: str | None = None,
         webhook: str | None = None,
-    ) -> tuple[BotDoc, str]:
-        """A bot account and its token (shown once; only its hash is kept)."""
+    ) -> tuple[BotDoc, str, str | None]:
+        """A bot account, its token and its webhook's signing secret (each shown once; only
+        the token's hash is kept)."""
         name = check_name(name, "name")
+        if webhook is not None:
+            self._check_webhook(webhook)
         token = new_bot_token()
         doc = BotDoc(name, description, owner, bot_token_hash(token), time.time(), "active")
         doc.contact, doc.webhook = contact, webhook
+        doc.webhook_secret = new_secret() if webhook is not None else None
         if not await self.store.save_bot(bot_key(name), "", encode(doc), new_token=doc.token_hash):
             raise Refusal("bot-name-taken", f"a bot is named {name!r} already", field="name")
-        return doc, token
+        return doc, token, doc.webhook_secret
+
+    def _check_webhook(self, url: str) -> None:
+        """The SSRF guard's rules, as for a webhook seat: 422 ``webhook-url-refused``."""
+        if self.webhooks is None:
+            raise Refusal(
+                "webhook-url-refused", "this referee calls no webhooks", field="webhook_url"
+            )
+        self.webhooks.check_url(url, "webhook_url")
+
+    async def set_webhook(
+        self, name: str, url: str | None, token: str | None, organizer: str | None
+    ) -> tuple[BotDoc, str | None]:
+        """Set (with a new signing secret, shown once), change or remove (None) the bot's
+        webhook: by the bot itself or its organizer. Games started before keep the webhook
+        they were started with."""
+        key, _, doc = await self.load_bot(name)
+        self._may_manage(doc, token, organizer)
+        if url is not None:
+            self._check_webhook(url)
+        secret = new_secret() if url is not None else None
+
+        def change(doc: BotDoc) -> None:
+            doc.webhook, doc.webhook_secret = url, secret
+
+        doc = await self._update_bot(key, change)
+        await self.store.reset_streak(key)
+        return doc, secret
+
+    async def _webhook_call(self, key: str, call: Call) -> None:
+        """A turn call to the bot's webhook (``WebhookSeats.observer``): counted and kept for
+        its profile; a 410 removes its webhook (its next games reach it by polling); failures
+        in a row pause it (a circuit breaker its organizer resets by reinstating it)."""
+        streak = await self.store.record_call(key, encode(call), call.error is None)
+        limit = self.settings.webhook_failures_to_pause
+        gone = call.gone
+        pause = bool(limit) and streak >= limit
+
+        def change(doc: BotDoc) -> None:
+            if gone:
+                doc.webhook = doc.webhook_secret = None
+            if pause and doc.status == "active":
+                doc.status = "paused"
+
+        if gone or pause:
+            doc = await self._update_bot(key, change)
+            if doc.status != "active":
+                log.warning("bot %s paused: its webhook failed %s calls in a row", doc.name, streak)
+                await self.store.leave(key)
 
     async def load_bot(self, name: str) -> tuple[str, str, BotDoc]:
         """The bot's key, version and document; any name that is none is not found."""
@@ -170,6 +231,7 @@ class LeagueService:
             doc.token_hash = digest
 
         await self._update_bot(key, change, old_token=old, new_token=digest)
+        await self.store.drop_entrant_tokens(key)  # as the bot, its webhook leaves them
         return new
 
     async def revoke(self, name: str, token: str | None, organizer: str | None) -> None:
@@ -182,6 +244,7 @@ class LeagueService:
 
         await self._update_bot(key, change, old_token=doc.token_hash)
         await self.store.leave(key)
+        await self.store.drop_entrant_tokens(key)
 
     async def set_status(self, name: str, status: str, organizer: str) -> BotDoc:
         """Pause, ban or reinstate a bot: its organizer's alone. A bot that may not play
@@ -197,6 +260,8 @@ class LeagueService:
         doc = await self._update_bot(key, change)
         if status != "active":
             await self.store.leave(key)
+        else:  # reinstated: its webhook's failures in a row start again from none
+            await self.store.reset_streak(key)
         return doc
 
     async def profile(self, name: str) -> dict[str, Any]:
@@ -220,6 +285,22 @@ class LeagueService:
                 {"game_id": g, "href": f"/v1/games/{g}"} for g in await self.store.recent(key)
             ],
             "playing": await self.store.playing(key),
+            "webhook": await self._webhook_view(key, doc),
+        }
+
+    async def _webhook_view(self, key: str, doc: BotDoc) -> dict[str, Any] | None:
+        """The bot's webhook as its profile shows it: the URL, its calls and failures, the
+        failures in a row, and its latest calls with the latency measured for each."""
+        latest, counts = await self.store.calls(key)
+        if doc.webhook is None and not latest:
+            return None
+        calls = [msgspec.to_builtins(decode(c, Call)) for c in latest]
+        return {
+            "url": doc.webhook,
+            "calls": counts.get("calls", 0),
+            "failures": counts.get("failures", 0),
+            "failures_in_a_row": counts.get("streak", 0),
+            "latest_calls": calls,
         }
 
     async def history(self, name: str, ruleset: str) -> list[tuple[float, float, float]]:
@@ -300,7 +381,8 @@ class LeagueService:
             if found.get("timeout"):
                 timed_out.add(found["seat"])
         limit = self.settings.timeouts_to_pause
-        for seat, key in enumerate(league_game.bots):
+        for key in league_game.bots:
+            seat = league_game.seat_of(key)
             others = [b for b in league_game.bots if b != key]
 
             def change(doc: BotDoc, seat: int = seat, others: list[str] = others) -> None:
@@ -318,16 +400,32 @@ class LeagueService:
         self, ruleset: str, tournament_id: str, games: list[tuple[str, list[str]]]
     ) -> None:
         """A rated tournament's round: each game is settled into lifetime ratings as the
-        league's own are (a round created again lists them again; settled ones are dropped)."""
+        league's own are (a round created again lists them again; settled ones are dropped).
+        The seats of bots with a webhook are delivered to it (their entrant tokens kept at
+        entry), registered before the games are created."""
         now = time.time()
-        await self.store.add_games(
-            {
-                game_id: encode(
-                    LeagueGame(ruleset, bots, True, [], now, "tournament", tournament_id)
-                )
-                for game_id, bots in games
-            }
-        )
+        listed = {}
+        for game_id, bots in games:
+            hooks: dict[int, Registration] = {}
+            for seat, key in enumerate(bots):
+                found = await self.store.load_bot(key)
+                doc = decode(found[1], BotDoc) if found else None
+                entrant_token = (await self.store.entrant_tokens(key)).get(tournament_id)
+                if doc is not None and doc.webhook and doc.webhook_secret and entrant_token:
+                    hooks[seat] = Registration(doc.webhook, doc.webhook_secret, entrant_token, key)
+            await self._register_hooks(game_id, hooks)
+            listed[game_id] = encode(
+                LeagueGame(ruleset, bots, True, [], now, "tournament", tournament_id, sorted(hooks))
+            )
+        await self.store.add_games(listed)
+        for game_id in listed:
+            if self.webhooks is not None:
+                self.webhooks.follow(game_id)  # it waits for the game being created
+
+    async def _register_hooks(self, game_id: str, hooks: dict[int, Registration]) -> None:
+        if hooks and self.webhooks is not None:
+            games = self.games
+            await self.webhooks.register(game_id, hooks, games.idle_ttl_s + games.retention_s)
 
     async def enter_tournament(
         self, token: str | None, tournament_id: str, invite_code: str | None
@@ -342,6 +440,8 @@ class LeagueService:
             tournament_id, doc.name, invite_code, bot=(key, token)
         )
         await self.store.enter(key, tournament_id)
+        if doc.webhook:  # the referee plays its seats with it, calling the webhook
+            await self.store.keep_entrant_token(key, tournament_id, entrant_token)
         return entrant, doc.name, entrant_token
 
     async def settle_all(self) -> int:
@@ -444,7 +544,8 @@ class LeagueService:
             if (
                 doc is None
                 or doc.status != "active"
-                or seen.get(key, 0) < now - self.settings.stale_s
+                # a bot with a webhook is called, it does not ask
+                or (not doc.webhook and seen.get(key, 0) < now - self.settings.stale_s)
             ):
                 await self.store.leave(key)  # gone, barred, or no longer asking
                 continue
@@ -523,7 +624,10 @@ class LeagueService:
         seated (a bot left, or is busy)."""
         game_id = game_id or secrets.token_hex(8)
         tokens = [new_token(game_id) for _ in keys]
-        blob = encode(LeagueGame(ruleset, keys, rated, tokens, time.time(), kind))
+        hooks = await self._hooks(keys, tokens)
+        blob = encode(
+            LeagueGame(ruleset, keys, rated, tokens, time.time(), kind, webhooks=sorted(hooks))
+        )
         if concurrent is not None:
             seats = list(zip(keys, concurrent, strict=True))
             if not await self.store.take(game_id, blob, _day(time.time()), seats):
@@ -531,6 +635,7 @@ class LeagueService:
         else:
             await self.store.add_game(game_id, blob, keys)
         try:
+            await self._register_hooks(game_id, hooks)
             await self.games.create(
                 ruleset,
                 options,
@@ -544,7 +649,90 @@ class LeagueService:
         except Refusal:
             await self.store.drop_game(game_id, keys)
             raise
+        if hooks and self.webhooks is not None:
+            self.webhooks.follow(game_id)
         return game_id
+
+    async def _hooks(self, keys: list[str], tokens: list[str]) -> dict[int, Registration]:
+        """The webhook registrations of the bots (by seat) that have one."""
+        hooks: dict[int, Registration] = {}
+        if self.webhooks is None:
+            return hooks
+        for seat, (key, token) in enumerate(zip(keys, tokens, strict=True)):
+            found = await self.store.load_bot(key)
+            doc = decode(found[1], BotDoc) if found else None
+            if doc is not None and doc.webhook and doc.webhook_secret:
+                hooks[seat] = Registration(doc.webhook, doc.webhook_secret, token, key)
+        return hooks
+
+    async def seat_accounts(
+        self,
+        game_id: str,
+        ruleset: str,
+        seats: list[dict[str, Any]],
+        owner: str | None,
+        deadline_s: float,
+    ) -> list[str]:
+        """Bot accounts in seats of ``POST /v1/games`` (``{"account": NAME}``; ``seats``
+        changed in place into named seats with tokens the league keeps): only the
+        organizer who created a bot seats it; the game is casual (logged, rated for no one)
+        and reaches each bot as its league games do (its webhook, else ``/v1/me/next``)."""
+        keys: list[str] = []
+        tokens: list[str] = []
+        at: list[int] = []
+        for index, seat in enumerate(seats):
+            name = seat.pop("account", None)
+            if name is None:
+                continue
+            where = f"seats[{index}].account"
+            if seat.get("bot") is not None or seat.get("webhook") is not None:
+                raise Refusal(
+                    "account-seat-invalid",
+                    "a seat is a house bot, a webhook or a bot account",
+                    field=where,
+                )
+            key, _, doc = await self.load_bot(name)
+            if doc.owner != owner:
+                raise Refusal(
+                    "not-bot-owner", "only the organizer who created a bot seats it", field=where
+                )
+            if doc.status != "active":
+                raise Refusal("bot-not-active", f"the bot is {doc.status}: it may not play now")
+            if key in keys:
+                raise Refusal(
+                    "account-seat-invalid", "a bot account takes one seat of a game", field=where
+                )
+            if doc.webhook and deadline_s <= 0:
+                raise Refusal(
+                    "account-seat-invalid",
+                    "a bot with a webhook plays games with a deadline (deadline_s above 0)",
+                    field="deadline_s",
+                )
+            seat["token"] = new_token(game_id)
+            # the seat shows the bot's name unless the organizer names it
+            given = seat.get("name")
+            seat["name"] = check_name(given, f"seats[{index}].name") if given else doc.name
+            keys.append(key)
+            tokens.append(seat["token"])
+            at.append(index)
+        if not keys:
+            return keys
+        found = await self._hooks(keys, tokens)
+        hooks = {at[i]: registration for i, registration in found.items()}
+        await self._register_hooks(game_id, hooks)
+        league_game = LeagueGame(
+            ruleset, keys, False, tokens, time.time(), "game", "", sorted(hooks), at
+        )
+        await self.store.add_game(game_id, encode(league_game), keys)
+        return keys
+
+    async def seated(self, game_id: str, keys: list[str], created: bool) -> None:
+        """After ``seat_accounts``: the game was created (its webhook seats followed), or
+        refused (the league forgets it)."""
+        if not created:
+            await self.store.drop_game(game_id, keys)
+        elif self.webhooks is not None:
+            self.webhooks.follow(game_id)
 
     async def run_forever(self) -> None:
         """The matchmaker and the settling sweep, in whichever replica holds the lock: every
@@ -572,7 +760,7 @@ class LeagueService:
         while it has neither)."""
         stop = time.monotonic() + wait_s
         while True:
-            key, _ = await self.bot_of(token, playing=False)
+            key, doc = await self.bot_of(token, playing=False)
             now = time.time()
             await self.store.seen(key, now)
             in_play: dict[str, str] = {}
@@ -588,13 +776,15 @@ class LeagueService:
                 if game.doc.status == "finished":
                     await self.settle(game_id)
                     continue
-                seat = league_game.bots.index(key)
+                seat = league_game.seat_of(key)
+                if doc.webhook and seat in league_game.webhooks:
+                    continue  # the referee calls its webhook with this game's turns
                 turn = game.turn(seat)
                 if turn["status"] == "your_turn":
                     return {
                         "status": "your_turn",
                         "game_id": game_id,
-                        "seat_token": league_game.seat_tokens[seat],
+                        "seat_token": league_game.seat_tokens[league_game.bots.index(key)],
                         "turn": turn,
                     }
                 in_play[game_id] = game.last_event_id

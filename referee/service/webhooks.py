@@ -17,8 +17,9 @@ with the final turn).
   ``outbound.Outbound`` bounds the requests per host, guards against SSRF and pools the
   connections, so a slow or hostile bot cannot hurt other games.
 
-Who names the URL and secret is outside this module: a seat of ``POST /v1/games`` does today
-(``Registration``); a bot account's ``webhook_url`` may hand the same registration.
+Who names the URL and secret is outside this module: a seat of ``POST /v1/games`` does
+(``prepare``), and the league does for a bot account with a webhook (``register``, its calls
+reported to ``observer``).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import datetime
 import logging
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,7 +48,9 @@ from .seats import Seats
 
 __all__ = [
     "Breaker",
+    "Call",
     "Delivery",
+    "Observer",
     "Registration",
     "WebhookSeats",
     "new_secret",
@@ -72,11 +75,27 @@ def new_secret() -> str:
 
 class Registration(msgspec.Struct, frozen=True):
     """Whom the referee calls for a seat: the URL, the secret it signs with, and the seat's
-    token (kept in Redis as the seeds are; the referee plays the seat with it)."""
+    token (kept in Redis as the seeds are; the referee plays the seat with it); ``bot``: the
+    bot account whose webhook it is (its calls are reported to ``WebhookSeats.observer``)."""
 
     url: str
     secret: str
     token: str
+    bot: str = ""
+
+
+class Call(msgspec.Struct, frozen=True):
+    """One turn's call to a bot account's webhook, as its profile shows it: when, how long
+    until the answer or the failure, and what failed (None: the move was played)."""
+
+    at: float
+    ms: float
+    error: str | None = None
+    gone: bool = False  # it answered 410
+
+
+#: told of each turn call to a bot account's webhook (``Registration.bot``)
+Observer = Callable[[str, Call], Awaitable[None]]
 
 
 def signed_headers(secret: str, message_id: str, body: bytes, now: float) -> dict[str, str]:
@@ -210,8 +229,10 @@ class WebhookSeats:
         self.lease_s = lease_s
         self.scan_s = scan_s
         self.notify_s = notify_s
-        self._following: dict[str, asyncio.Task[Any]] = {}
+        self._following: dict[str, asyncio.Task[None]] = {}
         self._first_missed: dict[str, float] = {}
+        #: told of every turn call to a bot account's webhook (the league counts them)
+        self.observer: Observer | None = None
         self.delivered = 0
         self.failed = 0
 
@@ -341,6 +362,7 @@ class WebhookSeats:
         """Deliver a claimed turn and play the bot's move; on a failure, hold the claim until
         the deadline, where the default move is played. False: the webhook is gone."""
         renewing = asyncio.create_task(self._renew(claim))
+        began, at = time.perf_counter(), time.time()
         try:
             move = await self.delivery.turn(registration, game_id, turn)
         except Gone:
@@ -348,10 +370,12 @@ class WebhookSeats:
                 "webhook of game %s seat %s answered 410: unregistered", game_id, turn["seat"]
             )
             await self.store.unregister(game_id, turn["seat"])
+            await self._observe(registration, at, began, "answered 410", gone=True)
             return False
         except (Failed, Refused) as failure:
             self.failed += 1
             log.info("webhook of game %s seq %s failed: %s", game_id, turn["seq"], failure)
+            await self._observe(registration, at, began, str(failure) or type(failure).__name__)
             await self._hold(claim, turn["deadline"])
             return True
         finally:
@@ -366,8 +390,28 @@ class WebhookSeats:
             log.info(
                 "game %s seq %s: the bot's move was refused: %s", game_id, turn["seq"], refusal
             )
+            await self._observe(registration, at, began, f"move refused: {refusal}")
             await self._hold(claim, turn["deadline"])
+        else:
+            await self._observe(registration, at, began, None)
         return True
+
+    async def _observe(
+        self,
+        registration: Registration,
+        at: float,
+        began: float,
+        error: str | None,
+        gone: bool = False,
+    ) -> None:
+        """Tell the observer of a bot account's call; its own failure is only logged."""
+        if not registration.bot or self.observer is None:
+            return
+        call = Call(round(at, 3), round((time.perf_counter() - began) * 1000, 2), error, gone)
+        try:
+            await self.observer(registration.bot, call)
+        except Exception:  # the game goes on whatever the bookkeeping meets
+            log.exception("webhook call of bot %s not recorded", registration.bot)
 
     async def _renew(self, claim: Claim) -> None:
         with contextlib.suppress(*STORE_UNAVAILABLE):

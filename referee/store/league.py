@@ -22,6 +22,11 @@ settled before and that no rating moved since it was read (exactly once, whoever
 - ``{league}:challenge:<id>``        hash: ``v`` and ``blob`` (a ``ChallengeDoc``)
 - ``{league}:inbox:<key>``           sorted set: challenges to the bot by expiry
 - ``{league}:entered:<key>``         set: the tournaments the bot entered and plays on
+- ``{league}:entrant:<key>``         hash: tournament id -> the bot's entrant token there, kept
+                                     only for a bot with a webhook (the referee plays its seats)
+- ``{league}:hookcalls:<key>``       list: the bot's latest webhook calls, newest first
+- ``{league}:hookstats:<key>``       hash: its webhook's ``calls``, ``failures`` and ``streak``
+                                     (failures in a row)
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ __all__ = ["LeagueStore"]
 P = "{league}"
 HISTORY_KEPT = 500  # as _SETTLE trims
 RECENT_KEPT = 20  # as _SETTLE trims
+CALLS_KEPT = 20  # a bot's latest webhook calls
 
 # Save a versioned document (ARGV[1] the version read, "" to create); with ARGV[5]/[6], drop
 # a token's key (KEYS[2]) and set another's (KEYS[3]) to name ARGV[4].
@@ -285,6 +291,7 @@ class LeagueStore:
     async def done_with(self, key: str, tournament_id: str) -> None:
         async with self.patience.bounded():
             await self.redis.srem(f"{P}:entered:{key}", tournament_id)
+            await self.redis.hdel(f"{P}:entrant:{key}", tournament_id)
 
     async def drop_game(self, game_id: str, bots: Sequence[str] = ()) -> None:
         """Forget a league game (settled, or never made): no longer listed, nor counted
@@ -382,6 +389,49 @@ class LeagueStore:
     async def out_of_inbox(self, key: str, challenge_id: str) -> None:
         async with self.patience.bounded():
             await self.redis.zrem(f"{P}:inbox:{key}", challenge_id)
+
+    # -- bots' webhooks --------------------------------------------------------------------
+
+    async def record_call(self, key: str, call: bytes, ok: bool) -> int:
+        """One webhook call of the bot, kept among its latest and counted: the failures in a
+        row that it ends (0 after a success)."""
+        calls, stats = f"{P}:hookcalls:{key}", f"{P}:hookstats:{key}"
+        async with self.patience.bounded(), self.redis.pipeline(transaction=False) as pipe:
+            pipe.lpush(calls, call)
+            pipe.ltrim(calls, 0, CALLS_KEPT - 1)
+            pipe.hincrby(stats, "calls", 1)
+            if ok:
+                pipe.hset(stats, "streak", 0)
+            else:
+                pipe.hincrby(stats, "failures", 1)
+                pipe.hincrby(stats, "streak", 1)
+            done = await pipe.execute()
+        return 0 if ok else int(done[-1])
+
+    async def calls(self, key: str) -> tuple[list[bytes], dict[str, int]]:
+        """The bot's latest webhook calls, newest first, and its counts."""
+        async with self.patience.bounded():
+            latest = await self.redis.lrange(f"{P}:hookcalls:{key}", 0, CALLS_KEPT - 1)
+            stats = await self.redis.hgetall(f"{P}:hookstats:{key}")
+        counts = {k.decode(): int(v) for k, v in cast("dict[bytes, bytes]", stats).items()}
+        return list(cast("list[bytes]", latest)), counts
+
+    async def reset_streak(self, key: str) -> None:
+        async with self.patience.bounded():
+            await self.redis.hset(f"{P}:hookstats:{key}", "streak", 0)
+
+    async def keep_entrant_token(self, key: str, tournament_id: str, token: str) -> None:
+        async with self.patience.bounded():
+            await self.redis.hset(f"{P}:entrant:{key}", tournament_id, token)
+
+    async def drop_entrant_tokens(self, key: str) -> None:
+        async with self.patience.bounded():
+            await self.redis.delete(f"{P}:entrant:{key}")
+
+    async def entrant_tokens(self, key: str) -> dict[str, str]:
+        async with self.patience.bounded():
+            found = await self.redis.hgetall(f"{P}:entrant:{key}")
+        return {k.decode(): v.decode() for k, v in cast("dict[bytes, bytes]", found).items()}
 
     async def _load(self, key: str) -> tuple[str, bytes] | None:
         async with self.patience.bounded():

@@ -47,6 +47,8 @@ PROBLEM_CODES: dict[str, str] = {
     "or its host is an address that is not globally routable and not allowed here "
     "(REFEREE_WEBHOOK_ALLOW)",
     "webhook-seat-invalid": "a webhook seat is also a house bot, or its game has no deadline",
+    "account-seat-invalid": "a bot account's seat is also a house bot or a webhook, the bot "
+    "takes another seat of the game, or the bot has a webhook and the game no deadline",
     # who asks
     "unauthorized": "no token: send 'Authorization: Bearer <token>'",
     "forbidden": "the token holds no seat of this game (or no entry of this tournament)",

@@ -38,6 +38,7 @@ from .league_models import (
     CreateChallenge,
     DeclineChallenge,
     JoinArena,
+    SetWebhook,
 )
 from .models import (
     CREATE_GAMES,
@@ -380,6 +381,7 @@ _BODIES: dict[tuple[str, str], tuple[tuple[Any, ...], str | None]] = {
     ("/v1/bots", "post"): ((CreateBot,), None),
     ("/v1/me/games/{game_id}/moves", "post"): ((OneMove, PostalMoves), None),
     ("/v1/bots/{name}/status", "post"): ((ChangeBotStatus,), None),
+    ("/v1/bots/{name}/webhook", "post"): ((SetWebhook,), None),
     ("/v1/arena", "post"): ((JoinArena,), None),
     ("/v1/challenges", "post"): ((CreateChallenge,), None),
     ("/v1/challenges/{challenge_id}/decline", "post"): ((DeclineChallenge,), None),

@@ -17,6 +17,7 @@ __all__ = [
     "BotRating",
     "BotStatus",
     "BotToken",
+    "BotWebhook",
     "Challenge",
     "ChangeBotStatus",
     "CreateBot",
@@ -26,6 +27,9 @@ __all__ = [
     "JoinArena",
     "Leaderboard",
     "LeaderboardRow",
+    "SetWebhook",
+    "WebhookCall",
+    "WebhookStats",
 ]
 
 _Name = Annotated[
@@ -43,19 +47,70 @@ _Deadline = Annotated[
 ]
 
 
+_WebhookUrl = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=1,
+        max_length=2048,
+        description="where the referee POSTs the bot's turns, signed (docs/CONNECTING.md): http "
+        "or https; an address that is not globally routable is refused (422 "
+        "webhook-url-refused) unless the operator allows it (REFEREE_WEBHOOK_ALLOW)",
+    ),
+]
+_Secret = Annotated[
+    str,
+    msgspec.Meta(description="the webhook's signing secret (Standard Webhooks), shown once"),
+]
+
+
 class CreateBot(msgspec.Struct, forbid_unknown_fields=True):
     """A bot account: its name (RFC 8266 Nickname, unique whatever its case), what it is,
-    and, for later, where its author is reached."""
+    where its author is reached, and its webhook if the referee is to call it."""
 
     name: _Name
     description: Annotated[str, msgspec.Meta(max_length=500)] = ""
     contact: Annotated[str, msgspec.Meta(max_length=200)] | None = None
-    webhook: Annotated[str, msgspec.Meta(max_length=500)] | None = None
+    webhook_url: _WebhookUrl | None = None
 
 
 class BotCreated(msgspec.Struct):
     name: str
     token: Annotated[str, msgspec.Meta(description="shown once: only its hash is kept")]
+    webhook_secret: _Secret | None = None
+
+
+class SetWebhook(msgspec.Struct, forbid_unknown_fields=True):
+    """The bot's webhook (null: none, its games reach it through /v1/me/next)."""
+
+    webhook_url: _WebhookUrl | None
+
+
+class BotWebhook(msgspec.Struct):
+    name: str
+    webhook_url: str | None
+    webhook_secret: _Secret | None = None
+
+
+class WebhookCall(msgspec.Struct):
+    """One turn call to the bot's webhook: when, the milliseconds until its answer (or its
+    failure), what failed (null: the move was played), and whether it answered 410."""
+
+    at: float
+    ms: float
+    error: str | None = None
+    gone: bool = False
+
+
+class WebhookStats(msgspec.Struct):
+    """The bot's webhook (url null: removed, after a 410 or by its owner) and its calls."""
+
+    url: str | None
+    calls: int
+    failures: int
+    failures_in_a_row: Annotated[
+        int, msgspec.Meta(description="the bot is paused at REFEREE_BOT_WEBHOOK_FAILURES_TO_PAUSE")
+    ]
+    latest_calls: list[WebhookCall]
 
 
 class BotToken(msgspec.Struct):
@@ -100,6 +155,7 @@ class BotProfile(msgspec.Struct):
     ratings: list[BotRating]
     recent_games: list[GameLink]
     playing: list[str]
+    webhook: WebhookStats | None = None
 
 
 class LeaderboardRow(BotRating):
@@ -166,6 +222,10 @@ LEAGUE_MODELS = (
     BotToken,
     ChangeBotStatus,
     BotStatus,
+    SetWebhook,
+    BotWebhook,
+    WebhookCall,
+    WebhookStats,
     BotRating,
     GameLink,
     BotProfile,

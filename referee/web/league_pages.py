@@ -4,6 +4,7 @@ page with its rating history as an inline SVG chart (nothing is fetched from els
 from __future__ import annotations
 
 import html
+import time
 from typing import Annotated, Any
 from urllib.parse import quote
 
@@ -95,6 +96,25 @@ def _table(head: list[str], rows: list[list[str]]) -> str:
     return f'<table class="standings"><thead><tr>{cells}</tr></thead><tbody>{body}</tbody></table>'
 
 
+def _webhook_section(hook: dict[str, Any]) -> str:
+    """The bot's webhook: its URL, its calls and failures, and the latest calls, each with
+    the latency measured (what a paused bot's organizer looks at)."""
+    url = _e(hook["url"]) if hook["url"] else "none (removed)"
+    rows = [
+        [
+            time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(c["at"])),
+            f"{c['ms']:.1f} ms",
+            _e(c["error"]) if c["error"] else "ok",
+        ]
+        for c in hook["latest_calls"]
+    ]
+    return (
+        f"<h2>Webhook</h2><p>{url}: {hook['calls']} calls, {hook['failures']} failed, "
+        f"{hook['failures_in_a_row']} in a row</p>"
+        + _table(["at (UTC)", "latency", "outcome"], rows)
+    )
+
+
 def _rating_cells(r: dict[str, Any]) -> list[str]:
     return [
         f"{r['conservative']:.2f}" + (" (provisional)" if r["provisional"] else ""),
@@ -154,6 +174,8 @@ class LeaguePages(Controller):
             for g in profile["recent_games"]
         )
         parts.append(f"<h2>Recent games</h2><ul>{games or '<li>none yet</li>'}</ul>")
+        if profile["webhook"] is not None:
+            parts.append(_webhook_section(profile["webhook"]))
         return _shell(f"Bot {profile['name']}", "\n".join(parts))
 
 

@@ -21,6 +21,7 @@ from .league_models import (
     BotProfile,
     BotStatus,
     BotToken,
+    BotWebhook,
     Challenge,
     ChangeBotStatus,
     CreateBot,
@@ -28,6 +29,7 @@ from .league_models import (
     DeclineChallenge,
     JoinArena,
     Leaderboard,
+    SetWebhook,
 )
 from .models import MoveSubmission, NextDecision, next_decision
 from .params import ORGANIZER, GameId, Wait, services_of, waiting
@@ -74,11 +76,11 @@ class BotController(Controller):
     ) -> Response[BotCreated]:
         owner = organizer_of(request)
         data = await read_body(request, CreateBot)
-        doc, token = await services_of(state).league.create_bot(
-            data.name, data.description, owner, data.contact, data.webhook
+        doc, token, secret = await services_of(state).league.create_bot(
+            data.name, data.description, owner, data.contact, data.webhook_url
         )
         return Response(
-            BotCreated(doc.name, token),
+            BotCreated(doc.name, token, secret),
             status_code=201,
             headers={"Location": f"/v1/bots/{quote(doc.name, safe='')}"},
         )
@@ -108,6 +110,24 @@ class BotController(Controller):
         new = await league.rotate(name, token, organizer)
         _, _, doc = await league.load_bot(name)
         return BotToken(doc.name, new)
+
+    @post(
+        "/{name:str}/webhook",
+        operation_id="setBotWebhook",
+        status_code=200,
+        summary="Set, change or remove the bot's webhook; a new signing secret is shown once",
+        security=BOT_OR_ORGANIZER,
+        responses=problems(400, 401, 403, 404, 413, 422, 429),
+    )
+    async def set_webhook(
+        self, request: Request[Any, Any, Any], state: State, name: BotName
+    ) -> BotWebhook:
+        token, organizer = _manager(request)
+        data = await read_body(request, SetWebhook)
+        doc, secret = await services_of(state).league.set_webhook(
+            name, data.webhook_url, token, organizer
+        )
+        return BotWebhook(doc.name, doc.webhook, secret)
 
     @post(
         "/{name:str}/revoke",

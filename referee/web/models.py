@@ -130,13 +130,27 @@ class WebhookSeat(msgspec.Struct, forbid_unknown_fields=True):
 
 class SeatSpec(msgspec.Struct, forbid_unknown_fields=True):
     """A seat: named (its token is returned now), open (``name`` omitted; a bot claims it),
-    a house bot (``bot``; no token), or a webhook bot (``webhook``; the referee calls it with
-    each turn, and returns the secret it signs with instead of a token)."""
+    a house bot (``bot``; no token), a webhook bot (``webhook``; the referee calls it with
+    each turn, and returns the secret it signs with instead of a token), or a bot account
+    (``account``; no token: the bot plays it from its league)."""
 
     name: Name | None = None
     client_seed: ClientSeed | None = None
     bot: HouseBot | None = None
     webhook: WebhookSeat | None = None
+    account: (
+        Annotated[
+            str,
+            msgspec.Meta(
+                min_length=1,
+                max_length=256,
+                description="a bot account's name (docs/LEAGUE.md): the organizer who created "
+                "it seats it; the game reaches it as its league games do, and no token is "
+                "shown (403 not-bot-owner, 403 bot-not-active)",
+            ),
+        ]
+        | None
+    ) = None
 
 
 #: what the contract says of a game's seats beyond their count, in words: JSON Schema's

@@ -27,6 +27,7 @@ from ..core.refusals import Refusal
 from ..core.views import Shown
 from ..games import ORIGINS, RULESETS
 from ..service import AVAILABILITY, STORE_UNAVAILABLE
+from ..service.webhooks import new_game_id
 from .access import client_address, organizer_of
 from .caching import (
     NOT_MODIFIED,
@@ -205,7 +206,7 @@ class GameController(Controller):
         status_code=201,
         summary="Create a game (with an organizer key, where the referee has them)",
         security=ORGANIZER,
-        responses=problems(400, 401, 403, 409, 413, 422, 429),
+        responses=problems(400, 401, 403, 404, 409, 413, 422, 429),
         response_headers=REPLAYED,
     )
     async def create_game(
@@ -222,15 +223,28 @@ class GameController(Controller):
             game_id, secrets = await services.webhooks.prepare(
                 seats, data.deadline_s, games.idle_ttl_s + games.retention_s
             )
-            game, tokens = await games.create(
-                data.ruleset,
-                data.options,
-                seats,
-                data.deadline_s,
-                owner=owner,
-                invite_code=data.invite_code,
-                game_id=game_id,
-            )
+            # bot accounts' seats (their tokens the league's: none shown here)
+            accounts: list[str] = []
+            if any("account" in s for s in seats):
+                game_id = game_id or new_game_id()
+                accounts = await services.league.seat_accounts(
+                    game_id, data.ruleset, seats, owner, data.deadline_s
+                )
+            hidden = {i for i, s in enumerate(data.seats) if s.account is not None}
+            try:
+                game, tokens = await games.create(
+                    data.ruleset,
+                    data.options,
+                    seats,
+                    data.deadline_s,
+                    owner=owner,
+                    invite_code=data.invite_code,
+                    game_id=game_id,
+                )
+            except Refusal:
+                if accounts and game_id is not None:
+                    await services.league.seated(game_id, accounts, created=False)
+                raise
             doc = game.doc
             if game_id is not None:
                 services.webhooks.follow(game_id)
@@ -243,7 +257,7 @@ class GameController(Controller):
                 [
                     SeatToken(i, s.name, None, secrets[i])
                     if i in secrets
-                    else SeatToken(i, s.name, tokens[i])
+                    else SeatToken(i, s.name, None if i in hidden else tokens[i])
                     for i, s in enumerate(doc.seats)
                 ],
             )

@@ -74,6 +74,7 @@ def test_contract_has_stable_operation_ids_and_problem_errors():
         "createBot",
         "getBot",
         "rotateBotToken",
+        "setBotWebhook",
         "revokeBotToken",
         "setBotStatus",
         "joinArena",

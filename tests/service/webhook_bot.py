@@ -15,12 +15,14 @@ from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 class WebhookBot:
     """``url`` to register; ``secrets`` (game id -> secret) to set once a game is created
-    (until then a call is answered 503, which the referee tries again); ``calls``: (id,
+    (until then a call is answered 503, which the referee tries again), or ``secret`` for
+    every game (a bot account's); ``calls``: (id,
     type, seq) of each call checked; ``before_answer(message)``: called before each turn is
     answered (to stall or fail it)."""
 
     def __init__(self, before_answer: Callable[[dict], int | None] | None = None) -> None:
         self.secrets: dict[str, str] = {}
+        self.secret: str | None = None
         self.calls: list[tuple[str, str, int | None]] = []
         self.answered: dict[str, dict] = {}  # webhook-id -> the move answered
         self.bad_signatures = 0
@@ -35,7 +37,7 @@ class WebhookBot:
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers["content-length"]))
                 message = json.loads(body)
-                secret = bot.secrets.get(message.get("game_id"))
+                secret = bot.secrets.get(message.get("game_id"), bot.secret)
                 if secret is None:
                     return self._answer(503, b"")
                 try:
