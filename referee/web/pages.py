@@ -21,13 +21,14 @@ browser, problem+json for anyone else (``not_found_page``).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import html
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Annotated, Any
 
-import anyio.to_thread
 import msgspec
 from litestar import Controller, Request, Response, get
 from litestar.datastructures import State
@@ -42,7 +43,7 @@ from ..games import RULESETS
 from .caching import IMMUTABLE, held, not_modified
 from .params import GameId, TournamentId, services_of
 from .problems import check_id
-from .replay_deltas import LiveViews, ReplayCache, replay_deltas
+from .replay_deltas import LiveViews, replay_deltas
 
 __all__ = [
     "PAGES",
@@ -52,6 +53,7 @@ __all__ = [
     "report_text",
     "rules_html",
     "static_files",
+    "warm_replays",
 ]
 
 #: where the pages' script, styles and icon are served from
@@ -68,7 +70,7 @@ _EMBED_HEADERS = {
     "content-security-policy": _POLICY.replace("frame-ancestors 'self'", "frame-ancestors *"),
     "referrer-policy": "no-referrer",
 }
-_REPLAYS = ReplayCache()
+_ENCODER = msgspec.json.Encoder()
 _LIVE = LiveViews()
 _FACES = "⚀⚁⚂⚃⚄⚅"
 
@@ -154,11 +156,53 @@ def not_found_page(
     return handle
 
 
-def _compact_replay(game: Any, decisions: list[bytes]) -> tuple[str, dict[str, Any]]:
-    """A finished game's compact replay and its ETag (its chain), from its record."""
+def _compact_replay(game: Any, decisions: list[bytes]) -> tuple[tuple[str, bytes], int]:
+    """A finished game's compact replay, encoded, and its ETag (its chain), from its record."""
     record, frames = _plain(game.record(decisions)), _plain(replay(game, decisions))
-    answer = replay_deltas(frames, record, game.doc.tournament or None)
-    return f'"{record["chain"]}"', answer
+    answer = _ENCODER.encode(replay_deltas(frames, record, game.doc.tournament or None))
+    return (f'"{record["chain"]}"', answer), len(answer)
+
+
+async def compact_replay(games: Any, game_id: str) -> tuple[str, bytes]:
+    """A finished game's compact replay (its ETag and JSON) as getReplay reads it (refused
+    while sealed, or before the end), computed once per process in a worker thread (a second
+    or two for a 64-seat game: the event loop goes on answering meanwhile)."""
+    answers = games.answers
+    kept = answers.kept(("compact", game_id))
+    if kept is not None:
+        return kept  # type: ignore[no-any-return]
+    game = await games.current(game_id, reading=True)
+    await games.check_unsealed(game)
+    decisions = await games.store.decisions(game_id)
+    found: tuple[str, bytes] = await answers.get(
+        ("compact", game_id), lambda: _compact_replay(game, decisions)
+    )
+    return found
+
+
+#: a finished game of at least this many seats has its compact replay computed as its end is
+#: committed (smaller ones take a few milliseconds on their first visit)
+WARM_SEATS = 8
+
+
+def warm_replays(games: Any) -> None:
+    """Have ``games`` compute a large game's compact replay as soon as this process commits
+    its end, in the background, so that its page's very first visitor waits for nothing. A
+    tournament's table still sealed by the others of its round is refused then, and left to
+    its first visit."""
+    tasks: set[asyncio.Task[Any]] = set()
+
+    async def warm(game_id: str) -> None:
+        with contextlib.suppress(Exception):  # (its first visit computes it, or says why not)
+            await compact_replay(games, game_id)
+
+    def finished(game: Any) -> None:
+        if len(game.doc.seats) >= WARM_SEATS:
+            task = asyncio.get_running_loop().create_task(warm(game.doc.id))
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+
+    games.on_finished.append(finished)
 
 
 def _plain(value: Any) -> Any:
@@ -223,18 +267,7 @@ class PageController(Controller):
     ) -> Response[Any]:
         """A finished game's replay as patches (``replay_deltas``), cached and immutable."""
         check_id(game_id)
-        kept = _REPLAYS.get(game_id)
-        if kept is None:
-            # as getReplay reads it (refused while sealed, or before the end), then a second
-            # or two of work for a 64-seat game, in a thread: the event loop goes on answering
-            # the other requests (this page's own view among them) meanwhile
-            games = services_of(state).games
-            game = await games.current(game_id, reading=True)
-            await games.check_unsealed(game)
-            decisions = await games.store.decisions(game_id)
-            tag, answer = await anyio.to_thread.run_sync(_compact_replay, game, decisions)
-            kept = _REPLAYS.put(game_id, tag, answer)
-        tag, body = kept
+        tag, body = await compact_replay(services_of(state).games, game_id)
         if held(request, tag):
             return not_modified(tag)
         headers = {"etag": tag, "cache-control": IMMUTABLE}

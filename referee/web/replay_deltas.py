@@ -24,7 +24,7 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["LiveViews", "ReplayCache", "diff", "replay_deltas"]
+__all__ = ["LiveViews", "diff", "replay_deltas"]
 
 
 def diff(before: Any, after: Any, path: list[Any] | None = None) -> list[list[Any]]:
@@ -73,29 +73,6 @@ def replay_deltas(
         "start": frames[0]["view"] if frames else None,
         "steps": steps,
     }
-
-
-class ReplayCache:
-    """The encoded compact replays of the last few finished games a process served: a
-    finished game never changes, so each is computed once while it is looked at."""
-
-    def __init__(self, size: int = 8) -> None:
-        self.size = size
-        self._kept: OrderedDict[str, tuple[str, bytes]] = OrderedDict()
-        self._encoder = msgspec.json.Encoder()
-
-    def get(self, game_id: str) -> tuple[str, bytes] | None:
-        kept = self._kept.get(game_id)
-        if kept is not None:
-            self._kept.move_to_end(game_id)
-        return kept
-
-    def put(self, game_id: str, tag: str, answer: dict[str, Any]) -> tuple[str, bytes]:
-        kept = (tag, self._encoder.encode(answer))
-        self._kept[game_id] = kept
-        while len(self._kept) > self.size:
-            self._kept.popitem(last=False)
-        return kept
 
 
 class LiveViews:

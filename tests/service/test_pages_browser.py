@@ -628,6 +628,9 @@ def test_a_finished_64_seat_game_is_light_on_the_wire(browser, server, http):
     ready_ms = tab.evaluate("performance.now()")
     print(f"64 seats: {sum(sent) / 1e6:.2f} MB transferred, interactive after {ready_ms:.0f} ms")
     assert sum(sent) <= 2_000_000, sent
+    # its very first visit, right after the end: the referee began its compact replay as it
+    # committed the end (the target is 1 s; the bound is wide, the machine being shared)
+    assert ready_ms <= 3_000, ready_ms
     tab.keyboard.press("Home")
     assert tab.locator(".step").inner_text().startswith("step 0 of")
     context.close()

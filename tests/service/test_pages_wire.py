@@ -8,6 +8,8 @@ from __future__ import annotations
 import copy
 import gzip
 import random
+import threading
+import time
 
 import brotli
 import httpx
@@ -191,3 +193,32 @@ def test_a_live_view_is_followed_as_patches_from_the_version_a_page_holds(http):
     # a version the referee does not keep: the whole view
     other = http.get(f"/games/{game['id']}/view.json?since=0123456789abcdef01234567").json()
     assert other["view"] == now and other["version"] == moved["version"]
+
+
+def test_the_process_answers_while_a_large_report_is_computed_and_keeps_it(http):
+    """A 64-seat game's turn report replays all its frames (seconds): in a worker thread, so
+    that the event loop answers everyone else meanwhile, and once per process."""
+    game = create(http, "choice", 64)
+    play_out(http, game, random.Random(38))
+    report: dict[str, httpx.Response] = {}
+    asking = threading.Thread(
+        target=lambda: report.update(first=http.get(f"/games/{game['id']}/report", timeout=60))
+    )
+    asking.start()
+    answered_meanwhile = []
+    with httpx.Client(base_url=str(http.base_url), timeout=5) as other:
+        while asking.is_alive():
+            started = time.monotonic()
+            assert other.get("/healthz").status_code == 200
+            if asking.is_alive():
+                answered_meanwhile.append(time.monotonic() - started)
+            time.sleep(0.02)
+    asking.join()
+    assert report["first"].status_code == 200 and "Turn report" in report["first"].text
+    # the report took long enough to be asked about meanwhile, and nobody waited for all of it
+    assert answered_meanwhile and max(answered_meanwhile) < 1.5, answered_meanwhile
+    again = http.get(f"/games/{game['id']}/report")
+    assert again.text == report["first"].text
+    replay = http.get(f"/v1/games/{game['id']}/replay")
+    assert replay.status_code == 200 and len(replay.json()["frames"]) > 64
+    assert http.get(f"/v1/games/{game['id']}/replay").content == replay.content
