@@ -41,6 +41,7 @@ from ..core.refusals import Refusal
 from ..core.replay import replay
 from ..games import RULESETS
 from .caching import IMMUTABLE, held, not_modified
+from .featured import featured
 from .params import GameId, TournamentId, services_of
 from .problems import check_id
 from .replay_deltas import LiveViews, replay_deltas
@@ -233,6 +234,12 @@ class PageController(Controller):
     @get("/", name="page-index")
     async def index(self) -> Response[str]:
         return _page("Games and tournaments", "index")
+
+    @get("/featured.json", name="page-featured")
+    async def featured_json(self, state: State) -> Response[Any]:
+        """The home page's featured live game, and why it is (``featured``)."""
+        answer = await featured(services_of(state))
+        return Response(answer, headers={**_HEADERS, "cache-control": "no-store"})
 
     @get("/games/{game_id:str}", name="page-game")
     async def game(self, state: State, game_id: GameId) -> Response[str]:

@@ -24,6 +24,7 @@ import pytest
 from helpers import auth, create, decide_due, play_out, play_tournament, start_tournament
 
 from referee.games import RULESETS
+from referee.web.featured import leader_gap
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 
@@ -658,6 +659,24 @@ def test_the_home_page_and_an_embedded_board_follow_a_live_game(page, server, ht
     embed.wait_for_function(count.replace("SCOPE ", ""), arg=dice)
     assert page.locator(".tv .live-status").inner_text().endswith("to decide")
     embed.close()
+
+
+def test_the_home_page_features_the_closest_running_game(page, server, http):
+    level = create(http, "choice", 2, deadline_s=60)
+    ahead = create(http, "choice", 2, deadline_s=60)  # the newest, but not the closest
+    rnd = random.Random(38)
+    for _ in range(40):
+        if leader_gap(http.get(f"/v1/games/{ahead['id']}").json()):
+            break
+        due = http.get(f"/v1/games/{ahead['id']}").json()["to_decide"]
+        list(decide_due(http, http, ahead, due, rnd))
+    assert leader_gap(http.get(f"/v1/games/{ahead['id']}").json()) > 0
+    assert leader_gap(http.get(f"/v1/games/{level['id']}").json()) == 0
+    assert http.get("/featured.json").json()["id"] == level["id"]
+    page.goto(f"{server.url}/")
+    page.wait_for_selector(f".tv a[href='/games/{level['id']}']")
+    assert page.locator(".tv").get_attribute("data-why") == "closest"
+    assert "the closest game" in page.locator(".tv > h2").inner_text()
 
 
 # -- every page at 360 and 1280 px --------------------------------------------------------------

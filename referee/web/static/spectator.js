@@ -44,25 +44,33 @@ async function indexPage() {
   );
   const tv = el("section", { cls: "tv", "aria-label": "Featured live game" });
   app.replaceChildren(el("h1", { text: "Live and recent" }), tv, practiceForm(), games.section, tournaments.section);
-  const first = await Promise.all([games.load(), tournaments.load()]);
-  feature(tv, first[0]);
+  await Promise.all([games.load(), tournaments.load(), feature(tv)]);
   // the newest page follows what happens, until the watcher pages back
-  setInterval(async () => feature(tv, await games.refresh()), 5000);
+  setInterval(() => { games.refresh(); feature(tv); }, 5000);
   setInterval(() => tournaments.refresh(), 5000);
 }
 
-/** The home page as a TV: the newest running game, playing live; when it ends, the next. */
+/** The home page as a TV: the closest or highest-rated running game (the referee picks it:
+ * /featured.json, referee/web/featured.py), playing live; when it ends, the next. */
 let featured = null;
-function feature(tv, listed) {
-  if (!listed) return;
-  const live = listed.find((g) => g.status === "running");
-  if (!live || (featured && featured.id === live.id) || (featured && !featured.over())) {
-    if (!live && !featured) tv.replaceChildren();
+const WHY = { rated: "the highest-rated game", closest: "the closest game", newest: "the newest game" };
+async function feature(tv) {
+  if (featured && !featured.over()) return;
+  let live;
+  try {
+    live = await api("/featured.json");
+  } catch {
     return;
   }
+  if (!live.id) {
+    if (!featured) tv.replaceChildren();
+    return;
+  }
+  if (featured && featured.id === live.id) return;
   const board = el("div", { cls: "tv-board" });
+  tv.dataset.why = live.why;
   tv.replaceChildren(
-    el("h2", {}, "Now playing: ", el("a", { href: `/games/${live.id}`, text: `${live.ruleset} · ${live.seats.join(", ")}` })),
+    el("h2", {}, `Now playing, ${WHY[live.why] ?? "live"}: `, el("a", { href: `/games/${live.id}`, text: `${live.ruleset} · ${live.seats.join(", ")}` })),
     board,
   );
   featured = { id: live.id, ...gamePage(board, live.id, { embed: true }) };
