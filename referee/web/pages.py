@@ -45,6 +45,7 @@ from .featured import featured
 from .params import GameId, TournamentId, services_of
 from .problems import check_id
 from .replay_deltas import LiveViews, replay_deltas
+from .tournament_stream import tournament_events
 
 __all__ = [
     "PAGES",
@@ -330,7 +331,7 @@ class PageController(Controller):
         return _page(f"Tournament {tournament_id}", "tournament", tournament_id, rounds=rounds)
 
 
-PAGES = [PageController]
+PAGES = [PageController, tournament_events]
 
 
 @cache

@@ -177,9 +177,12 @@ def test_a_replay_steps_from_the_start_to_the_final_totals(page, server, http, r
 def test_a_tournament_page_shows_the_standings_of_the_api_as_they_change(page, server, http):
     spec = {"ruleset": "chopta", "format": "round-robin", "entrants": 4, "deadline_s": 0}
     tournament_id, tokens = start_tournament(http, {**spec, "options": {"target": 8}})
+    asked: list[str] = []  # what the page asks of the tournament once it is drawn
     page.goto(f"{server.url}/tournaments/{tournament_id}")
     page.wait_for_selector(".standings tbody tr")
     page.wait_for_selector(".rounds details summary")
+    assert page.locator("#app").get_attribute("data-follow") == "events"  # not polling
+    page.on("request", lambda r: asked.append(r.url) if tournament_id in r.url else None)
     assert "round 1 of 3" in page.locator(".meta").inner_text()  # 4 entrants: 3 rounds
     assert "revealed when the tournament is over" in page.locator(".verify").inner_text()
     page.evaluate("window.stillTheSamePage = true")
@@ -187,11 +190,35 @@ def test_a_tournament_page_shows_the_standings_of_the_api_as_they_change(page, s
     page.evaluate("window.firstRow = document.querySelector('.standings tbody tr')")
     page.locator(".rounds li a").first.focus()
     focused = page.evaluate("document.activeElement.textContent")
+    # the first round is played out: the page shows the second without being asked
+    rnd = random.Random(38)
+    for _ in range(2000):
+        if len(http.get(f"/v1/tournaments/{tournament_id}").json()["rounds"]) > 1:
+            break
+        for token in tokens:
+            step = http.get("/v1/me/next", headers=auth(token)).json()
+            if step["status"] == "your_turn":
+                turn = step["turn"]
+                move = {"seq": turn["seq"], "move": rnd.choice(turn["legal_moves"])}
+                game_url = f"/v1/games/{step['game_id']}/moves"
+                assert http.post(game_url, headers=auth(step["seat_token"]), json=move).is_success
+    page.wait_for_function(
+        "() => document.querySelector('.meta').textContent.includes('round 2 of 3')"
+    )
+    assert page.evaluate("document.activeElement.textContent") == focused
+    assert page.locator(".rounds details").count() == 2
+    # the reader opens the first round again (closed as the second began): it stays open
+    page.locator(".rounds details summary").first.click()
+    assert page.locator(".rounds details").first.get_attribute("open") is not None
+    page.locator(".rounds li a").first.focus()
     final = play_tournament(http, tournament_id, tokens)
     page.wait_for_selector("h1 .status.finished", timeout=15_000)
     assert page.evaluate("window.stillTheSamePage") is True
     assert page.evaluate("document.contains(window.firstRow)") is True
     assert page.evaluate("document.activeElement.textContent") == focused
+    assert page.locator(".rounds details").first.get_attribute("open") is not None
+    # followed through its stream alone: the page never asked for the tournament again
+    assert asked == [], asked
     assert "3 rounds played" in page.locator(".meta").inner_text()
     assert final["commitment"] in page.locator(".verify .commitment").inner_text()
     assert final["seed"] in page.locator(".verify .seed").inner_text()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import gzip
+import json
 import random
 import threading
 import time
@@ -14,7 +15,7 @@ import time
 import brotli
 import httpx
 import pytest
-from helpers import auth, create, decide_due, play_out
+from helpers import auth, create, decide_due, play_out, play_tournament, start_tournament
 
 from referee.games import RULESETS
 
@@ -222,3 +223,22 @@ def test_the_process_answers_while_a_large_report_is_computed_and_keeps_it(http)
     replay = http.get(f"/v1/games/{game['id']}/replay")
     assert replay.status_code == 200 and len(replay.json()["frames"]) > 64
     assert http.get(f"/v1/games/{game['id']}/replay").content == replay.content
+
+
+def test_a_tournament_page_stream_starts_with_its_view_uncompressed_and_ends_with_it(http):
+    assert http.get("/tournaments/0123456789abcdef/events").status_code == 404
+    spec = {"ruleset": "chopta", "format": "round-robin", "entrants": 2, "deadline_s": 0}
+    tournament_id, tokens = start_tournament(http, {**spec, "options": {"target": 8}})
+    url = f"/tournaments/{tournament_id}/events"
+    headers = {"accept-encoding": "gzip, br"}
+    with http.stream("GET", url, headers=headers) as answer:
+        assert answer.headers["content-type"].startswith("text/event-stream")
+        assert "content-encoding" not in answer.headers
+        lines = answer.iter_lines()
+        assert next(lines) == "event: tournament"
+        first = json.loads(next(lines).removeprefix("data: "))["view"]
+    assert first == http.get(f"/v1/tournaments/{tournament_id}").json()
+    final = play_tournament(http, tournament_id, tokens)
+    told = http.get(url, timeout=10).text  # over: its view whole, and the end
+    assert told.count("event: ") == 1
+    assert json.loads(told.split("data: ", 1)[1].splitlines()[0])["view"] == final
