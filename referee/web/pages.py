@@ -38,13 +38,13 @@ from markdown_it import MarkdownIt
 
 from ..core.pairing import total_rounds
 from ..core.refusals import Refusal
-from ..core.replay import replay
+from ..core.replay import check_over, walk
 from ..games import RULESETS
 from .caching import IMMUTABLE, held, not_modified
 from .featured import featured
 from .params import GameId, TournamentId, services_of
 from .problems import check_id
-from .replay_deltas import LiveViews, replay_deltas
+from .replay_deltas import LiveViews, compact_steps, replay_deltas
 from .tournament_stream import tournament_events
 
 __all__ = [
@@ -160,8 +160,15 @@ def not_found_page(
 
 def _compact_replay(game: Any, decisions: list[bytes]) -> tuple[tuple[str, bytes], int]:
     """A finished game's compact replay, encoded, and its ETag (its chain), from its record."""
-    record, frames = _plain(game.record(decisions)), _plain(replay(game, decisions))
-    answer = _ENCODER.encode(replay_deltas(frames, record, game.doc.tournament or None))
+    check_over(game)
+    record = _plain(game.record(decisions))
+    start, steps, report = compact_steps(walk, game, decisions)
+    doc = game.doc
+    compact = {
+        **{"id": doc.id, "ruleset": doc.ruleset, "verified": report.ok},
+        **{"problems": report.problems, "start": start, "steps": steps},
+    }
+    answer = _ENCODER.encode(replay_deltas(compact, record, doc.tournament or None))
     return (f'"{record["chain"]}"', answer), len(answer)
 
 

@@ -207,9 +207,13 @@ def test_a_tournament_page_shows_the_standings_of_the_api_as_they_change(page, s
     )
     assert page.evaluate("document.activeElement.textContent") == focused
     assert page.locator(".rounds details").count() == 2
-    # the reader opens the first round again (closed as the second began): it stays open
-    page.locator(".rounds details summary").first.click()
+    # the first round, where the reader is, stays open; the reader opens the second one again
+    # after closing it: as the third begins, it is not closed for them
     assert page.locator(".rounds details").first.get_attribute("open") is not None
+    second = page.locator(".rounds details").nth(1)
+    second.locator("summary").click()
+    second.locator("summary").click()
+    assert second.get_attribute("open") is not None
     page.locator(".rounds li a").first.focus()
     final = play_tournament(http, tournament_id, tokens)
     page.wait_for_selector("h1 .status.finished", timeout=15_000)
@@ -217,6 +221,8 @@ def test_a_tournament_page_shows_the_standings_of_the_api_as_they_change(page, s
     assert page.evaluate("document.contains(window.firstRow)") is True
     assert page.evaluate("document.activeElement.textContent") == focused
     assert page.locator(".rounds details").first.get_attribute("open") is not None
+    assert second.get_attribute("open") is not None
+    assert page.locator(".rounds details").nth(2).get_attribute("open") is not None
     # followed through its stream alone: the page never asked for the tournament again
     assert asked == [], asked
     assert "3 rounds played" in page.locator(".meta").inner_text()

@@ -729,7 +729,10 @@ function rounds(node, t) {
     let round = node.children[r];
     if (!round) {
       const previous = node.children[r - 1];
-      if (previous && !previous.dataset.touched) previous.open = previous.drawnOpen = false;
+      // (closed unless the reader opened or closed it, or is in it: focus is never lost)
+      if (previous && !previous.dataset.touched && !previous.contains(document.activeElement)) {
+        previous.open = previous.drawnOpen = false;
+      }
       round = el("details", { open: true }, el("summary", { text: `Round ${r + 1}` }), el("ul"));
       round.drawnOpen = true;
       // (a toggle event follows every change, the page's own too: only the reader's count)
