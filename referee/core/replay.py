@@ -9,6 +9,7 @@ that are over, and of each only what the view showed once it was over.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -17,14 +18,18 @@ from ..games import Decision, Record, verify
 from .refusals import Refusal
 from .views import GameViews
 
-__all__ = ["postal_report", "replay"]
+__all__ = ["check_over", "postal_report", "replay", "walk"]
 
 _copy_encoder = msgspec.json.Encoder()
 
 
-def _frames(game: GameViews, decisions: list[bytes]) -> tuple[list[dict[str, Any]], Any]:
-    """The public view after every decision (the first: before any), each with the decision
-    that led to it, and ``verify``'s report of the replay."""
+def walk(
+    game: GameViews, decisions: list[bytes], seen: Callable[[Any, Decision | None], None]
+) -> Any:
+    """Replay the game from its record, calling ``seen(view, decision)`` with the public view
+    after every decision (the first: before any; the view may share the engine's state,
+    which changes in place: use it at once) and the decision that led to it; ``verify``'s
+    report of the replay."""
     doc = game.doc
     finished = doc.status == "finished"
     shown = _copy_encoder.encode(game.record(decisions if finished else []))
@@ -32,11 +37,20 @@ def _frames(game: GameViews, decisions: list[bytes]) -> tuple[list[dict[str, Any
     if not finished:  # everything, seed included, stays here: only frames of rounds over are shown
         record.decisions = [msgspec.json.decode(d, type=Decision) for d in decisions]
         record.seed = doc.seed.hex()
-    frames: list[dict[str, Any]] = []
 
     def step(ruleset: Any, state: Any, decision: Decision | None) -> None:
         status = "finished" if ruleset.finished(state) else "running"
-        view = game.public_view_of(state, status)
+        seen(game.public_view_of(state, status), decision)
+
+    return verify(record, step=step)
+
+
+def _frames(game: GameViews, decisions: list[bytes]) -> tuple[list[dict[str, Any]], Any]:
+    """The public view after every decision (the first: before any), each with the decision
+    that led to it, and ``verify``'s report of the replay."""
+    frames: list[dict[str, Any]] = []
+
+    def seen(view: Any, decision: Decision | None) -> None:
         frames.append(
             {
                 # the engine changes its state in place: each frame is a copy
@@ -45,19 +59,24 @@ def _frames(game: GameViews, decisions: list[bytes]) -> tuple[list[dict[str, Any
             }
         )
 
-    return frames, verify(record, step=step)
+    return frames, walk(game, decisions, seen)
+
+
+def check_over(game: GameViews) -> None:
+    """Refused unless the game is over: a replay shows its seed."""
+    if game.doc.status != "finished":
+        raise Refusal(
+            "game-not-over",
+            "a game is replayed once it is over: until then its record holds only what is "
+            "disclosed (getRecord) and its seed stays secret",
+        )
 
 
 def replay(game: GameViews, decisions: list[bytes]) -> dict[str, Any]:
     """A finished game's every step, and whether its record replays to exactly what the
     referee published (``verified``, with ``problems`` when not)."""
     doc = game.doc
-    if doc.status != "finished":
-        raise Refusal(
-            "game-not-over",
-            "a game is replayed once it is over: until then its record holds only what is "
-            "disclosed (getRecord) and its seed stays secret",
-        )
+    check_over(game)
     frames, report = _frames(game, decisions)
     return {
         "id": doc.id,

@@ -18,7 +18,11 @@ import contextlib
 import logging
 import math
 import time
+from collections.abc import Callable
 from typing import Any
+
+import anyio.to_thread
+import msgspec
 
 from ..core.documents import decode_doc, first_deadline, invite_hash, next_version
 from ..core.game import LoadedGame, new_game
@@ -28,6 +32,7 @@ from ..core.views import Shown, game_summary
 from ..games import new_seed
 from ..store import STORE_UNAVAILABLE, GameStore, Stored, StoreError
 from . import wakes
+from .finished import FinishedAnswers
 from .limits import Limits
 from .memory import InFlight, Memory
 
@@ -68,6 +73,11 @@ class GameService:
         store.hearing.heard = self.memory.heard_commit
         store.hearing.lost = self.memory.stopped_hearing
         self._following: dict[str, asyncio.Future[None]] = {}
+        # what is told from a finished game's whole replay, computed off the event loop
+        self.answers = FinishedAnswers()
+        # called with each game whose end this process committed (e.g. to compute its
+        # answers before anyone asks); each must return at once
+        self.on_finished: list[Callable[[LoadedGame], None]] = []
 
     # -- creating and joining ------------------------------------------------------------------
 
@@ -243,6 +253,9 @@ class GameService:
             memory.remember(game_id, stored, in_flight.epoch)
             if wakes.ENABLED:
                 memory.committed(game_id, stored.last_event_id)
+            if game.doc.status == "finished":
+                for hook in self.on_finished:
+                    hook(game)
             return True
         finally:
             if memory.in_flight.get(game_id) is in_flight:
@@ -268,14 +281,32 @@ class GameService:
         game, decisions = await self._unsealed(game_id)
         return game.record(decisions)
 
-    async def replay(self, game_id: str) -> dict[str, Any]:
-        """A finished game step by step (``core.replay``); refused while it is sealed."""
-        return replay(*await self._unsealed(game_id))
+    async def replay(self, game_id: str) -> bytes:
+        """A finished game step by step (``core.replay``), encoded as JSON; refused while it
+        is sealed. Computed in a worker thread once per process (``answers``)."""
+        game, decisions = await self._unsealed(game_id)
+
+        def compute() -> tuple[bytes, int]:
+            encoded = msgspec.json.encode(replay(game, decisions))
+            return encoded, len(encoded)
+
+        # (refused before the end: replay raises it, so nothing is kept then)
+        answer: bytes = await self.answers.get(("replay", game_id), compute)
+        return answer
 
     async def report(self, game_id: str) -> dict[str, Any]:
         """The turn report of the rounds that are over (``core.replay``); refused while the
-        game is sealed."""
-        return postal_report(*await self._unsealed(game_id))
+        game is sealed. Computed in a worker thread; kept once the game is over."""
+        game, decisions = await self._unsealed(game_id)
+        if game.doc.status != "finished":
+            return await anyio.to_thread.run_sync(postal_report, game, decisions)
+
+        def compute() -> tuple[dict[str, Any], int]:
+            report = postal_report(game, decisions)
+            return report, len(msgspec.json.encode(report))
+
+        answer: dict[str, Any] = await self.answers.get(("report", game_id), compute)
+        return answer
 
     async def _unsealed(self, game_id: str) -> tuple[LoadedGame, list[bytes]]:
         """The game and its decisions, for what is told from its record; refused while the

@@ -19,7 +19,7 @@ from .contract import docs_assets, finish_contract, openapi_config, openapi_json
 from .hot import HotRoutesLitestar
 from .league_pages import LEAGUE_PAGES
 from .league_routes import LEAGUE_CONTROLLERS
-from .pages import PAGES, not_found_page, static_files
+from .pages import PAGES, not_found_page, static_files, warm_replays
 from .problems import exception_handlers
 from .routes import controllers
 
@@ -36,6 +36,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         services = Services.start(settings)
         app.state.services = services
         app.hot.limits = services.limits
+        warm_replays(services.games)
         if settings.fast_routes:
             app.hot.seats = services.seats
         # the app, the engines' caches and the pools live as long as the process (see _gc)

@@ -1,11 +1,11 @@
 """Answers compressed as the client accepts (``Accept-Encoding``), by Litestar's compression
 middleware: brotli where the client takes it (browsers do over HTTPS), else gzip.
 
-Left out: an event stream (each event is a few hundred bytes, sent as it happens; a
-compressor would hold it back or spend more than it saves) and the two hot routes. Those
-are answered by ``serving.py`` before Litestar and never reach the middleware; the pattern
-keeps them uncompressed also where they are served by Litestar (fast routes off), so that
-a bot's decision costs no compressor's time.
+Left out: an event stream (a game's, or a tournament page's; each event is a few hundred
+bytes, sent as it happens; a compressor would hold it back or spend more than it saves)
+and the two hot routes. Those are answered by ``serving.py`` before Litestar and never
+reach the middleware; the pattern keeps them uncompressed also where they are served by
+Litestar (fast routes off), so that a bot's decision costs no compressor's time.
 """
 
 from __future__ import annotations
@@ -20,5 +20,5 @@ COMPRESSION = CompressionConfig(
     brotli_quality=5,
     gzip_compress_level=6,
     minimum_size=1024,
-    exclude=[r"^/v1/games/[^/]+/(events|turn|moves)$"],
+    exclude=[r"^/v1/games/[^/]+/(events|turn|moves)$", r"^/tournaments/[^/]+/events$"],
 )

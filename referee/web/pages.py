@@ -21,13 +21,14 @@ browser, problem+json for anyone else (``not_found_page``).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import html
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Annotated, Any
 
-import anyio.to_thread
 import msgspec
 from litestar import Controller, Request, Response, get
 from litestar.datastructures import State
@@ -37,12 +38,14 @@ from markdown_it import MarkdownIt
 
 from ..core.pairing import total_rounds
 from ..core.refusals import Refusal
-from ..core.replay import replay
+from ..core.replay import check_over, walk
 from ..games import RULESETS
 from .caching import IMMUTABLE, held, not_modified
+from .featured import featured
 from .params import GameId, TournamentId, services_of
 from .problems import check_id
-from .replay_deltas import LiveViews, ReplayCache, replay_deltas
+from .replay_deltas import LiveViews, compact_steps, replay_deltas
+from .tournament_stream import tournament_events
 
 __all__ = [
     "PAGES",
@@ -52,6 +55,7 @@ __all__ = [
     "report_text",
     "rules_html",
     "static_files",
+    "warm_replays",
 ]
 
 #: where the pages' script, styles and icon are served from
@@ -68,7 +72,7 @@ _EMBED_HEADERS = {
     "content-security-policy": _POLICY.replace("frame-ancestors 'self'", "frame-ancestors *"),
     "referrer-policy": "no-referrer",
 }
-_REPLAYS = ReplayCache()
+_ENCODER = msgspec.json.Encoder()
 _LIVE = LiveViews()
 _FACES = "⚀⚁⚂⚃⚄⚅"
 
@@ -154,11 +158,60 @@ def not_found_page(
     return handle
 
 
-def _compact_replay(game: Any, decisions: list[bytes]) -> tuple[str, dict[str, Any]]:
-    """A finished game's compact replay and its ETag (its chain), from its record."""
-    record, frames = _plain(game.record(decisions)), _plain(replay(game, decisions))
-    answer = replay_deltas(frames, record, game.doc.tournament or None)
-    return f'"{record["chain"]}"', answer
+def _compact_replay(game: Any, decisions: list[bytes]) -> tuple[tuple[str, bytes], int]:
+    """A finished game's compact replay, encoded, and its ETag (its chain), from its record."""
+    check_over(game)
+    record = _plain(game.record(decisions))
+    start, steps, report = compact_steps(walk, game, decisions)
+    doc = game.doc
+    compact = {
+        **{"id": doc.id, "ruleset": doc.ruleset, "verified": report.ok},
+        **{"problems": report.problems, "start": start, "steps": steps},
+    }
+    answer = _ENCODER.encode(replay_deltas(compact, record, doc.tournament or None))
+    return (f'"{record["chain"]}"', answer), len(answer)
+
+
+async def compact_replay(games: Any, game_id: str) -> tuple[str, bytes]:
+    """A finished game's compact replay (its ETag and JSON) as getReplay reads it (refused
+    while sealed, or before the end), computed once per process in a worker thread (a second
+    or two for a 64-seat game: the event loop goes on answering meanwhile)."""
+    answers = games.answers
+    kept = answers.kept(("compact", game_id))
+    if kept is not None:
+        return kept  # type: ignore[no-any-return]
+    game = await games.current(game_id, reading=True)
+    await games.check_unsealed(game)
+    decisions = await games.store.decisions(game_id)
+    found: tuple[str, bytes] = await answers.get(
+        ("compact", game_id), lambda: _compact_replay(game, decisions)
+    )
+    return found
+
+
+#: a finished game of at least this many seats has its compact replay computed as its end is
+#: committed (smaller ones take a few milliseconds on their first visit)
+WARM_SEATS = 8
+
+
+def warm_replays(games: Any) -> None:
+    """Have ``games`` compute a large game's compact replay as soon as this process commits
+    its end, in the background, so that its page's very first visitor waits for nothing. A
+    tournament's table still sealed by the others of its round is refused then, and left to
+    its first visit."""
+    tasks: set[asyncio.Task[Any]] = set()
+
+    async def warm(game_id: str) -> None:
+        with contextlib.suppress(Exception):  # (its first visit computes it, or says why not)
+            await compact_replay(games, game_id)
+
+    def finished(game: Any) -> None:
+        if len(game.doc.seats) >= WARM_SEATS:
+            task = asyncio.get_running_loop().create_task(warm(game.doc.id))
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+
+    games.on_finished.append(finished)
 
 
 def _plain(value: Any) -> Any:
@@ -189,6 +242,12 @@ class PageController(Controller):
     @get("/", name="page-index")
     async def index(self) -> Response[str]:
         return _page("Games and tournaments", "index")
+
+    @get("/featured.json", name="page-featured")
+    async def featured_json(self, state: State) -> Response[Any]:
+        """The home page's featured live game, and why it is (``featured``)."""
+        answer = await featured(services_of(state))
+        return Response(answer, headers={**_HEADERS, "cache-control": "no-store"})
 
     @get("/games/{game_id:str}", name="page-game")
     async def game(self, state: State, game_id: GameId) -> Response[str]:
@@ -223,18 +282,7 @@ class PageController(Controller):
     ) -> Response[Any]:
         """A finished game's replay as patches (``replay_deltas``), cached and immutable."""
         check_id(game_id)
-        kept = _REPLAYS.get(game_id)
-        if kept is None:
-            # as getReplay reads it (refused while sealed, or before the end), then a second
-            # or two of work for a 64-seat game, in a thread: the event loop goes on answering
-            # the other requests (this page's own view among them) meanwhile
-            games = services_of(state).games
-            game = await games.current(game_id, reading=True)
-            await games.check_unsealed(game)
-            decisions = await games.store.decisions(game_id)
-            tag, answer = await anyio.to_thread.run_sync(_compact_replay, game, decisions)
-            kept = _REPLAYS.put(game_id, tag, answer)
-        tag, body = kept
+        tag, body = await compact_replay(services_of(state).games, game_id)
         if held(request, tag):
             return not_modified(tag)
         headers = {"etag": tag, "cache-control": IMMUTABLE}
@@ -290,7 +338,7 @@ class PageController(Controller):
         return _page(f"Tournament {tournament_id}", "tournament", tournament_id, rounds=rounds)
 
 
-PAGES = [PageController]
+PAGES = [PageController, tournament_events]
 
 
 @cache

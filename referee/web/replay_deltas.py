@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
-from itertools import pairwise
 from typing import Any
 
 import msgspec
 
-__all__ = ["LiveViews", "ReplayCache", "diff", "replay_deltas"]
+__all__ = ["LiveViews", "Patches", "compact_steps", "diff", "replay_deltas"]
 
 
 def diff(before: Any, after: Any, path: list[Any] | None = None) -> list[list[Any]]:
@@ -49,20 +48,94 @@ def diff(before: Any, after: Any, path: list[Any] | None = None) -> list[list[An
     return [[path, after]]
 
 
+_RAW_OBJECT = dict[str, msgspec.Raw]
+_RAW_LIST = list[msgspec.Raw]
+
+
+class Patches:
+    """``diff`` of each view from the one before, as a replay walks them, without making
+    each view whole as objects: each view is encoded once, and only the parts whose JSON
+    changed (a top-level field, or one item of a top-level list, e.g. one seat of 64) are
+    decoded and compared, so that a step costs what it changed, not the board's size. The
+    patches are the very ones ``diff`` gives for the whole views."""
+
+    def __init__(self) -> None:
+        self._encoder = msgspec.json.Encoder()
+        self._before: dict[str, msgspec.Raw] = {}
+        self._lists: dict[str, list[msgspec.Raw]] = {}
+
+    def first(self, view: Any) -> Any:
+        """The first view, whole (as plain JSON values)."""
+        encoded = self._encoder.encode(view)
+        self._keep(encoded)
+        return msgspec.json.decode(encoded)
+
+    def next(self, view: Any) -> list[list[Any]]:
+        """The patch from the view before to ``view``."""
+        before, lists_before = self._before, self._lists
+        after = self._keep(self._encoder.encode(view))
+        lists = self._lists
+        ops: list[list[Any]] = []
+        for key, raw in after.items():
+            old = before.get(key)
+            if old is None:
+                ops.append([[key], msgspec.json.decode(raw)])
+            elif bytes(old) == bytes(raw):
+                continue
+            elif key in lists and len(lists[key]) == len(lists_before.get(key, ())):
+                for index, (was, now) in enumerate(zip(lists_before[key], lists[key], strict=True)):
+                    if bytes(was) != bytes(now):
+                        ops += diff(_plain(was), _plain(now), [key, index])
+            else:
+                ops += diff(_plain(old), _plain(raw), [key])
+        ops += [[[key]] for key in before if key not in after]
+        return ops
+
+    def _keep(self, encoded: bytes) -> dict[str, msgspec.Raw]:
+        """The view's top-level fields, and the items of those that are lists, as JSON."""
+        after = msgspec.json.decode(encoded, type=_RAW_OBJECT)
+        self._lists = {
+            key: msgspec.json.decode(raw, type=_RAW_LIST)
+            for key, raw in after.items()
+            if bytes(raw).startswith(b"[")
+        }
+        self._before = after
+        return after
+
+
+def _plain(raw: msgspec.Raw) -> Any:
+    return msgspec.json.decode(raw)
+
+
+def compact_steps(
+    walk: Any, game: Any, decisions: list[bytes]
+) -> tuple[Any, list[dict[str, Any]], Any]:
+    """The first view, each step's decision and patch, and ``walk``'s report: a replay
+    (``core.replay.walk``) made compact as it goes."""
+    patches = Patches()
+    start: list[Any] = []
+    steps: list[dict[str, Any]] = []
+
+    def seen(view: Any, decision: Any) -> None:
+        if not start:
+            start.append(patches.first(view))
+            return
+        steps.append({"decision": msgspec.to_builtins(decision), "patch": patches.next(view)})
+
+    report = walk(game, decisions, seen)
+    return (start[0] if start else None), steps, report
+
+
 def replay_deltas(
-    replay: dict[str, Any], record: dict[str, Any], tournament_id: str | None
+    compact: dict[str, Any], record: dict[str, Any], tournament_id: str | None
 ) -> dict[str, Any]:
-    """``getReplay``'s answer as a first view and patches, with the record's outcome."""
-    frames = replay["frames"]
-    steps = [
-        {"decision": after["decision"], "patch": diff(before["view"], after["view"])}
-        for before, after in pairwise(frames)
-    ]
+    """A replay as a first view and patches (``id``, ``ruleset``, and ``compact_steps``'s
+    ``start``, ``steps``, ``verified``, ``problems``), with the record's outcome."""
     return {
-        "id": replay["id"],
-        "ruleset": replay["ruleset"],
-        "verified": replay["verified"],
-        "problems": replay["problems"],
+        "id": compact["id"],
+        "ruleset": compact["ruleset"],
+        "verified": compact["verified"],
+        "problems": compact["problems"],
         "tournament_id": tournament_id,
         "seats": record["seats"],
         "totals": record["totals"],
@@ -70,32 +143,9 @@ def replay_deltas(
         "commitment": record["commitment"],
         "seed": record.get("seed"),
         "chain": record.get("chain"),
-        "start": frames[0]["view"] if frames else None,
-        "steps": steps,
+        "start": compact["start"],
+        "steps": compact["steps"],
     }
-
-
-class ReplayCache:
-    """The encoded compact replays of the last few finished games a process served: a
-    finished game never changes, so each is computed once while it is looked at."""
-
-    def __init__(self, size: int = 8) -> None:
-        self.size = size
-        self._kept: OrderedDict[str, tuple[str, bytes]] = OrderedDict()
-        self._encoder = msgspec.json.Encoder()
-
-    def get(self, game_id: str) -> tuple[str, bytes] | None:
-        kept = self._kept.get(game_id)
-        if kept is not None:
-            self._kept.move_to_end(game_id)
-        return kept
-
-    def put(self, game_id: str, tag: str, answer: dict[str, Any]) -> tuple[str, bytes]:
-        kept = (tag, self._encoder.encode(answer))
-        self._kept[game_id] = kept
-        while len(self._kept) > self.size:
-            self._kept.popitem(last=False)
-        return kept
 
 
 class LiveViews:

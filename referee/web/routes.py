@@ -460,7 +460,7 @@ class GameController(Controller):
         tag = final_tag(await games.view(game_id))
         if tag is not None and held(request, tag):
             return not_modified(tag)
-        replay = await games.replay(game_id)
+        replay: Any = await games.replay(game_id)  # encoded already (computed in a thread)
         return Response(replay) if tag is None else immutable(request, tag, replay)
 
 

@@ -24,6 +24,7 @@ import pytest
 from helpers import auth, create, decide_due, play_out, play_tournament, start_tournament
 
 from referee.games import RULESETS
+from referee.web.featured import leader_gap
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 
@@ -176,9 +177,12 @@ def test_a_replay_steps_from_the_start_to_the_final_totals(page, server, http, r
 def test_a_tournament_page_shows_the_standings_of_the_api_as_they_change(page, server, http):
     spec = {"ruleset": "chopta", "format": "round-robin", "entrants": 4, "deadline_s": 0}
     tournament_id, tokens = start_tournament(http, {**spec, "options": {"target": 8}})
+    asked: list[str] = []  # what the page asks of the tournament once it is drawn
     page.goto(f"{server.url}/tournaments/{tournament_id}")
     page.wait_for_selector(".standings tbody tr")
     page.wait_for_selector(".rounds details summary")
+    assert page.locator("#app").get_attribute("data-follow") == "events"  # not polling
+    page.on("request", lambda r: asked.append(r.url) if tournament_id in r.url else None)
     assert "round 1 of 3" in page.locator(".meta").inner_text()  # 4 entrants: 3 rounds
     assert "revealed when the tournament is over" in page.locator(".verify").inner_text()
     page.evaluate("window.stillTheSamePage = true")
@@ -186,11 +190,41 @@ def test_a_tournament_page_shows_the_standings_of_the_api_as_they_change(page, s
     page.evaluate("window.firstRow = document.querySelector('.standings tbody tr')")
     page.locator(".rounds li a").first.focus()
     focused = page.evaluate("document.activeElement.textContent")
+    # the first round is played out: the page shows the second without being asked
+    rnd = random.Random(38)
+    for _ in range(2000):
+        if len(http.get(f"/v1/tournaments/{tournament_id}").json()["rounds"]) > 1:
+            break
+        for token in tokens:
+            step = http.get("/v1/me/next", headers=auth(token)).json()
+            if step["status"] == "your_turn":
+                turn = step["turn"]
+                move = {"seq": turn["seq"], "move": rnd.choice(turn["legal_moves"])}
+                game_url = f"/v1/games/{step['game_id']}/moves"
+                assert http.post(game_url, headers=auth(step["seat_token"]), json=move).is_success
+    page.wait_for_function(
+        "() => document.querySelector('.meta').textContent.includes('round 2 of 3')"
+    )
+    assert page.evaluate("document.activeElement.textContent") == focused
+    assert page.locator(".rounds details").count() == 2
+    # the first round, where the reader is, stays open; the reader opens the second one again
+    # after closing it: as the third begins, it is not closed for them
+    assert page.locator(".rounds details").first.get_attribute("open") is not None
+    second = page.locator(".rounds details").nth(1)
+    second.locator("summary").click()
+    second.locator("summary").click()
+    assert second.get_attribute("open") is not None
+    page.locator(".rounds li a").first.focus()
     final = play_tournament(http, tournament_id, tokens)
     page.wait_for_selector("h1 .status.finished", timeout=15_000)
     assert page.evaluate("window.stillTheSamePage") is True
     assert page.evaluate("document.contains(window.firstRow)") is True
     assert page.evaluate("document.activeElement.textContent") == focused
+    assert page.locator(".rounds details").first.get_attribute("open") is not None
+    assert second.get_attribute("open") is not None
+    assert page.locator(".rounds details").nth(2).get_attribute("open") is not None
+    # followed through its stream alone: the page never asked for the tournament again
+    assert asked == [], asked
     assert "3 rounds played" in page.locator(".meta").inner_text()
     assert final["commitment"] in page.locator(".verify .commitment").inner_text()
     assert final["seed"] in page.locator(".verify .seed").inner_text()
@@ -627,6 +661,9 @@ def test_a_finished_64_seat_game_is_light_on_the_wire(browser, server, http):
     ready_ms = tab.evaluate("performance.now()")
     print(f"64 seats: {sum(sent) / 1e6:.2f} MB transferred, interactive after {ready_ms:.0f} ms")
     assert sum(sent) <= 2_000_000, sent
+    # its very first visit, right after the end: the referee began its compact replay as it
+    # committed the end (the target is 1 s; the bound is wide, the machine being shared)
+    assert ready_ms <= 3_000, ready_ms
     tab.keyboard.press("Home")
     assert tab.locator(".step").inner_text().startswith("step 0 of")
     context.close()
@@ -654,6 +691,24 @@ def test_the_home_page_and_an_embedded_board_follow_a_live_game(page, server, ht
     embed.wait_for_function(count.replace("SCOPE ", ""), arg=dice)
     assert page.locator(".tv .live-status").inner_text().endswith("to decide")
     embed.close()
+
+
+def test_the_home_page_features_the_closest_running_game(page, server, http):
+    level = create(http, "choice", 2, deadline_s=60)
+    ahead = create(http, "choice", 2, deadline_s=60)  # the newest, but not the closest
+    rnd = random.Random(38)
+    for _ in range(40):
+        if leader_gap(http.get(f"/v1/games/{ahead['id']}").json()):
+            break
+        due = http.get(f"/v1/games/{ahead['id']}").json()["to_decide"]
+        list(decide_due(http, http, ahead, due, rnd))
+    assert leader_gap(http.get(f"/v1/games/{ahead['id']}").json()) > 0
+    assert leader_gap(http.get(f"/v1/games/{level['id']}").json()) == 0
+    assert http.get("/featured.json").json()["id"] == level["id"]
+    page.goto(f"{server.url}/")
+    page.wait_for_selector(f".tv a[href='/games/{level['id']}']")
+    assert page.locator(".tv").get_attribute("data-why") == "closest"
+    assert "the closest game" in page.locator(".tv > h2").inner_text()
 
 
 # -- every page at 360 and 1280 px --------------------------------------------------------------

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import copy
 import gzip
+import json
 import random
+import threading
+import time
 
 import brotli
 import httpx
 import pytest
-from helpers import auth, create, decide_due, play_out
+from helpers import auth, create, decide_due, play_out, play_tournament, start_tournament
 
 from referee.games import RULESETS
 
@@ -191,3 +194,51 @@ def test_a_live_view_is_followed_as_patches_from_the_version_a_page_holds(http):
     # a version the referee does not keep: the whole view
     other = http.get(f"/games/{game['id']}/view.json?since=0123456789abcdef01234567").json()
     assert other["view"] == now and other["version"] == moved["version"]
+
+
+def test_the_process_answers_while_a_large_report_is_computed_and_keeps_it(http):
+    """A 64-seat game's turn report replays all its frames (seconds): in a worker thread, so
+    that the event loop answers everyone else meanwhile, and once per process."""
+    game = create(http, "choice", 64)
+    play_out(http, game, random.Random(38))
+    report: dict[str, httpx.Response] = {}
+    asking = threading.Thread(
+        target=lambda: report.update(first=http.get(f"/games/{game['id']}/report", timeout=60))
+    )
+    asking.start()
+    answered_meanwhile = []
+    with httpx.Client(base_url=str(http.base_url), timeout=5) as other:
+        while asking.is_alive():
+            started = time.monotonic()
+            assert other.get("/healthz").status_code == 200
+            if asking.is_alive():
+                answered_meanwhile.append(time.monotonic() - started)
+            time.sleep(0.02)
+    asking.join()
+    assert report["first"].status_code == 200 and "Turn report" in report["first"].text
+    # the report took long enough to be asked about meanwhile, and nobody waited for all of it
+    assert answered_meanwhile and max(answered_meanwhile) < 1.5, answered_meanwhile
+    again = http.get(f"/games/{game['id']}/report")
+    assert again.text == report["first"].text
+    replay = http.get(f"/v1/games/{game['id']}/replay")
+    assert replay.status_code == 200 and len(replay.json()["frames"]) > 64
+    assert http.get(f"/v1/games/{game['id']}/replay").content == replay.content
+
+
+def test_a_tournament_page_stream_starts_with_its_view_uncompressed_and_ends_with_it(http):
+    assert http.get("/tournaments/0123456789abcdef/events").status_code == 404
+    spec = {"ruleset": "chopta", "format": "round-robin", "entrants": 2, "deadline_s": 0}
+    tournament_id, tokens = start_tournament(http, {**spec, "options": {"target": 8}})
+    url = f"/tournaments/{tournament_id}/events"
+    headers = {"accept-encoding": "gzip, br"}
+    with http.stream("GET", url, headers=headers) as answer:
+        assert answer.headers["content-type"].startswith("text/event-stream")
+        assert "content-encoding" not in answer.headers
+        lines = answer.iter_lines()
+        assert next(lines) == "event: tournament"
+        first = json.loads(next(lines).removeprefix("data: "))["view"]
+    assert first == http.get(f"/v1/tournaments/{tournament_id}").json()
+    final = play_tournament(http, tournament_id, tokens)
+    told = http.get(url, timeout=10).text  # over: its view whole, and the end
+    assert told.count("event: ") == 1
+    assert json.loads(told.split("data: ", 1)[1].splitlines()[0])["view"] == final

@@ -44,25 +44,33 @@ async function indexPage() {
   );
   const tv = el("section", { cls: "tv", "aria-label": "Featured live game" });
   app.replaceChildren(el("h1", { text: "Live and recent" }), tv, practiceForm(), games.section, tournaments.section);
-  const first = await Promise.all([games.load(), tournaments.load()]);
-  feature(tv, first[0]);
+  await Promise.all([games.load(), tournaments.load(), feature(tv)]);
   // the newest page follows what happens, until the watcher pages back
-  setInterval(async () => feature(tv, await games.refresh()), 5000);
+  setInterval(() => { games.refresh(); feature(tv); }, 5000);
   setInterval(() => tournaments.refresh(), 5000);
 }
 
-/** The home page as a TV: the newest running game, playing live; when it ends, the next. */
+/** The home page as a TV: the closest or highest-rated running game (the referee picks it:
+ * /featured.json, referee/web/featured.py), playing live; when it ends, the next. */
 let featured = null;
-function feature(tv, listed) {
-  if (!listed) return;
-  const live = listed.find((g) => g.status === "running");
-  if (!live || (featured && featured.id === live.id) || (featured && !featured.over())) {
-    if (!live && !featured) tv.replaceChildren();
+const WHY = { rated: "the highest-rated game", closest: "the closest game", newest: "the newest game" };
+async function feature(tv) {
+  if (featured && !featured.over()) return;
+  let live;
+  try {
+    live = await api("/featured.json");
+  } catch {
     return;
   }
+  if (!live.id) {
+    if (!featured) tv.replaceChildren();
+    return;
+  }
+  if (featured && featured.id === live.id) return;
   const board = el("div", { cls: "tv-board" });
+  tv.dataset.why = live.why;
   tv.replaceChildren(
-    el("h2", {}, "Now playing: ", el("a", { href: `/games/${live.id}`, text: `${live.ruleset} · ${live.seats.join(", ")}` })),
+    el("h2", {}, `Now playing, ${WHY[live.why] ?? "live"}: `, el("a", { href: `/games/${live.id}`, text: `${live.ruleset} · ${live.seats.join(", ")}` })),
     board,
   );
   featured = { id: live.id, ...gamePage(board, live.id, { embed: true }) };
@@ -594,9 +602,10 @@ function describeEvent(event, view, renderer) {
 
 // -- a tournament ----------------------------------------------------------------------------------
 
-/** A tournament, followed every 2 s until it is over: its parts are built once and then only
- * what changed is redrawn (a round opened stays open; focus stays). ``planned``: its round
- * count, which the page's shell states (``data-rounds``). */
+/** A tournament, followed through its event stream (its view, then patches of what changed:
+ * referee/web/tournament_stream.py) until it is over, or read every 2 s if the stream fails:
+ * its parts are built once and then only what changed is redrawn (a round opened stays open;
+ * focus stays). ``planned``: its round count, which the page's shell states (``data-rounds``). */
 async function tournamentPage(tournamentId, planned) {
   const title = el("h1");
   const meta = el("p", { cls: "meta", role: "status", "aria-live": "polite" });
@@ -606,8 +615,7 @@ async function tournamentPage(tournamentId, planned) {
   const roundList = el("div");
   app.replaceChildren(title, meta, table.section, chart, el("section", { cls: "rounds" }, el("h2", { text: "Rounds" }), roundList), seed);
   let drawnRatings = -1;
-  async function draw() {
-    const t = await api(`/v1/tournaments/${tournamentId}`);
+  function draw(t) {
     if (title.dataset.status !== t.status) {
       title.dataset.status = t.status;
       title.replaceChildren(`${t.ruleset} tournament · `, status(t.status));
@@ -624,14 +632,34 @@ async function tournamentPage(tournamentId, planned) {
     drawSeed(seed, t);
     return t.status;
   }
-  const again = async () => {
+  const poll = async () => {
+    app.dataset.follow = "polling";
     try {
-      if ((await draw()) !== "finished") setTimeout(again, 2000);
+      if (draw(await api(`/v1/tournaments/${tournamentId}`)) !== "finished") setTimeout(poll, 2000);
     } catch (error) {
       fail(error);
     }
   };
-  await again();
+  if (!window.EventSource) return poll();
+  let held = null;
+  const stream = new EventSource(`/tournaments/${tournamentId}/events`);
+  const show = (t) => {
+    held = t;
+    if (draw(t) === "finished") stream.close();
+  };
+  stream.addEventListener("tournament", (e) => {
+    app.dataset.follow = "events";
+    show(JSON.parse(e.data).view);
+  });
+  stream.addEventListener("patch", (e) => show(applyPatch(held, JSON.parse(e.data).patch)));
+  // a stream that never opened (a proxy that buffers it, a refusal) gives way to polling;
+  // one that dropped is opened again by the browser, and starts with the view whole
+  stream.addEventListener("error", () => {
+    if (held === null || stream.readyState === EventSource.CLOSED) {
+      stream.close();
+      if (held?.status !== "finished") poll();
+    }
+  });
 }
 
 /** The standings table: a row per entrant, moved and changed in place as the standings
@@ -701,9 +729,16 @@ function rounds(node, t) {
     let round = node.children[r];
     if (!round) {
       const previous = node.children[r - 1];
-      if (previous && !previous.dataset.touched) previous.open = false;
+      // (closed unless the reader opened or closed it, or is in it: focus is never lost)
+      if (previous && !previous.dataset.touched && !previous.contains(document.activeElement)) {
+        previous.open = previous.drawnOpen = false;
+      }
       round = el("details", { open: true }, el("summary", { text: `Round ${r + 1}` }), el("ul"));
-      round.addEventListener("toggle", () => (round.dataset.touched = "1"));
+      round.drawnOpen = true;
+      // (a toggle event follows every change, the page's own too: only the reader's count)
+      round.addEventListener("toggle", () => {
+        if (round.open !== round.drawnOpen) round.dataset.touched = "1";
+      });
       node.append(round);
     }
     const list = round.querySelector("ul");
