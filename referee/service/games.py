@@ -363,6 +363,12 @@ class GameService:
                 entries = await self.store.events_after(game_id, after)
                 if entries:
                     return entries
+            elif self.memory.heard.get(game_id) is None:
+                # heard, but no commit since the hearing began: what came before it (a reader
+                # resuming from an older id) is known only to the store
+                entries = await self.store.events_after(game_id, after)
+                if entries:
+                    return entries
             if await self.memory.hear({game_id: after}, wait_s) is None:
                 return []
         return await self.store.events_after(game_id, after)
