@@ -83,9 +83,13 @@ class WebhookStore:
             await pipe.execute()  # one round trip
 
     async def registered(self, game_id: str) -> dict[int, bytes]:
+        """A game's registrations, read on the shared connection (once per game a process
+        follows: a pooled connection cost several times its CPU)."""
         async with asyncio.timeout(self.timeout_s):
-            found = cast(dict[bytes, bytes], await self.redis.hgetall(_registrations(game_id)))
-        return {int(seat): value for seat, value in found.items()}
+            found = await self.shared.execute("HGETALL", _registrations(game_id))
+        if isinstance(found, dict):  # RESP3
+            return {int(seat): value for seat, value in found.items()}
+        return {int(found[i]): found[i + 1] for i in range(0, len(found), 2)}
 
     async def unregister(self, game_id: str, seat: int) -> None:
         """The seat's webhook is gone (the bot answered 410): no replica calls it again."""
@@ -100,7 +104,7 @@ class WebhookStore:
     async def over(self, game_id: str) -> None:
         """The game needs no more calls: out of the live set (its registrations expire)."""
         async with asyncio.timeout(self.timeout_s):
-            await self.redis.srem(LIVE, game_id)
+            await self.shared.execute("SREM", LIVE, game_id)
 
     def claim(self, game_id: str, name: str, lease_s: float) -> Claim:
         """A claim on one call of the game's, not yet taken (``acquire``)."""
