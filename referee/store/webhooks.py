@@ -17,6 +17,7 @@ entry whose game is gone is dropped by whoever finds it so.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import secrets
 from typing import Any, cast
 
@@ -46,7 +47,7 @@ class Claim:
         self.store = store
         self.key = key
         self.lease_ms = max(1, int(lease_s * 1000))
-        self.token = secrets.token_hex(8)
+        self.token = store.next_token()
 
     async def acquire(self) -> bool:
         """Whether this claim took the call (nobody held it)."""
@@ -72,6 +73,13 @@ class WebhookStore:
         self.shared = shared  # the process's shared connection (``store.connection``)
         self.timeout_s = timeout_s
         self._extend = redis.register_script(_EXTEND)
+        self._prefix = secrets.token_hex(8)  # this process's, random
+        self._count = itertools.count()
+
+    def next_token(self) -> str:
+        """A claim's holder token: this process's random prefix and a count, unique without
+        a random draw (a system call) per claim."""
+        return f"{self._prefix}.{next(self._count)}"
 
     async def register(self, game_id: str, seats: dict[int, bytes], ttl_s: int) -> None:
         """The game's webhook seats, written before the game is, and the game made live."""
