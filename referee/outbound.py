@@ -15,9 +15,9 @@ One pool of keep-alive connections serves every request, and each host gets at m
 ``per_host`` requests at a time. The client is lean on purpose: a request's bytes are built
 at once and written in one write, and httptools (the parser the referee serves with) reads
 the answer, as the bench's own bots do (``tools/load.py``). aiohttp's client, used first,
-cost about twice the CPU per call in its request building, its body's task and writes (and
-httpcore's pool, tried before it, three times that: it polls every pooled connection's socket
-on each request).
+spent about twice this one's CPU per call beside the write itself (its request building and a
+task per request body; py-spy, benchmarks/results/README.md), and httpcore's pool, tried
+before it, three times aiohttp's (it polls every pooled connection's socket on each request).
 """
 
 from __future__ import annotations
