@@ -12,7 +12,10 @@ One referee process on an embedded Valkey; the same games (the bench's: the defa
 
 The referee does the calling in the second phase, on the same two cores. Decisions are
 counted within the window: the polled bots count accepted moves, the bot server the turns it
-answered. Prints one JSON line. Run from a checkout: ``python benchmarks/webhooks.py``.
+answered. Beside the rates, the referee process's CPU time (user and system, psutil) per
+decision in each phase: a machine that other work loads moves the rates a lot and this much
+less (the polled phase's is taken over the whole load run, its start included). Prints one
+JSON line. Run from a checkout: ``python benchmarks/webhooks.py``.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import httpx
 import msgspec
+import psutil
 
 from referee.store.embedded import start_embedded
 from referee.tools.launch import LOAD_LIMITS, free_port, start_referee
@@ -79,7 +83,12 @@ def _serve_bot(port: int, referee: str, body: dict, turns: Any, created: Any) ->
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
 
 
-def _webhook_phase(url: str, bots: int, seconds: float) -> dict[str, Any]:
+def _cpu_s(process: psutil.Process) -> float:
+    times = process.cpu_times()
+    return float(times.user + times.system)
+
+
+def _webhook_phase(url: str, bots: int, seconds: float, referee: psutil.Process) -> dict[str, Any]:
     context = multiprocessing.get_context("spawn")
     turns, created = context.Value("l", 0, lock=False), context.Value("l", 0, lock=False)
     port = free_port()
@@ -97,14 +106,20 @@ def _webhook_phase(url: str, bots: int, seconds: float) -> dict[str, Any]:
         for _ in range(max(1, bots // 2)):  # its tables: each creates its next game
             httpx.post(f"http://127.0.0.1:{port}/", content=b'{"type": "seed"}')
         time.sleep(2.0)  # warm up, as the polled bots' first games do
-        start_turns, start = turns.value, time.monotonic()
+        start_turns, start, cpu = turns.value, time.monotonic(), _cpu_s(referee)
         time.sleep(seconds)
         decisions = turns.value - start_turns
         elapsed = time.monotonic() - start
+        cpu = _cpu_s(referee) - cpu
     finally:
         server.kill()
         server.join(timeout=5)
-    return {"decisions": decisions, "elapsed": elapsed, "games_created": created.value}
+    return {
+        "decisions": decisions,
+        "elapsed": elapsed,
+        "games_created": created.value,
+        "cpu_s": cpu,
+    }
 
 
 def main() -> int:
@@ -123,8 +138,11 @@ def main() -> int:
     }
     referee, url = start_referee(valkey.url, env=env)
     try:
+        process = psutil.Process(referee.pid)
+        cpu = _cpu_s(process)
         (polled,) = run_load("games", url, args.bots, 1, args.seconds)
-        webhook = _webhook_phase(url, args.bots, args.seconds)
+        polled_cpu = _cpu_s(process) - cpu
+        webhook = _webhook_phase(url, args.bots, args.seconds, process)
     finally:
         referee.terminate()
         referee.wait(timeout=15)
@@ -132,6 +150,8 @@ def main() -> int:
         shutil.rmtree(data, ignore_errors=True)
     polled_rate = polled["decisions"] / polled["elapsed"]
     webhook_rate = webhook["decisions"] / webhook["elapsed"]
+    polled_us = 1e6 * polled_cpu / max(1, polled["decisions"])
+    webhook_us = 1e6 * webhook["cpu_s"] / max(1, webhook["decisions"])
     print(
         json.dumps(
             {
@@ -142,6 +162,9 @@ def main() -> int:
                 "webhook_decisions_per_s": round(webhook_rate, 1),
                 "webhook_over_polled": round(webhook_rate / polled_rate, 3),
                 "webhook_games_created": webhook["games_created"],
+                "referee_cpu_us_per_polled_decision": round(polled_us, 1),
+                "referee_cpu_us_per_webhook_decision": round(webhook_us, 1),
+                "polled_over_webhook_cpu": round(polled_us / webhook_us, 3),
             }
         )
     )

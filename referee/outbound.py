@@ -5,28 +5,36 @@ into the network it runs in. Before any connection is made, the URL's host is re
 every address it resolves to must be globally routable (``ip.is_global`` after unwrapping an
 IPv4-mapped IPv6 address, and not multicast): loopback, private, CGNAT (100.64/10), link-local
 (the cloud metadata address among them), unique-local and multicast are refused, unless
-``REFEREE_WEBHOOK_ALLOW`` (hosts or CIDRs) allows them. This happens in the resolver of
-aiohttp's connector, which connects to the addresses its resolver returned and to no other,
-so nothing is resolved a second time (the URL keeps its host: ``Host``, the TLS server name
-and the pool's key are its); an address literal is checked before the request. A request
-follows no redirect (a 3xx is a failure) and reads at most ``max_body`` bytes of the answer.
-One pool of connections serves every request, and each host gets at most ``per_host``
-requests at a time. (httpcore's pool, tried first, cost three times the CPU per call: it polls
-every pooled connection's socket on each request.)
+``REFEREE_WEBHOOK_ALLOW`` (hosts or CIDRs) allows them. The connection is made to an address
+so checked and to no other, so nothing is resolved a second time (the URL keeps its host:
+``Host``, the TLS server name and the pool's key are its; addresses are kept ten seconds). A
+request follows no redirect (a 3xx is a failure), reads at most ``max_body`` bytes of the
+answer, and ends by its deadline; nothing is taken from the environment (no proxy).
+
+One pool of keep-alive connections serves every request, and each host gets at most
+``per_host`` requests at a time. The client is lean on purpose: a request's bytes are built
+at once and written in one write, and httptools (the parser the referee serves with) reads
+the answer, as the bench's own bots do (``tools/load.py``). aiohttp's client, used first,
+spent about twice this one's CPU per call beside the write itself (its request building and a
+task per request body; py-spy, benchmarks/results/README.md), and httpcore's pool, tried
+before it, three times aiohttp's (it polls every pooled connection's socket on each request).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import functools
 import ipaddress
+import re
 import socket
+import ssl
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
-import aiohttp
-from aiohttp.abc import AbstractResolver, ResolveResult
-from aiohttp.resolver import ThreadedResolver
+import httptools
 
 __all__ = [
     "Allowed",
@@ -70,6 +78,7 @@ class Target:
         return f"{self.host}:{self.port}"
 
 
+@functools.lru_cache(maxsize=4096)
 def target_of(url: str) -> Target:
     """``url`` taken apart, or ``Refused``: http or https, a host, no user or password."""
     try:
@@ -84,6 +93,7 @@ def target_of(url: str) -> Target:
     if parts.username is not None or parts.password is not None:
         raise Refused("the URL may not hold a user or password")
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    path = quote(path, safe="!#$%&'()*+,/:;=?@[]~")  # nothing but printable ASCII is sent
     default = 443 if parts.scheme == "https" else 80
     return Target(parts.scheme, parts.hostname.lower(), port or default, path)
 
@@ -148,33 +158,112 @@ class Answer:
     seconds: float  # from the first connection attempt to the end of the answer
 
 
-class _GuardedResolver(AbstractResolver):
-    """aiohttp's resolver behind the guard: a host's addresses, each checked (``Refused`` if
-    any fails); aiohttp connects to these addresses, and to no other."""
+class _Reply(asyncio.Protocol):
+    """One keep-alive HTTP/1.1 connection to a bot, one request at a time: the request's bytes
+    are written at once, and httptools (the parser the referee serves with) reads the answer,
+    at most ``max_body`` bytes of it."""
 
-    def __init__(self, allowed: Allowed) -> None:
-        self.allowed = allowed
-        self.inner = ThreadedResolver()
+    def __init__(self, max_body: int) -> None:
+        self.max_body = max_body
+        self.parser = httptools.HttpResponseParser(self)
+        self.transport: asyncio.Transport | None = None
+        self.answer: asyncio.Future[tuple[int, bytes]] | None = None
+        self.body: list[bytes] = []
+        self.size = 0
+        self.heard = False  # a byte of the answer arrived
+        self.received = 0  # bytes of the answer, head and framing included
+        self.headed = False  # the answer's head is in
+        self.until_close = True  # no length and not chunked: the body ends with the connection
+        self.reusable = False
+        self.idle: asyncio.TimerHandle | None = None  # closes it if unused for a while
 
-    async def resolve(
-        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
-    ) -> list[ResolveResult]:
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        # a TCP connection's transport is an asyncio.Transport (asyncio.Protocol says Base...)
+        self.transport = transport  # type: ignore[assignment]
+
+    def send(self, request: bytes) -> asyncio.Future[tuple[int, bytes]]:
+        assert self.transport is not None  # connected
+        self.answer = asyncio.get_running_loop().create_future()
+        self.body, self.size, self.received = [], 0, 0
+        self.heard, self.headed, self.until_close = False, False, True
+        self.transport.write(request)
+        return self.answer
+
+    @property
+    def closed(self) -> bool:
+        return self.transport is None or self.transport.is_closing()
+
+    def data_received(self, data: bytes) -> None:
+        self.heard = True
+        self.received += len(data)
+        if self.received > 2 * self.max_body + 16384:  # a head or framing without end
+            self._fail(Failed(f"answered more than {self.max_body} bytes"))
+            return
         try:
-            found = await self.inner.resolve(host, port, family)
-        except OSError as exc:
-            raise Failed(f"{host} does not resolve: {exc}") from None
-        for each in found:
-            address = ipaddress.ip_address(each["host"].split("%", 1)[0])
-            if not self.allowed.permits(host.lower(), address):
-                raise Refused(f"{host} resolves to {address}, not globally routable")
-        return found
+            self.parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
+            self._fail(Failed("answered with an upgrade"))
+        except httptools.HttpParserError as error:
+            self._fail(Failed(f"an answer that is not HTTP: {error}"))
 
-    async def close(self) -> None:
-        await self.inner.close()
+    def on_header(self, name: bytes, value: bytes) -> None:
+        name = name.lower()
+        if name == b"content-length" or (name == b"transfer-encoding" and b"chunked" in value):
+            self.until_close = False
+
+    def on_headers_complete(self) -> None:
+        self.headed = True
+
+    def on_body(self, body: bytes) -> None:
+        self.size += len(body)
+        if self.size > self.max_body:
+            self._fail(Failed(f"answered more than {self.max_body} bytes"))
+        else:
+            self.body.append(body)
+
+    def on_message_complete(self) -> None:
+        status = self.parser.get_status_code()
+        if status < 200:  # an interim answer (100 Continue): the real one follows
+            return
+        self.reusable = self.parser.should_keep_alive()
+        if self.answer is not None and not self.answer.done():
+            self.answer.set_result((status, b"".join(self.body)))
+        if not self.reusable:
+            self.close()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.transport = None
+        if self.until_close and self.headed and self.answer is not None and not self.answer.done():
+            self.answer.set_result((self.parser.get_status_code(), b"".join(self.body)))
+            return
+        self._fail(Failed(f"the connection was lost: {exc!r}", again=True))
+
+    def _fail(self, error: Failed) -> None:
+        self.reusable = False
+        if self.answer is not None and not self.answer.done():
+            self.answer.set_exception(error)
+        self.close()
+
+    def close(self) -> None:
+        if self.transport is not None:
+            self.transport.close()
+
+
+class _Host:
+    """A host's pool: its idle connections, its bound on calls at a time, its checked
+    addresses (kept ``ttl_s``)."""
+
+    def __init__(self, per_host: int) -> None:
+        self.calls = asyncio.Semaphore(per_host)
+        self.active = 0  # calls under way or waiting
+        self.idle: list[_Reply] = []
+        self.addresses: list[str] = []
+        self.resolved_at = -1e9
 
 
 class Outbound:
-    """One pool of connections for every request the referee sends, behind the guard."""
+    """One pool of keep-alive connections for every request the referee sends, behind the
+    guard; a request's bytes are built at once and written in one write."""
 
     def __init__(
         self,
@@ -183,73 +272,164 @@ class Outbound:
         per_host: int = 8,
         max_body: int = 64 * 1024,
         connect_s: float = 2.0,
+        ttl_dns_s: float = 10.0,
+        idle_s: float = 15.0,
+        limit: int = 1024,
     ) -> None:
         self.allowed = allowed
         self.per_host = per_host
         self.max_body = max_body
         self.connect_s = connect_s
-        self._session: aiohttp.ClientSession | None = None
+        self.ttl_dns_s = ttl_dns_s  # addresses checked when resolved, kept ten seconds
+        self.idle_s = idle_s
+        self._hosts: dict[tuple[str, str, int], _Host] = {}
+        self._all = asyncio.Semaphore(limit)  # calls at a time, every host's
+        self._tls: ssl.SSLContext | None = None
 
-    def _client(self) -> aiohttp.ClientSession:
-        """The one session, made in the running loop on first use."""
-        if self._session is None:
-            connector = aiohttp.TCPConnector(
-                resolver=_GuardedResolver(self.allowed),
-                limit=1024,
-                limit_per_host=self.per_host,  # calls at a time to one host
-                ttl_dns_cache=10,  # addresses checked when resolved, kept ten seconds
-            )
-            self._session = aiohttp.ClientSession(
-                connector=connector,
-                trust_env=False,  # no proxy from the environment: the checked address
-                auto_decompress=False,
-                skip_auto_headers=("Accept-Encoding",),
-                headers={"user-agent": "referee-webhooks", "accept-encoding": "identity"},
-            )
-        return self._session
+    async def _addresses(self, target: Target, host: _Host) -> list[str]:
+        """The addresses ``target``'s host resolves to, every one checked (``Refused`` if
+        any fails); the connection is made to one of these, and to no other."""
+        literal = _literal(target.host)
+        if literal is not None:
+            if not self.allowed.permits(target.host, literal):
+                raise Refused(f"{target.host} is not a globally routable address")
+            return [target.host]
+        now = time.monotonic()
+        if now - host.resolved_at < self.ttl_dns_s:
+            return host.addresses
+        loop = asyncio.get_running_loop()
+        try:
+            found = await loop.getaddrinfo(target.host, target.port, type=socket.SOCK_STREAM)
+        except OSError as exc:
+            raise Failed(f"{target.host} does not resolve: {exc}") from None
+        addresses: list[str] = []
+        for *_, sockaddr in found:
+            text = str(sockaddr[0])
+            address = ipaddress.ip_address(text.split("%", 1)[0])
+            if not self.allowed.permits(target.host, address):
+                raise Refused(f"{target.host} resolves to {address}, not globally routable")
+            if text not in addresses:
+                addresses.append(text)
+        host.addresses, host.resolved_at = addresses, now
+        return addresses
+
+    async def _connect(self, target: Target, host: _Host, remaining: float) -> _Reply:
+        addresses = await self._addresses(target, host)
+        loop = asyncio.get_running_loop()
+        tls: ssl.SSLContext | None = None
+        if target.scheme == "https":
+            tls = self._tls = self._tls or ssl.create_default_context()
+        error: Exception | None = None
+        try:
+            async with asyncio.timeout(min(self.connect_s, remaining)):
+                for address in addresses:
+                    try:
+                        _, reply = await loop.create_connection(
+                            lambda: _Reply(self.max_body),
+                            address,
+                            target.port,
+                            ssl=tls,
+                            server_hostname=target.host if tls is not None else None,
+                        )
+                        return reply
+                    except OSError as exc:
+                        error = exc
+        except TimeoutError:
+            raise Failed("no connection in time", again=True) from None
+        raise Failed(f"no connection: {error}", again=True)
 
     async def post(self, url: str, body: bytes, headers: dict[str, str], deadline: float) -> Answer:
         """POST ``body`` to ``url`` and read the answer by ``deadline`` (seconds since the
         epoch); ``Refused`` before any packet is sent to it, ``Failed`` after."""
         target = target_of(url)
-        literal = _literal(target.host)  # aiohttp asks no resolver for an address literal
-        if literal is not None and not self.allowed.permits(target.host, literal):
-            raise Refused(f"{target.host} is not a globally routable address")
+        request = _request(target, body, headers)
         remaining = deadline - time.time()
         if remaining <= 0:
             raise Failed("no time left before the deadline")
-        timeout = aiohttp.ClientTimeout(
-            total=remaining, sock_connect=min(self.connect_s, remaining)
-        )
+        key = (target.scheme, target.host, target.port)
+        host = self._hosts.get(key)
+        if host is None:
+            host = self._hosts[key] = _Host(self.per_host)
         started = time.monotonic()
+        reply: _Reply | None = None
+        host.active += 1
         try:
-            async with self._client().post(
-                url,
-                data=body,
-                headers={**headers, "content-type": "application/json"},
-                allow_redirects=False,
-                timeout=timeout,
-            ) as reply:
-                if 300 <= reply.status < 400:
-                    raise Failed(f"answered {reply.status}: redirects are not followed")
-                content = await reply.content.read(self.max_body + 1)
-                while content and len(content) <= self.max_body:
-                    more = await reply.content.read(self.max_body + 1 - len(content))
-                    if not more:
+            async with asyncio.timeout(remaining), self._all, host.calls:
+                while True:
+                    fresh = not host.idle
+                    if fresh:
+                        reply = await self._connect(target, host, deadline - time.time())
+                    else:
+                        reply = host.idle.pop()
+                        if reply.idle is not None:
+                            reply.idle.cancel()
+                        if reply.closed:
+                            continue
+                    try:
+                        status, content = await reply.send(request)
                         break
-                    content += more
-                if len(content) > self.max_body:
-                    raise Failed(f"answered more than {self.max_body} bytes")
-        except aiohttp.ConnectionTimeoutError:
-            raise Failed("no connection in time", again=True) from None
+                    except Failed:
+                        if fresh or reply.heard:
+                            raise
+                        # a pooled connection the bot had closed: once more on a new one
         except TimeoutError:
+            if reply is not None:
+                reply.close()
             raise Failed("no answer before the deadline") from None
-        except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as exc:
-            raise Failed(f"{type(exc).__name__}: {exc}", again=True) from None
-        except aiohttp.ClientError as exc:
-            raise Failed(f"{type(exc).__name__}: {exc}") from None
-        return Answer(reply.status, bytes(content), time.monotonic() - started)
+        finally:
+            host.active -= 1
+            if reply is not None and reply.reusable and not reply.closed:
+                reply.reusable = False  # until its next answer
+                reply.idle = asyncio.get_running_loop().call_later(
+                    self.idle_s, self._expire, key, host, reply
+                )
+                host.idle.append(reply)
+            elif not host.active and not host.idle:
+                self._hosts.pop(key, None)
+        if 300 <= status < 400:
+            raise Failed(f"answered {status}: redirects are not followed")
+        return Answer(status, content, time.monotonic() - started)
+
+    def _expire(self, key: tuple[str, str, int], host: _Host, reply: _Reply) -> None:
+        """An idle connection unused for ``idle_s``: closed, and its host forgotten once it
+        has no other."""
+        reply.close()
+        with contextlib.suppress(ValueError):
+            host.idle.remove(reply)
+        if not host.active and not host.idle and self._hosts.get(key) is host:
+            del self._hosts[key]
 
     async def aclose(self) -> None:
-        if self._session is not None:
-            await self._session.close()
+        for host in self._hosts.values():
+            for reply in host.idle:
+                reply.close()
+            host.idle.clear()
+
+
+def _request(target: Target, body: bytes, headers: dict[str, str]) -> bytes:
+    """A POST's bytes, head and body: the URL's host in ``Host`` (its port if not the
+    scheme's), a JSON body, no credentials but what ``headers`` holds."""
+    try:
+        name = target.host.encode("idna").decode("ascii")
+    except UnicodeError:
+        raise Refused(f"{target.host} is not a host name") from None
+    if ":" in name:
+        name = f"[{name}]"
+    if target.port != (443 if target.scheme == "https" else 80):
+        name = f"{name}:{target.port}"
+    lines = [
+        f"POST {target.path} HTTP/1.1",
+        f"Host: {name}",
+        "User-Agent: referee-webhooks",
+        "Accept-Encoding: identity",
+        "Content-Type: application/json",
+        f"Content-Length: {len(body)}",
+    ]
+    for header, value in headers.items():
+        if not _TOKEN.fullmatch(header) or not (value.isascii() and value.isprintable()):
+            raise Refused(f"a header that cannot be sent: {header!r}")
+        lines.append(f"{header}: {value}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
+
+
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")

@@ -28,6 +28,7 @@ import asyncio
 import base64
 import contextlib
 import datetime
+import functools
 import logging
 import secrets
 import time
@@ -98,13 +99,19 @@ class Call(msgspec.Struct, frozen=True):
 Observer = Callable[[str, Call], Awaitable[None]]
 
 
+@functools.lru_cache(maxsize=4096)
+def _signer(secret: str) -> Webhook:
+    """A secret's key, decoded once for every call it signs (not once per call)."""
+    return Webhook(secret)
+
+
 def signed_headers(secret: str, message_id: str, body: bytes, now: float) -> dict[str, str]:
     """The Standard Webhooks headers of ``body``: its id, time and signature."""
     at = datetime.datetime.fromtimestamp(int(now), tz=datetime.UTC)
     return {
         "webhook-id": message_id,
         "webhook-timestamp": str(int(now)),
-        "webhook-signature": Webhook(secret).sign(message_id, at, body.decode()),
+        "webhook-signature": _signer(secret).sign(message_id, at, body.decode()),
     }
 
 
@@ -361,7 +368,11 @@ class WebhookSeats:
     ) -> bool:
         """Deliver a claimed turn and play the bot's move; on a failure, hold the claim until
         the deadline, where the default move is played. False: the webhook is gone."""
-        renewing = asyncio.create_task(self._renew(claim))
+        # most bots answer before a third of the lease: the renewing task starts only then
+        renewing: list[asyncio.Task[None]] = []
+        timer = asyncio.get_running_loop().call_later(
+            self.lease_s / 3, lambda: renewing.append(asyncio.create_task(self._renew(claim)))
+        )
         began, at = time.perf_counter(), time.time()
         try:
             move = await self.delivery.turn(registration, game_id, turn)
@@ -379,7 +390,9 @@ class WebhookSeats:
             await self._hold(claim, turn["deadline"])
             return True
         finally:
-            renewing.cancel()
+            timer.cancel()
+            for task in renewing:
+                task.cancel()
         try:
             # as strictly as a move posted over HTTP is decoded
             decoded = msgspec.convert(move, get_ruleset(turn["ruleset"]).Move)
@@ -415,10 +428,9 @@ class WebhookSeats:
 
     async def _renew(self, claim: Claim) -> None:
         with contextlib.suppress(*STORE_UNAVAILABLE):
-            while True:
+            while await claim.extend(self.lease_s):
                 await asyncio.sleep(self.lease_s / 3)
-                if not await claim.extend(self.lease_s):
-                    return  # lost (this process stalled): the seq check keeps it decided once
+            # lost (this process stalled): the seq check keeps it decided once
 
     async def _hold(self, claim: Claim, deadline: float) -> None:
         """Keep the turn claimed until its deadline has played the default move."""

@@ -17,6 +17,7 @@ entry whose game is gone is dropped by whoever finds it so.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import secrets
 from typing import Any, cast
 
@@ -46,7 +47,7 @@ class Claim:
         self.store = store
         self.key = key
         self.lease_ms = max(1, int(lease_s * 1000))
-        self.token = secrets.token_hex(8)
+        self.token = store.next_token()
 
     async def acquire(self) -> bool:
         """Whether this claim took the call (nobody held it)."""
@@ -72,6 +73,13 @@ class WebhookStore:
         self.shared = shared  # the process's shared connection (``store.connection``)
         self.timeout_s = timeout_s
         self._extend = redis.register_script(_EXTEND)
+        self._prefix = secrets.token_hex(8)  # this process's, random
+        self._count = itertools.count()
+
+    def next_token(self) -> str:
+        """A claim's holder token: this process's random prefix and a count, unique without
+        a random draw (a system call) per claim."""
+        return f"{self._prefix}.{next(self._count)}"
 
     async def register(self, game_id: str, seats: dict[int, bytes], ttl_s: int) -> None:
         """The game's webhook seats, written before the game is, and the game made live."""
@@ -83,9 +91,13 @@ class WebhookStore:
             await pipe.execute()  # one round trip
 
     async def registered(self, game_id: str) -> dict[int, bytes]:
+        """A game's registrations, read on the shared connection (once per game a process
+        follows: a pooled connection cost several times its CPU)."""
         async with asyncio.timeout(self.timeout_s):
-            found = cast(dict[bytes, bytes], await self.redis.hgetall(_registrations(game_id)))
-        return {int(seat): value for seat, value in found.items()}
+            found = await self.shared.execute("HGETALL", _registrations(game_id))
+        if isinstance(found, dict):  # RESP3
+            return {int(seat): value for seat, value in found.items()}
+        return {int(found[i]): found[i + 1] for i in range(0, len(found), 2)}
 
     async def unregister(self, game_id: str, seat: int) -> None:
         """The seat's webhook is gone (the bot answered 410): no replica calls it again."""
@@ -100,7 +112,7 @@ class WebhookStore:
     async def over(self, game_id: str) -> None:
         """The game needs no more calls: out of the live set (its registrations expire)."""
         async with asyncio.timeout(self.timeout_s):
-            await self.redis.srem(LIVE, game_id)
+            await self.shared.execute("SREM", LIVE, game_id)
 
     def claim(self, game_id: str, name: str, lease_s: float) -> Claim:
         """A claim on one call of the game's, not yet taken (``acquire``)."""

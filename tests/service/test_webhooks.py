@@ -418,3 +418,68 @@ def test_a_410_unregisters_and_a_refused_connection_is_tried_again_in_time():
     asyncio.run(scenario())
     gone.close()
     closed.close()
+
+
+def test_calls_reuse_keep_alive_connections_within_the_per_host_bound():
+    """Calls to one host ride on kept-alive connections (one here, the calls one after
+    another), at most ``per_host`` at a time; a connection the bot closed while idle is
+    replaced without a failure; a chunked answer and one that ends with its connection are
+    read whole."""
+    state = {"connections": 0, "open": 0, "most": 0}
+
+    async def scenario():
+        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            state["connections"] += 1
+            try:
+                while True:
+                    head = await reader.readuntil(b"\r\n\r\n")
+                    length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+                    await reader.readexactly(length)
+                    path = head.split(b" ")[1]
+                    state["open"] += 1
+                    state["most"] = max(state["most"], state["open"])
+                    await asyncio.sleep(0.05 if path == b"/slow" else 0)
+                    state["open"] -= 1
+                    if path == b"/chunked":
+                        writer.write(
+                            b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n"
+                            b'3\r\n{"a\r\n5\r\n": 1}\r\n0\r\n\r\n'
+                        )
+                    elif path == b"/until-close":
+                        writer.write(b"HTTP/1.1 200 OK\r\nconnection: close\r\n\r\n{}")
+                        await writer.drain()
+                        writer.close()
+                        return
+                    else:
+                        writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}")
+                    if path == b"/then-close":
+                        await writer.drain()
+                        writer.close()  # as a bot's idle timeout would, unannounced
+                        return
+            except (asyncio.IncompleteReadError, ConnectionError):
+                writer.close()
+
+        server = await asyncio.start_server(serve, "127.0.0.1", 0)
+        base = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+        outbound = Outbound(Allowed(["127.0.0.1"]), per_host=2)
+        try:
+            for _ in range(5):
+                answer = await outbound.post(base + "/", b"{}", {}, time.time() + 2)
+                assert (answer.status, answer.body) == (200, b"{}")
+            assert state["connections"] == 1  # one kept alive
+            await outbound.post(base + "/then-close", b"{}", {}, time.time() + 2)
+            await asyncio.sleep(0.05)
+            answer = await outbound.post(base + "/", b"{}", {}, time.time() + 2)
+            assert answer.status == 200 and state["connections"] == 2
+            answer = await outbound.post(base + "/chunked", b"{}", {}, time.time() + 2)
+            assert answer.body == b'{"a": 1}'
+            answer = await outbound.post(base + "/until-close", b"{}", {}, time.time() + 2)
+            assert answer.body == b"{}"
+            calls = [outbound.post(base + "/slow", b"{}", {}, time.time() + 5) for _ in range(6)]
+            assert all(a.status == 200 for a in await asyncio.gather(*calls))
+            assert state["most"] == 2  # per_host
+        finally:
+            await outbound.aclose()
+            server.close()
+
+    asyncio.run(scenario())
