@@ -15,7 +15,7 @@ SOME_GAME = "0123456789abcdef"
 
 def _game_key_pattern() -> re.Pattern[str]:
     conf = (ROOT / "deploy" / "nginx.conf").read_text()
-    pattern = re.search(r'"~(\^/v1/games/[^"]+)"\s+\$game;', conf).group(1)
+    pattern = re.search(r'"~(\^/v1/[^"]+)"\s+\$game;', conf).group(1)
     return re.compile(pattern.replace("(?<", "(?P<"))  # nginx (PCRE) names groups as (?<name>)
 
 

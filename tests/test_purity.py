@@ -44,6 +44,7 @@ def test_public_surface_is_pinned():
         [
             "DEFAULT",
             "ORIGINS",
+            "REFUSAL_STATUSES",
             "RULESETS",
             "Decision",
             "DuplicateRuleset",
@@ -51,6 +52,7 @@ def test_public_surface_is_pinned():
             "InvalidOption",
             "Record",
             "Recorder",
+            "RefusalCode",
             "RuleViolation",
             "Ruleset",
             "VerifyReport",
@@ -58,6 +60,7 @@ def test_public_surface_is_pinned():
             "chain_start",
             "check_seats",
             "commitment",
+            "declared_codes",
             "dice_key",
             "register",
             "final_seats",

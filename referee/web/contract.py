@@ -163,6 +163,10 @@ _DESCRIPTIONS = {
     "losses), its recent games and its games in play.",
     "rotateBotToken": "A new bot token (shown once); the old one stops working at once. By "
     "the bot itself (its token) or the organizer who created it.",
+    "setBotWebhook": "The bot itself (its token) or its organizer sets the URL the referee "
+    "calls with each of the bot's turns (a host that is an address not globally routable is "
+    "refused, 422 webhook-url-refused), or removes it with null; either way a new signing "
+    "secret is answered, once. Games already running keep the webhook they started with.",
     "revokeBotToken": "The bot keeps no working token until its organizer gives it one "
     "(rotateBotToken); it leaves the arena.",
     "setBotStatus": "Pause, ban or reinstate a bot (the organizer who created it): a bot "
