@@ -21,6 +21,7 @@ from typing import Any
 import msgspec
 
 from ..core.documents import check_name, new_token, token_hash
+from ..core.game import LoadedGame
 from ..core.league import (
     BotDoc,
     ChallengeDoc,
@@ -51,6 +52,12 @@ __all__ = ["LeagueService", "LeagueSettings"]
 
 log = logging.getLogger("referee")
 _json = msgspec.json.Decoder()
+
+#: how often a long-polled next decision looks at the bot's token again (and marks it seen):
+#: a token rotated or revoked meanwhile ends the poll within this long
+RECHECK_S = 1.0
+#: league games' records remembered in the process at most (see ``_league_game``)
+LEAGUE_GAMES_KEPT = 10_000
 
 
 class LeagueSettings(msgspec.Struct, frozen=True):
@@ -97,6 +104,7 @@ class LeagueService:
         self.holder = secrets.token_hex(8)  # this process's mark on the matchmaker's lock
         self.waiting = 0  # bots the matchmaker last found in the arena's pool
         self.webhooks: WebhookSeats | None = None
+        self._league_games: dict[str, LeagueGame] = {}  # see _league_game
 
     def attach(self, webhooks: WebhookSeats) -> None:
         """Deliver the games of bots with a webhook through ``webhooks``, told of each call."""
@@ -364,6 +372,7 @@ class LeagueService:
                 for key, old, new in zip(bots, read, after, strict=True)
             ]
             settled = await self.store.settle(game_id, ruleset, entry, now, seats)
+            self._league_games.pop(game_id, None)
             if settled == 0:
                 await self.store.drop_game(game_id)  # listed again after it was settled
                 return False
@@ -755,22 +764,31 @@ class LeagueService:
 
     # -- a bot's next decision -----------------------------------------------------------------
 
-    async def next_decision(self, token: str | None, wait_s: float) -> dict[str, Any]:
+    async def next_decision(
+        self, token: str | None, wait_s: float, bot: tuple[str, BotDoc] | None = None
+    ) -> dict[str, Any]:
         """The bot's next turn in any of its league games, or its open challenges (long-polled
-        while it has neither)."""
+        while it has neither). ``bot``: the bot as its token was found just now (its key and
+        account). A long poll looks at the token again once a second (``RECHECK_S``): a
+        token rotated or revoked meanwhile ends it within that second."""
         stop = time.monotonic() + wait_s
+        key, doc = bot if bot is not None else await self.bot_of(token, playing=False)
+        checked = time.monotonic()
+        await self.store.seen(key, time.time())
         while True:
-            key, doc = await self.bot_of(token, playing=False)
+            if time.monotonic() - checked >= RECHECK_S:
+                key, doc = await self.bot_of(token, playing=False)
+                checked = time.monotonic()
+                await self.store.seen(key, time.time())
             now = time.time()
-            await self.store.seen(key, now)
+            playing, entered, inbox = await self.store.lookout(key, now)
             in_play: dict[str, str] = {}
-            for game_id in await self.store.playing(key):
-                blob = await self.store.league_game(game_id)
-                if blob is None:
+            for game_id in playing:
+                league_game = await self._league_game(game_id)
+                if league_game is None:
                     continue
-                league_game = decode(blob, LeagueGame)
                 try:
-                    game = await self.games.current(game_id)
+                    game = await self._game_now(game_id)
                 except Refusal:
                     continue
                 if game.doc.status == "finished":
@@ -788,7 +806,7 @@ class LeagueService:
                         "turn": turn,
                     }
                 in_play[game_id] = game.last_event_id
-            for tournament_id in await self.store.entered(key) if self.tournaments else []:
+            for tournament_id in entered if self.tournaments else []:
                 assert self.tournaments is not None
                 try:
                     step = await self.tournaments.next_decision(f"{tournament_id}.{token}", 0)
@@ -800,7 +818,7 @@ class LeagueService:
                     return step
                 if step["status"] == "finished":
                     await self.store.done_with(key, tournament_id)
-            challenges = await self.open_challenges(key, now)
+            challenges = await self.open_challenges(key, now, inbox) if inbox else []
             if challenges:
                 return {"status": "challenged", "challenges": challenges}
             remaining = stop - time.monotonic()
@@ -812,17 +830,44 @@ class LeagueService:
             else:
                 await asyncio.sleep(min(0.1, remaining))  # waiting to be paired
 
+    async def _league_game(self, game_id: str) -> LeagueGame | None:
+        """A league game's record: written once when the game is made and never changed, so
+        remembered in the process once read (forgotten when the game is settled)."""
+        league_game = self._league_games.get(game_id)
+        if league_game is None:
+            blob = await self.store.league_game(game_id)
+            if blob is None:
+                return None
+            if len(self._league_games) >= LEAGUE_GAMES_KEPT:
+                self._league_games.clear()
+            league_game = self._league_games[game_id] = decode(blob, LeagueGame)
+        return league_game
+
+    async def _game_now(self, game_id: str) -> LoadedGame:
+        """The game as it is now: its remembered form where the commits heard prove it
+        current (as ``SeatService.wait_turn`` answers), else as read."""
+        known = await self.games.proven_form(game_id)
+        if known is not None:
+            with contextlib.suppress(Refusal):
+                return await self.games.current(game_id, known, reading=True)
+        return await self.games.current(game_id, reading=True)
+
     async def seat_token(self, token: str | None, game_id: str) -> str:
         """The token of the bot's seat in one of its league games."""
-        key, _ = await self.bot_of(token, playing=False)
+        return (await self.seat_of_bot(token, game_id))[0]
+
+    async def seat_of_bot(self, token: str | None, game_id: str) -> tuple[str, tuple[str, BotDoc]]:
+        """The token of the bot's seat in one of its league games, and the bot as its token
+        found it (its key and account, for ``next_decision``)."""
+        key, doc = await self.bot_of(token, playing=False)
         blob = await self.store.league_game(game_id)
         league_game = decode(blob, LeagueGame) if blob else None
         if league_game is not None and key in league_game.bots and league_game.seat_tokens:
-            return league_game.seat_tokens[league_game.bots.index(key)]
+            return league_game.seat_tokens[league_game.bots.index(key)], (key, doc)
         # a tournament's table: its seats answer to the bot's entrant token
         game = await self.games.current(game_id)
         if game.doc.tournament and game.doc.tournament in await self.store.entered(key):
-            return f"{game.doc.tournament}.{token}"
+            return f"{game.doc.tournament}.{token}", (key, doc)
         raise Refusal("forbidden", "the bot holds no seat of a game of that id in play")
 
     # -- challenges ----------------------------------------------------------------------------
@@ -918,9 +963,12 @@ class LeagueService:
             raise _not_found(key)
         return key, decode(found[1], BotDoc)
 
-    async def open_challenges(self, key: str, now: float) -> list[dict[str, Any]]:
+    async def open_challenges(
+        self, key: str, now: float, inbox: list[str] | None = None
+    ) -> list[dict[str, Any]]:
+        """The bot's open challenges (``inbox``: their ids, read just now)."""
         shown = []
-        for challenge_id in await self.store.inbox(key, now):
+        for challenge_id in await self.store.inbox(key, now) if inbox is None else inbox:
             found = await self.store.load_challenge(challenge_id)
             if found is None:
                 continue

@@ -306,6 +306,23 @@ class LeagueStore:
             found = await self.redis.smembers(f"{P}:playing:{key}")
         return sorted(g.decode() for g in cast("set[bytes]", found))
 
+    async def lookout(self, key: str, now: float) -> tuple[list[str], list[str], list[str]]:
+        """What a bot's next decision looks at, in one round trip: its games in play, the
+        tournaments it entered and its open challenges' ids (``playing``, ``entered`` and
+        ``inbox`` together)."""
+        inbox = f"{P}:inbox:{key}"
+        async with self.patience.bounded(), self.redis.pipeline(transaction=False) as pipe:
+            pipe.smembers(f"{P}:playing:{key}")
+            pipe.smembers(f"{P}:entered:{key}")
+            pipe.zremrangebyscore(inbox, "-inf", now)
+            pipe.zrange(inbox, 0, 49)
+            playing, entered, _, challenges = await pipe.execute()
+        return (
+            sorted(g.decode() for g in cast("set[bytes]", playing)),
+            sorted(t.decode() for t in cast("set[bytes]", entered)),
+            [c.decode() for c in cast("list[bytes]", challenges)],
+        )
+
     async def seek(self, key: str, blob: bytes, now: float) -> None:
         async with self.patience.bounded():
             await self.redis.hset(self.POOL, key, blob)
