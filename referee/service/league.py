@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import secrets
 import time
 from typing import Any
@@ -53,9 +54,12 @@ __all__ = ["LeagueService", "LeagueSettings"]
 log = logging.getLogger("referee")
 _json = msgspec.json.Decoder()
 
-#: how often a long-polled next decision looks at the bot's token again (and marks it seen):
-#: a token rotated or revoked meanwhile ends the poll within this long
+#: how long a bot's token and account are taken as read for its games' requests (and how
+#: often it is marked seen): a token rotated or revoked through another replica stops
+#: working within this long (through this one: at once)
 RECHECK_S = 1.0
+#: bots remembered in the process at most (see ``known_bot``)
+BOTS_KEPT = 10_000
 #: league games' records remembered in the process at most (see ``_league_game``)
 LEAGUE_GAMES_KEPT = 10_000
 
@@ -105,6 +109,10 @@ class LeagueService:
         self.waiting = 0  # bots the matchmaker last found in the arena's pool
         self.webhooks: WebhookSeats | None = None
         self._league_games: dict[str, LeagueGame] = {}  # see _league_game
+        # see known_bot: token digest -> (key, account, when read); key -> token digest
+        self._bots: dict[bytes, tuple[str, BotDoc, float]] = {}
+        self._token_of: dict[str, bytes] = {}
+        self._seen_at: dict[str, float] = {}  # see _seen
 
     def attach(self, webhooks: WebhookSeats) -> None:
         """Deliver the games of bots with a webhook through ``webhooks``, told of each call."""
@@ -207,6 +215,39 @@ class LeagueService:
             raise Refusal("bot-not-active", f"the bot is {doc.status}: it may not play now")
         return key, doc
 
+    async def known_bot(self, token: str | None) -> tuple[str, BotDoc]:
+        """``bot_of(token, playing=False)`` for the requests of a bot's games (its seat's
+        token, its next decision), remembered for ``RECHECK_S``: a token rotated or revoked
+        (or a bot changed) through this process is forgotten at once, through another
+        replica it stops working here within ``RECHECK_S``."""
+        digest = bot_token_hash(token) if is_bot_token(token) and token is not None else b""
+        known = self._bots.get(digest) if digest else None
+        if known is not None and time.monotonic() - known[2] < RECHECK_S:
+            return known[0], known[1]
+        key, doc = await self.bot_of(token, playing=False)
+        if len(self._bots) >= BOTS_KEPT:
+            self._bots.clear()
+            self._token_of.clear()
+        self._forget_bot(key)
+        self._bots[digest] = (key, doc, time.monotonic())
+        self._token_of[key] = digest
+        return key, doc
+
+    def _forget_bot(self, key: str) -> None:
+        digest = self._token_of.pop(key, None)
+        if digest is not None:
+            self._bots.pop(digest, None)
+
+    async def _seen(self, key: str, now: float) -> None:
+        """Mark the bot seen (it asked), at most once in ``RECHECK_S``: the matchmaker looks
+        for bots unseen for ``stale_s``."""
+        moment = time.monotonic()
+        if moment - self._seen_at.get(key, -math.inf) >= RECHECK_S:
+            if len(self._seen_at) >= BOTS_KEPT:
+                self._seen_at.clear()
+            self._seen_at[key] = moment
+            await self.store.seen(key, now)
+
     async def _update_bot(self, key: str, change: Any, **tokens: bytes) -> BotDoc:
         for _ in range(MAX_RETRIES):
             found = await self.store.load_bot(key)
@@ -214,7 +255,9 @@ class LeagueService:
                 raise _not_found(key)
             doc = decode(found[1], BotDoc)
             change(doc)
+            self._forget_bot(key)
             if await self.store.save_bot(key, found[0], encode(doc), **tokens):
+                self._forget_bot(key)  # a request meanwhile may have read it as it was
                 return doc
         raise busy("the bot")
 
@@ -764,23 +807,15 @@ class LeagueService:
 
     # -- a bot's next decision -----------------------------------------------------------------
 
-    async def next_decision(
-        self, token: str | None, wait_s: float, bot: tuple[str, BotDoc] | None = None
-    ) -> dict[str, Any]:
+    async def next_decision(self, token: str | None, wait_s: float) -> dict[str, Any]:
         """The bot's next turn in any of its league games, or its open challenges (long-polled
-        while it has neither). ``bot``: the bot as its token was found just now (its key and
-        account). A long poll looks at the token again once a second (``RECHECK_S``): a
-        token rotated or revoked meanwhile ends it within that second."""
+        while it has neither). The bot is looked at through ``known_bot``: a long poll sees a
+        token rotated or revoked meanwhile within ``RECHECK_S``."""
         stop = time.monotonic() + wait_s
-        key, doc = bot if bot is not None else await self.bot_of(token, playing=False)
-        checked = time.monotonic()
-        await self.store.seen(key, time.time())
         while True:
-            if time.monotonic() - checked >= RECHECK_S:
-                key, doc = await self.bot_of(token, playing=False)
-                checked = time.monotonic()
-                await self.store.seen(key, time.time())
+            key, doc = await self.known_bot(token)
             now = time.time()
+            await self._seen(key, now)
             playing, entered, inbox = await self.store.lookout(key, now)
             in_play: dict[str, str] = {}
             for game_id in playing:
@@ -854,20 +889,14 @@ class LeagueService:
 
     async def seat_token(self, token: str | None, game_id: str) -> str:
         """The token of the bot's seat in one of its league games."""
-        return (await self.seat_of_bot(token, game_id))[0]
-
-    async def seat_of_bot(self, token: str | None, game_id: str) -> tuple[str, tuple[str, BotDoc]]:
-        """The token of the bot's seat in one of its league games, and the bot as its token
-        found it (its key and account, for ``next_decision``)."""
-        key, doc = await self.bot_of(token, playing=False)
-        blob = await self.store.league_game(game_id)
-        league_game = decode(blob, LeagueGame) if blob else None
+        key, _ = await self.known_bot(token)
+        league_game = await self._league_game(game_id)
         if league_game is not None and key in league_game.bots and league_game.seat_tokens:
-            return league_game.seat_tokens[league_game.bots.index(key)], (key, doc)
+            return league_game.seat_tokens[league_game.bots.index(key)]
         # a tournament's table: its seats answer to the bot's entrant token
         game = await self.games.current(game_id)
         if game.doc.tournament and game.doc.tournament in await self.store.entered(key):
-            return f"{game.doc.tournament}.{token}", (key, doc)
+            return f"{game.doc.tournament}.{token}"
         raise Refusal("forbidden", "the bot holds no seat of a game of that id in play")
 
     # -- challenges ----------------------------------------------------------------------------

@@ -313,14 +313,13 @@ class DecideNextController(Controller):
         services = services_of(state)
         token = request_bearer(request)
         # an entrant's own token is its seats' token; a bot's seat has its own
-        bot = None
-        seat_token: str | None = token
-        if is_bot_token(token):
-            seat_token, bot = await services.league.seat_of_bot(token, game_id)
+        seat_token = (
+            await services.league.seat_token(token, game_id) if is_bot_token(token) else token
+        )
         await services.seats.move(game_id, seat_token, data.seq, moves)
         async with waiting(request, services, wait):
             if is_bot_token(token):
-                result = await services.league.next_decision(token, wait, bot)
+                result = await services.league.next_decision(token, wait)
             else:
                 result = await services.tournaments.next_decision(token, wait)
         return next_decision(**result)
