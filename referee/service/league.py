@@ -113,6 +113,7 @@ class LeagueService:
         self._bots: dict[bytes, tuple[str, BotDoc, float]] = {}
         self._token_of: dict[str, bytes] = {}
         self._seen_at: dict[str, float] = {}  # see _seen
+        self._playing: dict[str, list[str]] = {}  # each bot's games as last read
 
     def attach(self, webhooks: WebhookSeats) -> None:
         """Deliver the games of bots with a webhook through ``webhooks``, told of each call."""
@@ -816,7 +817,13 @@ class LeagueService:
             key, doc = await self.known_bot(token)
             now = time.time()
             await self._seen(key, now)
+            step = await self._remembered_turn(key, doc)
+            if step is not None:
+                return step
             playing, entered, inbox = await self.store.lookout(key, now)
+            if len(self._playing) >= BOTS_KEPT:
+                self._playing.clear()
+            self._playing[key] = playing
             in_play: dict[str, str] = {}
             for game_id in playing:
                 league_game = await self._league_game(game_id)
@@ -864,6 +871,33 @@ class LeagueService:
                     await self.games.wait_for_commits(in_play, min(remaining, 1.0))
             else:
                 await asyncio.sleep(min(0.1, remaining))  # waiting to be paired
+
+    async def _remembered_turn(self, key: str, doc: BotDoc) -> dict[str, Any] | None:
+        """The bot's turn in one of the games it was last found playing, where the process
+        remembers the game and the commits heard prove it current: no read at all (a turn
+        right after the bot's own decision, or after an opponent's heard commit). None: look
+        at everything (its games, tournaments and challenges) in Redis."""
+        for game_id in self._playing.get(key, ()):
+            league_game = self._league_games.get(game_id)
+            known = await self.games.proven_form(game_id) if league_game else None
+            if league_game is None or known is None:
+                continue
+            try:
+                game = await self.games.current(game_id, known, reading=True)
+            except Refusal:
+                continue
+            seat = league_game.seat_of(key)
+            if game.doc.status == "finished" or (doc.webhook and seat in league_game.webhooks):
+                continue
+            turn = game.turn(seat)
+            if turn["status"] == "your_turn":
+                return {
+                    "status": "your_turn",
+                    "game_id": game_id,
+                    "seat_token": league_game.seat_tokens[league_game.bots.index(key)],
+                    "turn": turn,
+                }
+        return None
 
     async def _league_game(self, game_id: str) -> LeagueGame | None:
         """A league game's record: written once when the game is made and never changed, so
