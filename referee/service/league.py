@@ -383,12 +383,11 @@ class LeagueService:
 
     async def settle(self, game_id: str) -> bool:
         """Rate a finished league game and free its bots: True for the one call that did."""
-        blob = await self.store.league_game(game_id)
-        if blob is None:
+        league_game = await self._league_game(game_id)
+        if league_game is None:
             return False
-        league_game = decode(blob, LeagueGame)
         try:
-            game = await self.games.current(game_id)
+            game = await self._game_now(game_id)
         except Refusal as refusal:
             # never made (a minute after it was listed: its creation may be on its way), or
             # long expired
