@@ -190,6 +190,23 @@ class GameService:
             stored = game.now_stored
         raise busy()
 
+    async def proven_form(self, game_id: str) -> Stored | None:
+        """The game's remembered form, where it is the game as it is now: remembered while its
+        commits are heard, and none heard after it. A commit of this process on its way,
+        already heard, dropped the form remembered before it: its reply is as near as a
+        read's would be (and, landed behind a later commit heard already, the next one's is).
+        """
+        memory = self.memory
+        if not memory.hears(game_id):
+            return None  # nothing is remembered of a game not heard
+        for _ in range(MAX_RETRIES):
+            known = memory.remembered(game_id)
+            in_flight = memory.in_flight.get(game_id)
+            if known is not None or in_flight is None:
+                return known
+            await in_flight.landed()
+        return memory.remembered(game_id)
+
     # -- committing ----------------------------------------------------------------------------
 
     async def write(self, game: LoadedGame, listed_at: float | None = None) -> bool:

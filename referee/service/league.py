@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import secrets
 import time
 from typing import Any
@@ -21,6 +22,7 @@ from typing import Any
 import msgspec
 
 from ..core.documents import check_name, new_token, token_hash
+from ..core.game import LoadedGame
 from ..core.league import (
     BotDoc,
     ChallengeDoc,
@@ -51,6 +53,15 @@ __all__ = ["LeagueService", "LeagueSettings"]
 
 log = logging.getLogger("referee")
 _json = msgspec.json.Decoder()
+
+#: how long a bot's token and account are taken as read for its games' requests (and how
+#: often it is marked seen): a token rotated or revoked through another replica stops
+#: working within this long (through this one: at once)
+RECHECK_S = 1.0
+#: bots remembered in the process at most (see ``known_bot``)
+BOTS_KEPT = 10_000
+#: league games' records remembered in the process at most (see ``_league_game``)
+LEAGUE_GAMES_KEPT = 10_000
 
 
 class LeagueSettings(msgspec.Struct, frozen=True):
@@ -97,6 +108,12 @@ class LeagueService:
         self.holder = secrets.token_hex(8)  # this process's mark on the matchmaker's lock
         self.waiting = 0  # bots the matchmaker last found in the arena's pool
         self.webhooks: WebhookSeats | None = None
+        self._league_games: dict[str, LeagueGame] = {}  # see _league_game
+        # see known_bot: token digest -> (key, account, when read); key -> token digest
+        self._bots: dict[bytes, tuple[str, BotDoc, float]] = {}
+        self._token_of: dict[str, bytes] = {}
+        self._seen_at: dict[str, float] = {}  # see _seen
+        self._playing: dict[str, list[str]] = {}  # each bot's games as last read
 
     def attach(self, webhooks: WebhookSeats) -> None:
         """Deliver the games of bots with a webhook through ``webhooks``, told of each call."""
@@ -199,6 +216,39 @@ class LeagueService:
             raise Refusal("bot-not-active", f"the bot is {doc.status}: it may not play now")
         return key, doc
 
+    async def known_bot(self, token: str | None) -> tuple[str, BotDoc]:
+        """``bot_of(token, playing=False)`` for the requests of a bot's games (its seat's
+        token, its next decision), remembered for ``RECHECK_S``: a token rotated or revoked
+        (or a bot changed) through this process is forgotten at once, through another
+        replica it stops working here within ``RECHECK_S``."""
+        digest = bot_token_hash(token) if is_bot_token(token) and token is not None else b""
+        known = self._bots.get(digest) if digest else None
+        if known is not None and time.monotonic() - known[2] < RECHECK_S:
+            return known[0], known[1]
+        key, doc = await self.bot_of(token, playing=False)
+        if len(self._bots) >= BOTS_KEPT:
+            self._bots.clear()
+            self._token_of.clear()
+        self._forget_bot(key)
+        self._bots[digest] = (key, doc, time.monotonic())
+        self._token_of[key] = digest
+        return key, doc
+
+    def _forget_bot(self, key: str) -> None:
+        digest = self._token_of.pop(key, None)
+        if digest is not None:
+            self._bots.pop(digest, None)
+
+    async def _seen(self, key: str, now: float) -> None:
+        """Mark the bot seen (it asked), at most once in ``RECHECK_S``: the matchmaker looks
+        for bots unseen for ``stale_s``."""
+        moment = time.monotonic()
+        if moment - self._seen_at.get(key, -math.inf) >= RECHECK_S:
+            if len(self._seen_at) >= BOTS_KEPT:
+                self._seen_at.clear()
+            self._seen_at[key] = moment
+            await self.store.seen(key, now)
+
     async def _update_bot(self, key: str, change: Any, **tokens: bytes) -> BotDoc:
         for _ in range(MAX_RETRIES):
             found = await self.store.load_bot(key)
@@ -206,7 +256,9 @@ class LeagueService:
                 raise _not_found(key)
             doc = decode(found[1], BotDoc)
             change(doc)
+            self._forget_bot(key)
             if await self.store.save_bot(key, found[0], encode(doc), **tokens):
+                self._forget_bot(key)  # a request meanwhile may have read it as it was
                 return doc
         raise busy("the bot")
 
@@ -331,12 +383,11 @@ class LeagueService:
 
     async def settle(self, game_id: str) -> bool:
         """Rate a finished league game and free its bots: True for the one call that did."""
-        blob = await self.store.league_game(game_id)
-        if blob is None:
+        league_game = await self._league_game(game_id)
+        if league_game is None:
             return False
-        league_game = decode(blob, LeagueGame)
         try:
-            game = await self.games.current(game_id)
+            game = await self._game_now(game_id)
         except Refusal as refusal:
             # never made (a minute after it was listed: its creation may be on its way), or
             # long expired
@@ -364,6 +415,7 @@ class LeagueService:
                 for key, old, new in zip(bots, read, after, strict=True)
             ]
             settled = await self.store.settle(game_id, ruleset, entry, now, seats)
+            self._league_games.pop(game_id, None)
             if settled == 0:
                 await self.store.drop_game(game_id)  # listed again after it was settled
                 return False
@@ -757,20 +809,27 @@ class LeagueService:
 
     async def next_decision(self, token: str | None, wait_s: float) -> dict[str, Any]:
         """The bot's next turn in any of its league games, or its open challenges (long-polled
-        while it has neither)."""
+        while it has neither). The bot is looked at through ``known_bot``: a long poll sees a
+        token rotated or revoked meanwhile within ``RECHECK_S``."""
         stop = time.monotonic() + wait_s
         while True:
-            key, doc = await self.bot_of(token, playing=False)
+            key, doc = await self.known_bot(token)
             now = time.time()
-            await self.store.seen(key, now)
+            await self._seen(key, now)
+            step = await self._remembered_turn(key, doc)
+            if step is not None:
+                return step
+            playing, entered, inbox = await self.store.lookout(key, now)
+            if len(self._playing) >= BOTS_KEPT:
+                self._playing.clear()
+            self._playing[key] = playing
             in_play: dict[str, str] = {}
-            for game_id in await self.store.playing(key):
-                blob = await self.store.league_game(game_id)
-                if blob is None:
+            for game_id in playing:
+                league_game = await self._league_game(game_id)
+                if league_game is None:
                     continue
-                league_game = decode(blob, LeagueGame)
                 try:
-                    game = await self.games.current(game_id)
+                    game = await self._game_now(game_id)
                 except Refusal:
                     continue
                 if game.doc.status == "finished":
@@ -788,7 +847,7 @@ class LeagueService:
                         "turn": turn,
                     }
                 in_play[game_id] = game.last_event_id
-            for tournament_id in await self.store.entered(key) if self.tournaments else []:
+            for tournament_id in entered if self.tournaments else []:
                 assert self.tournaments is not None
                 try:
                     step = await self.tournaments.next_decision(f"{tournament_id}.{token}", 0)
@@ -800,7 +859,7 @@ class LeagueService:
                     return step
                 if step["status"] == "finished":
                     await self.store.done_with(key, tournament_id)
-            challenges = await self.open_challenges(key, now)
+            challenges = await self.open_challenges(key, now, inbox) if inbox else []
             if challenges:
                 return {"status": "challenged", "challenges": challenges}
             remaining = stop - time.monotonic()
@@ -812,11 +871,59 @@ class LeagueService:
             else:
                 await asyncio.sleep(min(0.1, remaining))  # waiting to be paired
 
+    async def _remembered_turn(self, key: str, doc: BotDoc) -> dict[str, Any] | None:
+        """The bot's turn in one of the games it was last found playing, where the process
+        remembers the game and the commits heard prove it current: no read at all (a turn
+        right after the bot's own decision, or after an opponent's heard commit). None: look
+        at everything (its games, tournaments and challenges) in Redis."""
+        for game_id in self._playing.get(key, ()):
+            league_game = self._league_games.get(game_id)
+            known = await self.games.proven_form(game_id) if league_game else None
+            if league_game is None or known is None:
+                continue
+            try:
+                game = await self.games.current(game_id, known, reading=True)
+            except Refusal:
+                continue
+            seat = league_game.seat_of(key)
+            if game.doc.status == "finished" or (doc.webhook and seat in league_game.webhooks):
+                continue
+            turn = game.turn(seat)
+            if turn["status"] == "your_turn":
+                return {
+                    "status": "your_turn",
+                    "game_id": game_id,
+                    "seat_token": league_game.seat_tokens[league_game.bots.index(key)],
+                    "turn": turn,
+                }
+        return None
+
+    async def _league_game(self, game_id: str) -> LeagueGame | None:
+        """A league game's record: written once when the game is made and never changed, so
+        remembered in the process once read (forgotten when the game is settled)."""
+        league_game = self._league_games.get(game_id)
+        if league_game is None:
+            blob = await self.store.league_game(game_id)
+            if blob is None:
+                return None
+            if len(self._league_games) >= LEAGUE_GAMES_KEPT:
+                self._league_games.clear()
+            league_game = self._league_games[game_id] = decode(blob, LeagueGame)
+        return league_game
+
+    async def _game_now(self, game_id: str) -> LoadedGame:
+        """The game as it is now: its remembered form where the commits heard prove it
+        current (as ``SeatService.wait_turn`` answers), else as read."""
+        known = await self.games.proven_form(game_id)
+        if known is not None:
+            with contextlib.suppress(Refusal):
+                return await self.games.current(game_id, known, reading=True)
+        return await self.games.current(game_id, reading=True)
+
     async def seat_token(self, token: str | None, game_id: str) -> str:
         """The token of the bot's seat in one of its league games."""
-        key, _ = await self.bot_of(token, playing=False)
-        blob = await self.store.league_game(game_id)
-        league_game = decode(blob, LeagueGame) if blob else None
+        key, _ = await self.known_bot(token)
+        league_game = await self._league_game(game_id)
         if league_game is not None and key in league_game.bots and league_game.seat_tokens:
             return league_game.seat_tokens[league_game.bots.index(key)]
         # a tournament's table: its seats answer to the bot's entrant token
@@ -918,9 +1025,12 @@ class LeagueService:
             raise _not_found(key)
         return key, decode(found[1], BotDoc)
 
-    async def open_challenges(self, key: str, now: float) -> list[dict[str, Any]]:
+    async def open_challenges(
+        self, key: str, now: float, inbox: list[str] | None = None
+    ) -> list[dict[str, Any]]:
+        """The bot's open challenges (``inbox``: their ids, read just now)."""
         shown = []
-        for challenge_id in await self.store.inbox(key, now):
+        for challenge_id in await self.store.inbox(key, now) if inbox is None else inbox:
             found = await self.store.load_challenge(challenge_id)
             if found is None:
                 continue

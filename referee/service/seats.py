@@ -42,7 +42,7 @@ class Seats:
         """
         stop = time.monotonic() + wait_s
         await self._hear(game_id)
-        known = await self._proven_form(game_id)
+        known = await self.games.proven_form(game_id)
         while True:
             game, seat = await self._game_now(game_id, token, known)
             after = game.last_event_id  # read with the game: no event slips between
@@ -74,23 +74,6 @@ class Seats:
         if not self.games.follows(game_id):
             with contextlib.suppress(*STORE_UNAVAILABLE):
                 await self.games.follow(game_id)
-
-    async def _proven_form(self, game_id: str) -> Stored | None:
-        """The game's remembered form, where it is the game as it is now: remembered while its
-        commits are heard, and none heard after it. A commit of this process on its way,
-        already heard, dropped the form remembered before it: its reply is as near as a
-        read's would be (and, landed behind a later commit heard already, the next one's is).
-        """
-        memory = self.memory
-        if not memory.hears(game_id):
-            return None  # nothing is remembered of a game not heard
-        for _ in range(MAX_RETRIES):
-            known = memory.remembered(game_id)
-            in_flight = memory.in_flight.get(game_id)
-            if known is not None or in_flight is None:
-                return known
-            await in_flight.landed()
-        return memory.remembered(game_id)
 
     async def _game_now(
         self, game_id: str, token: str | None, known: Stored | None

@@ -94,6 +94,13 @@ return 1
 # Seat a table of the arena (KEYS: pool, games, free, then per bot playing and day keys) if
 # every bot is still in the pool with a free place (ARGV: game id, its LeagueGame, day's
 # time to live, then per bot its key and how many games it may play at once).
+# a bot's games in play, its tournaments, and its open challenges (the expired ones dropped)
+_LOOKOUT = """
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[1])
+return {redis.call('SMEMBERS', KEYS[1]), redis.call('SMEMBERS', KEYS[2]),
+        redis.call('ZRANGE', KEYS[3], 0, 49)}
+"""
+
 _TAKE = """
 local n = (#ARGV - 3) / 2
 for i = 0, n - 1 do
@@ -148,6 +155,7 @@ class LeagueStore:
         self._save = redis.register_script(_SAVE)
         self._settle = redis.register_script(_SETTLE)
         self._take = redis.register_script(_TAKE)
+        self._lookout = redis.register_script(_LOOKOUT)
 
     # -- bots ----------------------------------------------------------------------------------
 
@@ -305,6 +313,20 @@ class LeagueStore:
         async with self.patience.bounded():
             found = await self.redis.smembers(f"{P}:playing:{key}")
         return sorted(g.decode() for g in cast("set[bytes]", found))
+
+    async def lookout(self, key: str, now: float) -> tuple[list[str], list[str], list[str]]:
+        """What a bot's next decision looks at, in one script (one command for the client to
+        send and parse): its games in play, the tournaments it entered and its open
+        challenges' ids (``playing``, ``entered`` and ``inbox`` together)."""
+        keys = [f"{P}:playing:{key}", f"{P}:entered:{key}", f"{P}:inbox:{key}"]
+        async with self.patience.bounded():
+            found = await self._lookout(keys=keys, args=[now])
+        playing, entered, challenges = cast("list[list[bytes]]", found)
+        return (
+            sorted(g.decode() for g in playing),
+            sorted(t.decode() for t in entered),
+            [c.decode() for c in challenges],
+        )
 
     async def seek(self, key: str, blob: bytes, now: float) -> None:
         async with self.patience.bounded():

@@ -121,6 +121,31 @@ def test_a_bot_account_its_token_and_its_organizer(client):
     assert client.get("/v1/me/next", headers=auth(given.json()["token"])).status_code == 200
 
 
+def test_a_token_rotated_at_one_replica_stops_working_at_another_within_a_second(
+    client, league_valkey
+):
+    """A bot's games' requests take its token as read for RECHECK_S (1 s): changed through
+    the same replica it is refused at once, through another one within that second."""
+    token = _bot(client, "Twice Seen")
+    with (
+        ThreadServer(league_valkey) as other,
+        httpx.Client(base_url=other.url, timeout=30) as there,
+    ):
+        for replica in (client, there):  # remembered at both
+            assert replica.get("/v1/me/next", headers=auth(token)).status_code == 200
+        rotated = client.post("/v1/bots/Twice Seen/token", headers=auth(token))
+        assert rotated.status_code == 200, rotated.text
+        here = client.get("/v1/me/next", headers=auth(token))
+        assert here.status_code == 403 and here.json()["code"] == "bot-token-refused"
+        started = time.monotonic()
+        assert wait_until(
+            lambda: there.get("/v1/me/next", headers=auth(token)).status_code == 403, 5.0
+        )
+        assert time.monotonic() - started < 3.0  # RECHECK_S, generously
+        new = rotated.json()["token"]
+        assert there.get("/v1/me/next", headers=auth(new)).status_code == 200
+
+
 def test_quotas_are_refused_with_their_key_and_the_seconds_to_wait(client):
     token = _bot(client, "Greedy Gus")
     reply = client.post(
