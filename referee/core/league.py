@@ -82,6 +82,8 @@ class BotDoc(msgspec.Struct):
     last_opponents: list[str] = []
     # whether the bot had the first seat of its last arena game (seats alternate)
     last_first: bool = False
+    # what its webhook said of itself at its last info call (name, author, version, ...)
+    webhook_info: dict[str, str] | None = None
 
 
 class Rating(msgspec.Struct, array_like=True):

@@ -44,10 +44,11 @@ from ..core.league import (
 )
 from ..core.refusals import Refusal, busy, from_rules
 from ..games import RULESETS, GameError, check_seats, get_ruleset, new_seed
+from ..outbound import Failed, Refused
 from ..store.league import LeagueStore
 from .games import MAX_RETRIES, GameService
 from .tournaments import TournamentService
-from .webhooks import Call, Registration, WebhookSeats, new_secret
+from .webhooks import Call, Gone, Registration, WebhookSeats, new_secret
 
 __all__ = ["LeagueService", "LeagueSettings"]
 
@@ -169,6 +170,27 @@ class LeagueService:
         doc = await self._update_bot(key, change)
         await self.store.reset_streak(key)
         return doc, secret
+
+    async def webhook_info(
+        self, name: str, token: str | None, organizer: str | None
+    ) -> tuple[dict[str, str] | None, str | None]:
+        """Ask the bot's webhook who it is (the info call), by the bot itself or its
+        organizer: what it said, kept for its profile, or why the call failed (the profile
+        keeps what it said last)."""
+        key, _, doc = await self.load_bot(name)
+        self._may_manage(doc, token, organizer)
+        if doc.webhook is None or doc.webhook_secret is None or self.webhooks is None:
+            raise Refusal("bot-has-no-webhook", f"{doc.name} has no webhook to ask", field="name")
+        try:
+            said = await self.webhooks.delivery.info(doc.webhook, doc.webhook_secret)
+        except (Failed, Refused, Gone) as failure:
+            return None, str(failure) or type(failure).__name__
+
+        def keep(doc: BotDoc) -> None:
+            doc.webhook_info = said
+
+        await self._update_bot(key, keep)
+        return said, None
 
     async def _webhook_call(self, key: str, call: Call) -> None:
         """A turn call to the bot's webhook (``WebhookSeats.observer``): counted and kept for
@@ -349,6 +371,7 @@ class LeagueService:
         calls = [msgspec.to_builtins(decode(c, Call)) for c in latest]
         return {
             "url": doc.webhook,
+            "info": doc.webhook_info,
             "calls": counts.get("calls", 0),
             "failures": counts.get("failures", 0),
             "failures_in_a_row": counts.get("streak", 0),

@@ -62,6 +62,9 @@ log = logging.getLogger("referee")
 
 #: the time a move needs to reach the game after the bot answered, taken off the deadline
 MARGIN_S = 0.1
+#: what an info call's answer may say of the bot, and how long it may take
+INFO_FIELDS = ("name", "author", "version", "description", "color")
+INFO_TIMEOUT_S = 5.0
 
 
 def new_game_id() -> str:
@@ -192,6 +195,21 @@ class Delivery:
                 raise error
             await asyncio.sleep(pause)
             attempt += 1
+
+    async def info(
+        self, url: str, secret: str, timeout_s: float = INFO_TIMEOUT_S
+    ) -> dict[str, str]:
+        """Battlesnake's info call: who the bot says it is (its answer's string fields of
+        ``INFO_FIELDS``, each at most 200 characters), signed as every call is."""
+        message_id = f"info.{secrets.token_hex(8)}"
+        answer = await self.send(url, secret, message_id, {"type": "info"}, time.time() + timeout_s)
+        try:
+            said = msgspec.json.decode(answer.body)
+        except msgspec.DecodeError:
+            raise Failed("the info answer is not JSON") from None
+        if not isinstance(said, dict):
+            raise Failed("the info answer is not a JSON object")
+        return {k: v[:200] for k, v in said.items() if k in INFO_FIELDS and isinstance(v, str)}
 
     @staticmethod
     def outbound_host(url: str) -> str:

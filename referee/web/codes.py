@@ -70,6 +70,7 @@ PROBLEM_CODES: dict[str, str] = {
     "bot-name-taken": "a bot has that name already (names are unique whatever their case)",
     "bot-token-refused": "the token is not a bot's current token (revoked or rotated?)",
     "bot-not-active": "the bot is paused or banned: it may not play now",
+    "bot-has-no-webhook": "the bot has no webhook to call (set one with setBotWebhook)",
     "not-bot-owner": "only the bot itself (its token) or the organizer who created it may do this",
     "bot-quota-exceeded": "a bot's quota (field names it: games_per_day, concurrent_games) is "
     "used up: wait Retry-After seconds",

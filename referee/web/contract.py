@@ -167,6 +167,11 @@ _DESCRIPTIONS = {
     "calls with each of the bot's turns (a host that is an address not globally routable is "
     "refused, 422 webhook-url-refused), or removes it with null; either way a new signing "
     "secret is answered, once. Games already running keep the webhook they started with.",
+    "askBotWebhook": 'The info call, as Battlesnake\'s: the referee POSTs {"type": "info"} '
+    "to the bot's webhook, signed as every call is, and takes the answer's name, author, "
+    "version, description and color (strings, 200 characters at most) as what the bot says "
+    "it is, shown on its profile (webhook.info). By the bot itself or its organizer; a call "
+    "that fails is answered with its error, and the profile keeps what the bot said last.",
     "revokeBotToken": "The bot keeps no working token until its organizer gives it one "
     "(rotateBotToken); it leaves the arena.",
     "setBotStatus": "Pause, ban or reinstate a bot (the organizer who created it): a bot "

@@ -111,6 +111,22 @@ class WebhookStats(msgspec.Struct):
         int, msgspec.Meta(description="the bot is paused at REFEREE_BOT_WEBHOOK_FAILURES_TO_PAUSE")
     ]
     latest_calls: list[WebhookCall]
+    info: Annotated[
+        dict[str, str] | None,
+        msgspec.Meta(
+            description="what the webhook said of itself at its last info call (askBotWebhook): "
+            "name, author, version, description, color; null: never asked, or never answered"
+        ),
+    ] = None
+
+
+class BotWebhookInfo(msgspec.Struct):
+    """An info call's outcome: what the bot's webhook said of itself, or why the call failed
+    (then ``info`` is null and the profile keeps what it said last)."""
+
+    name: str
+    info: dict[str, str] | None
+    error: str | None = None
 
 
 class BotToken(msgspec.Struct):

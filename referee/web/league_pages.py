@@ -108,9 +108,16 @@ def _webhook_section(hook: dict[str, Any]) -> str:
         ]
         for c in hook["latest_calls"]
     ]
+    said = hook.get("info") or {}
+    info = (
+        "<p>It says it is: " + ", ".join(f"{_e(k)} {_e(v)}" for k, v in said.items()) + "</p>"
+        if said
+        else ""
+    )
     return (
         f"<h2>Webhook</h2><p>{url}: {hook['calls']} calls, {hook['failures']} failed, "
         f"{hook['failures_in_a_row']} in a row</p>"
+        + info
         + _table(["at (UTC)", "latency", "outcome"], rows)
     )
 

@@ -22,6 +22,7 @@ from .league_models import (
     BotStatus,
     BotToken,
     BotWebhook,
+    BotWebhookInfo,
     Challenge,
     ChangeBotStatus,
     CreateBot,
@@ -128,6 +129,22 @@ class BotController(Controller):
             name, data.webhook_url, token, organizer
         )
         return BotWebhook(doc.name, doc.webhook, secret)
+
+    @post(
+        "/{name:str}/webhook/info",
+        operation_id="askBotWebhook",
+        status_code=200,
+        summary="Ask the bot's webhook who it is (the info call); its profile keeps the answer",
+        security=BOT_OR_ORGANIZER,
+        responses=problems(400, 401, 403, 404, 409, 429),
+    )
+    async def ask_webhook(
+        self, request: Request[Any, Any, Any], state: State, name: BotName
+    ) -> BotWebhookInfo:
+        token, organizer = _manager(request)
+        league = services_of(state).league
+        info, error = await league.webhook_info(name, token, organizer)
+        return BotWebhookInfo(name, info, error)
 
     @post(
         "/{name:str}/revoke",

@@ -55,6 +55,7 @@ STATUS = {
     "bot-token-refused": 403,
     "bot-not-active": 403,
     "not-bot-owner": 403,
+    "bot-has-no-webhook": 409,
     "not-challenged": 403,
     "bot-not-found": 404,
     "challenge-not-found": 404,

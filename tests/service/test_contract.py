@@ -75,6 +75,7 @@ def test_contract_has_stable_operation_ids_and_problem_errors():
         "getBot",
         "rotateBotToken",
         "setBotWebhook",
+        "askBotWebhook",
         "revokeBotToken",
         "setBotStatus",
         "joinArena",

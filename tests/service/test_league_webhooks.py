@@ -90,6 +90,31 @@ def test_the_webhook_is_set_with_a_new_secret_and_the_token_rotates_apart(http):
     assert removed.json() == {"name": "hooked", "webhook_url": None, "webhook_secret": None}
 
 
+def test_the_info_call_asks_the_webhook_who_it_is_and_the_profile_keeps_it(http):
+    """As Battlesnake's: signed as every call, the answer's known string fields kept (cut to
+    200 characters) on the profile; a failing call answers its error and keeps the last."""
+    with WebhookBot() as hook:
+        made = _register(http, "introduced", hook.url)
+        hook.secret = made["webhook_secret"]
+        token = auth(made["token"])
+        asked = http.post("/v1/bots/introduced/webhook/info", headers=token)
+        assert asked.status_code == 200, asked.text
+        said = {"name": "hook", "author": "a" * 200, "version": "1.0"}
+        assert asked.json() == {"name": "introduced", "info": said, "error": None}
+        assert [kind for _, kind, _ in hook.calls] == ["info"] and hook.bad_signatures == 0
+        assert http.get("/v1/bots/introduced").json()["webhook"]["info"] == said
+        assert "It says it is: name hook" in http.get("/league/bots/introduced").text
+        stranger = _register(http, "nosy")
+        barred = http.post("/v1/bots/introduced/webhook/info", headers=auth(stranger["token"]))
+        assert barred.status_code == 403
+        hook.secret = "whsec_" + "A" * 43  # the bot no longer knows its secret: 401
+        failed = http.post("/v1/bots/introduced/webhook/info", headers=token).json()
+        assert failed["info"] is None and "401" in failed["error"]
+        assert http.get("/v1/bots/introduced").json()["webhook"]["info"] == said
+    nohook = http.post("/v1/bots/nosy/webhook/info", headers=auth(stranger["token"]))
+    assert nohook.status_code == 409 and nohook.json()["code"] == "bot-has-no-webhook"
+
+
 def _poll_until_over(url: str, token: str, stop: threading.Event, decided: list[int]) -> None:
     """A polling bot: its turns through /v1/me/next, one request per decision."""
     with httpx.Client(base_url=url, timeout=30) as client:
