@@ -38,6 +38,30 @@ SPECS = [
 ]
 
 
+def _masked(observed: Any, names: dict[str, str]) -> bytes:
+    """``observed`` as bytes, with what differs between two games by nature replaced: each
+    of ``names`` (ids, tokens) by its placeholder, every float (a clock time) by "<time>",
+    the chains (they hash the times) by "<chain>"; JSON held in strings is read and masked."""
+
+    def mask(value: Any, key: str = "") -> Any:
+        if key in ("chain", "commitment_at"):
+            return "<chain>" if value else value
+        if isinstance(value, dict):
+            return {k: mask(v, k) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [mask(v) for v in value]
+        if isinstance(value, float):
+            return "<time>"
+        if isinstance(value, str):
+            for name, placeholder in names.items():
+                value = value.replace(name, placeholder)
+            if value.startswith("{"):
+                return mask(msgspec.json.decode(value))
+        return value
+
+    return msgspec.json.encode(mask(observed))
+
+
 class Stream:
     """A game's event stream, followed in a thread: each message's event and data, as an
     EventSource would deliver them, and its id's number within its millisecond (the
@@ -137,23 +161,7 @@ class World:
         names.update({t: "<seat>" for t in self.seat.values()})
         names.update({self.game: "<game>", self.tournament: "<tournament>"})
 
-        def mask(value: Any, key: str = "") -> Any:
-            if key in ("chain", "commitment_at"):
-                return "<chain>" if value else value
-            if isinstance(value, dict):
-                return {k: mask(v, k) for k, v in value.items()}
-            if isinstance(value, list | tuple):
-                return [mask(v) for v in value]
-            if isinstance(value, float):
-                return "<time>"
-            if isinstance(value, str):
-                for name, placeholder in names.items():
-                    value = value.replace(name, placeholder)
-                if value.startswith("{"):
-                    return mask(msgspec.json.decode(value))
-            return value
-
-        return msgspec.json.encode(mask(observed))
+        return _masked(observed, names)
 
 
 def differences(left: bytes, right: bytes) -> list[str]:
@@ -365,23 +373,7 @@ class LiarsGame:
         names = {t: "<seat>" for t in self.tokens}
         names.update({self.game: "<game>", self.commitment: "<commitment>"})
 
-        def mask(value: Any, key: str = "") -> Any:
-            if key in ("chain", "commitment_at"):
-                return "<chain>" if value else value
-            if isinstance(value, dict):
-                return {k: mask(v, k) for k, v in value.items()}
-            if isinstance(value, list | tuple):
-                return [mask(v) for v in value]
-            if isinstance(value, float):
-                return "<time>"
-            if isinstance(value, str):
-                for name, placeholder in names.items():
-                    value = value.replace(name, placeholder)
-                if value.startswith("{"):
-                    return mask(msgspec.json.decode(value))
-            return value
-
-        return msgspec.json.encode(mask(observed))
+        return _masked(observed, names)
 
 
 def _liars_pair(http: httpx.Client, url: str, seats: int = 3) -> tuple[LiarsGame, LiarsGame, int]:
