@@ -261,10 +261,12 @@ def test_a_refusal_is_never_given_from_a_remembered_game(valkey):
 
 def test_a_listening_process_spends_one_round_trip_per_decision(valkey):
     """While it hears a game's commits, a process tells its turns from the game it remembers:
-    a bot's loop costs the commit alone, and each turn equals what a cold replica reads."""
+    a bot's loop costs the commit alone, and each turn equals what a cold replica reads (one
+    that remembers no game: a replica that remembers one may not have heard the last commit
+    yet, and answer as just before it)."""
 
     async def scenario():
-        service, cold = _counted(valkey), _counted(valkey)
+        service, cold = _counted(valkey), _counted(valkey, recent_games=0)
         watcher = await _listening(service)
         doc, tokens = await service.create("choice", {}, [{"name": "a"}, {"name": "b"}], 0)
         used, same = [], []
