@@ -88,6 +88,7 @@ class Services:
             lease_s=settings.webhook_lease_s,
         )
         self.league.attach(self.webhooks)
+        self.league.seats = self.seats
         self._embedded = embedded
         self._tasks: list[asyncio.Task[Any]] = []
 

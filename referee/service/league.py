@@ -47,6 +47,7 @@ from ..games import RULESETS, GameError, check_seats, get_ruleset, new_seed
 from ..outbound import Failed, Refused
 from ..store.league import LeagueStore
 from .games import MAX_RETRIES, GameService
+from .seats import Seats
 from .tournaments import TournamentService
 from .webhooks import Call, Gone, Registration, WebhookSeats, new_secret
 
@@ -115,6 +116,10 @@ class LeagueService:
         self._token_of: dict[str, bytes] = {}
         self._seen_at: dict[str, float] = {}  # see _seen
         self._playing: dict[str, list[str]] = {}  # each bot's games as last read
+        # see _lookout: key -> (when read, its games in play), for a bot then found with games
+        # in play and no tournament or challenge
+        self._looked: dict[str, tuple[float, list[str]]] = {}
+        self.seats: Seats | None = None  # see decide_next
 
     def attach(self, webhooks: WebhookSeats) -> None:
         """Deliver the games of bots with a webhook through ``webhooks``, told of each call."""
@@ -438,7 +443,6 @@ class LeagueService:
                 for key, old, new in zip(bots, read, after, strict=True)
             ]
             settled = await self.store.settle(game_id, ruleset, entry, now, seats)
-            self._league_games.pop(game_id, None)
             if settled == 0:
                 await self.store.drop_game(game_id)  # listed again after it was settled
                 return False
@@ -515,6 +519,7 @@ class LeagueService:
             tournament_id, doc.name, invite_code, bot=(key, token)
         )
         await self.store.enter(key, tournament_id)
+        self._changed([key])
         if doc.webhook:  # the referee plays its seats with it, calling the webhook
             await self.store.keep_entrant_token(key, tournament_id, entrant_token)
         return entrant, doc.name, entrant_token
@@ -709,6 +714,7 @@ class LeagueService:
                 return None
         else:
             await self.store.add_game(game_id, blob, keys)
+        self._changed(keys)
         try:
             await self._register_hooks(game_id, hooks)
             await self.games.create(
@@ -799,6 +805,7 @@ class LeagueService:
             ruleset, keys, False, tokens, time.time(), "game", "", sorted(hooks), at
         )
         await self.store.add_game(game_id, encode(league_game), keys)
+        self._changed(keys)
         return keys
 
     async def seated(self, game_id: str, keys: list[str], created: bool) -> None:
@@ -830,6 +837,20 @@ class LeagueService:
 
     # -- a bot's next decision -----------------------------------------------------------------
 
+    async def decide_next(
+        self, token: str | None, game_id: str, seq: int, moves: list[Any], wait_s: float
+    ) -> dict[str, Any]:
+        """A decision in one of a bot's (or an entrant's) games, then its next decision in
+        any of them, long-polled up to ``wait_s``: its whole loop in one request."""
+        assert self.seats is not None, "the league decides through the seats' service"
+        if is_bot_token(token):
+            await self.seats.move(game_id, await self.seat_token(token, game_id), seq, moves)
+            return await self.next_decision(token, wait_s)
+        # an entrant's own token is its seats' token
+        assert self.tournaments is not None
+        await self.seats.move(game_id, token, seq, moves)
+        return await self.tournaments.next_decision(token, wait_s)
+
     async def next_decision(self, token: str | None, wait_s: float) -> dict[str, Any]:
         """The bot's next turn in any of its league games, or its open challenges (long-polled
         while it has neither). The bot is looked at through ``known_bot``: a long poll sees a
@@ -842,10 +863,7 @@ class LeagueService:
             step = await self._remembered_turn(key, doc)
             if step is not None:
                 return step
-            playing, entered, inbox = await self.store.lookout(key, now)
-            if len(self._playing) >= BOTS_KEPT:
-                self._playing.clear()
-            self._playing[key] = playing
+            playing, entered, inbox = await self._lookout(key, now)
             in_play: dict[str, str] = {}
             for game_id in playing:
                 league_game = await self._league_game(game_id)
@@ -856,6 +874,7 @@ class LeagueService:
                 except Refusal:
                     continue
                 if game.doc.status == "finished":
+                    self._looked.pop(key, None)  # its games in play change: read them again
                     await self.settle(game_id)
                     continue
                 seat = league_game.seat_of(key)
@@ -894,6 +913,36 @@ class LeagueService:
             else:
                 await asyncio.sleep(min(0.1, remaining))  # waiting to be paired
 
+    async def _lookout(self, key: str, now: float) -> tuple[list[str], list[str], list[str]]:
+        """The bot's games in play, tournaments entered and open challenges
+        (``LeagueStore.lookout``). A bot found with games in play and neither tournaments
+        nor challenges is taken as found for ``RECHECK_S`` while all of those games are heard
+        (their commits wake its waits): a decision then costs its commit alone. A game,
+        challenge or tournament new to it meanwhile is found within ``RECHECK_S`` (through
+        this replica, a game found finished or made for it: at once)."""
+        looked = self._looked.get(key)
+        if looked is not None:
+            read_at, playing = looked
+            hears = self.games.memory.hears
+            if time.monotonic() - read_at < RECHECK_S and all(hears(g) for g in playing):
+                return playing, [], []
+        playing, entered, inbox = await self.store.lookout(key, now)
+        if len(self._playing) >= BOTS_KEPT:
+            self._playing.clear()
+            self._looked.clear()
+        self._playing[key] = playing
+        if playing and not entered and not inbox:
+            self._looked[key] = (time.monotonic(), playing)
+        else:
+            self._looked.pop(key, None)
+        return playing, entered, inbox
+
+    def _changed(self, keys: list[str]) -> None:
+        """The bots' games, tournaments or challenges changed through this replica: their
+        next decision looks at them again."""
+        for key in keys:
+            self._looked.pop(key, None)
+
     async def _remembered_turn(self, key: str, doc: BotDoc) -> dict[str, Any] | None:
         """The bot's turn in one of the games it was last found playing, where the process
         remembers the game and the commits heard prove it current: no read at all (a turn
@@ -923,7 +972,8 @@ class LeagueService:
 
     async def _league_game(self, game_id: str) -> LeagueGame | None:
         """A league game's record: written once when the game is made and never changed, so
-        remembered in the process once read (forgotten when the game is settled)."""
+        remembered in the process once read, and after the game is settled (a bot's last
+        decision sent again is answered alike)."""
         league_game = self._league_games.get(game_id)
         if league_game is None:
             blob = await self.store.league_game(game_id)
@@ -993,6 +1043,7 @@ class LeagueService:
         await self.store.save_challenge(
             challenge.id, "", encode(challenge), ttl, other, challenge.expires
         )
+        self._changed([other])
         return self._challenge_view(challenge, doc.name, other_doc.name, now)
 
     async def get_challenge(self, challenge_id: str) -> dict[str, Any]:

@@ -39,12 +39,13 @@ def create_app(settings: Settings | None = None) -> Litestar:
         warm_replays(services.games)
         if settings.fast_routes:
             app.hot.seats = services.seats
+            app.hot.league = services.league
         # the app, the engines' caches and the pools live as long as the process (see _gc)
         settle_collector()
         try:
             yield
         finally:
-            app.hot.seats = app.hot.limits = None
+            app.hot.seats = app.hot.limits = app.hot.league = None
             await services.stop()
 
     app = HotRoutesLitestar(

@@ -1,6 +1,8 @@
-"""The two routes a bot calls in a loop, answered without Litestar's per-request machinery.
+"""The routes a bot calls in a loop, answered without Litestar's per-request machinery.
 
-``GET /turn`` and ``POST /moves`` are nearly every request of a tournament, and Litestar's
+``GET /turn`` and ``POST /moves`` are nearly every request of a tournament (and ``POST
+/v1/me/games/{id}/moves``, a decision then the next in any of the bot's games, nearly every
+one of the league's), and Litestar's
 routing, parameter parsing, dependency injection and response building cost about a third of
 such a request, and uvicorn's ASGI cycle (a scope, messages, two writes per answer) a fifth
 of what was left (``benchmarks/results/README.md``). The server's HTTP protocol
@@ -17,7 +19,7 @@ and answers ``OPTIONS`` on fixed paths itself.
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Coroutine, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import Any
 
 import msgspec
@@ -27,12 +29,12 @@ from litestar.routes import HTTPRoute
 from ..core.refusals import Refusal
 from ..service.limits import Limits
 from .access import client_address
-from .models import MoveSubmission
+from .models import MoveSubmission, next_decision
 from .problems import GAME_ID, PROBLEM, answer, bearer
 
 __all__ = ["Answer", "HotRoutes", "HotRoutesLitestar", "admitted", "answered", "taken"]
 
-_HOT = re.compile(rf"/v1/games/({GAME_ID.pattern})/(turn|moves)")
+_HOT = re.compile(rf"/v1/(me/)?games/({GAME_ID.pattern})/(turn|moves)")
 _WAIT = re.compile(rb"wait=([0-9]{1,2}(?:\.[0-9]{1,6})?)")
 _submission = msgspec.json.Decoder(MoveSubmission)
 _encode = msgspec.json.Encoder().encode
@@ -48,6 +50,10 @@ _RATE_LIMITED = Refusal(
 
 #: an answer: status, media type, body and any more headers (lower-case names)
 Answer = tuple[int, bytes, bytes, list[tuple[bytes, bytes]]]
+#: a request the hot routes answer: its game, what it asks (``TURN``, ``MOVES`` or ``NEXT``:
+#: a decision then the next in any of the bot's games) and its wait (None: none asked)
+Route = tuple[str, str, float | None]
+TURN, MOVES, NEXT = "turn", "moves", "next"
 
 
 def _wait(query: bytes) -> float:
@@ -71,37 +77,41 @@ class HotRoutes:
     shared limits every request passes (None until started), with the proxies trusted to
     name a client's address."""
 
-    __slots__ = ("limit", "limits", "seats", "trusted")
+    __slots__ = ("league", "limit", "limits", "seats", "trusted")
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.seats: Any = None
+        self.league: Any = None
         self.limits: Limits | None = None
         self.trusted: tuple[str, ...] = ()
 
 
 def taken(
     routes: HotRoutes, method: bytes, path: str, query: bytes, token: str | None
-) -> tuple[str, bool, float | None] | None:
-    """The game, the route (True: ``/moves``) and the wait of a request the hot routes
-    answer; None for one the handlers answer: another path or method, no token, a query
-    other than ``wait=s`` (0 to 60), or the service not started."""
+) -> Route | None:
+    """The game, what is asked and the wait of a request the hot routes answer; None for
+    one the handlers answer: another path or method, no token, a query other than
+    ``wait=s`` (0 to 60), or the service not started."""
     if token is None or routes.seats is None:
         return None
     hot = _HOT.fullmatch(path)
     if hot is None:
         return None
-    if hot.group(2) == "turn":
-        if method != b"GET":
+    mine, asked = hot.group(1), hot.group(3)
+    if asked == TURN:
+        if method != b"GET" or mine:
             return None
         wait: float | None = _wait(query or b"wait=0")
     else:
-        if method != b"POST":
+        if method != b"POST" or (mine and routes.league is None):
             return None
         wait = _wait(query) if query else None
+        if mine:
+            asked, wait = NEXT, wait or 0.0
     if wait is not None and not 0 <= wait <= 60:
         return None
-    return hot.group(1), hot.group(2) == "moves", wait
+    return hot.group(2), asked, wait
 
 
 async def admitted(routes: HotRoutes, address: str, token: str | None) -> bool:
@@ -121,7 +131,7 @@ def rate_limited(path: str) -> Answer:
 
 async def answered(
     routes: HotRoutes,
-    route: tuple[str, bool, float | None],
+    route: Route,
     token: str,
     address: str,
     path: str,
@@ -129,9 +139,9 @@ async def answered(
 ) -> Answer | None:
     """The answer to a request ``taken`` with its whole ``body``, once it passed the limits;
     None for a body the strict decoder refuses (the handler answers it)."""
-    game_id, moves, wait = route
+    game_id, asked, wait = route
     seats = routes.seats
-    if not moves:
+    if asked == TURN:
         call = seats.wait_turn(game_id, token, wait)
         return await _long_poll(routes, address, wait or 0, call, path)
     try:
@@ -142,10 +152,37 @@ async def answered(
         decided = data.decided()
     except Refusal as exc:
         return problem(exc, path)
+    if asked == NEXT:
+        call = routes.league.decide_next(token, game_id, data.seq, decided, wait)
+        return await _long_poll(routes, address, wait or 0, call, path, _next_decision)
     if wait is None:
         return await _answer(seats.move(game_id, token, data.seq, decided), path)
     call = seats.move_then_turn(game_id, token, data.seq, decided, wait)
     return await _long_poll(routes, address, wait, call, path)
+
+
+def _as_is(answer: dict[str, Any]) -> bytes:
+    """The service's answer encoded as it is: its keys come in the order of the contract's
+    model (``Turn``, ``MoveAccepted``), whose bytes the handlers send (tested); building the
+    model first cost a third more."""
+    return _encode(answer)
+
+
+def _next_decision(answer: dict[str, Any]) -> bytes:
+    """A next decision as ``NextDecision`` encodes it (every field, in its order): a turn's
+    dict as it is, challenges through the model."""
+    if answer.get("challenges") is not None:
+        return _encode(next_decision(**answer))
+    return _encode(
+        {
+            "status": answer["status"],
+            "tournament_id": answer.get("tournament_id"),
+            "game_id": answer.get("game_id"),
+            "seat_token": answer.get("seat_token"),
+            "turn": answer.get("turn"),
+            "challenges": None,
+        }
+    )
 
 
 async def _long_poll(
@@ -154,12 +191,13 @@ async def _long_poll(
     wait: float,
     call: Coroutine[Any, Any, dict[str, Any]],
     path: str,
+    encoded: Callable[[dict[str, Any]], bytes] = _as_is,
 ) -> Answer:
     """``call``'s answer, holding one of the address's waits while it may long-poll (429
     past the cap): a request that does not wait holds none."""
     limits = routes.limits
     if wait == 0 or limits is None:
-        return await _answer(call, path)
+        return await _answer(call, path, encoded)
     if not limits.waits_held(address):
         try:
             await limits.start_waiting(address)
@@ -167,18 +205,19 @@ async def _long_poll(
             call.close()  # never started
             return problem(exc, path)
     try:
-        return await _answer(call, path)
+        return await _answer(call, path, encoded)
     finally:
         limits.stop_waiting(address)
 
 
-async def _answer(call: Awaitable[dict[str, Any]], path: str) -> Answer:
-    """The service's answer, or the problem its refusal (or failure) makes. Its dict is
-    encoded as it is: its keys come in the order of the contract's model (``Turn``,
-    ``MoveAccepted``), whose bytes the handlers send (tested); building the model first cost
-    a third more."""
+async def _answer(
+    call: Awaitable[dict[str, Any]],
+    path: str,
+    encoded: Callable[[dict[str, Any]], bytes] = _as_is,
+) -> Answer:
+    """The service's answer, or the problem its refusal (or failure) makes."""
     try:
-        return 200, _JSON, _encode(await call), []
+        return 200, _JSON, encoded(await call), []
     except Exception as exc:
         return problem(exc, path)
 

@@ -329,16 +329,8 @@ class DecideNextController(Controller):
         moves = data.decided()
         services = services_of(state)
         token = request_bearer(request)
-        # an entrant's own token is its seats' token; a bot's seat has its own
-        seat_token = (
-            await services.league.seat_token(token, game_id) if is_bot_token(token) else token
-        )
-        await services.seats.move(game_id, seat_token, data.seq, moves)
-        async with waiting(request, services, wait):
-            if is_bot_token(token):
-                result = await services.league.next_decision(token, wait)
-            else:
-                result = await services.tournaments.next_decision(token, wait)
+        async with waiting(request, services, wait):  # held before the decision is taken
+            result = await services.league.decide_next(token, game_id, data.seq, moves, wait)
         return next_decision(**result)
 
 

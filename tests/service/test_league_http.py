@@ -27,6 +27,7 @@ from referee.settings import key_hashes
 from referee.store import open_store
 from referee.store.embedded import start_embedded
 from referee.tools.arena import play_arena
+from referee.web import hot
 
 
 @pytest.fixture(scope="module")
@@ -384,6 +385,78 @@ def test_one_request_per_decision_across_a_bots_games(client):
         headers=auth(_bot(client, "X")),
     )
     assert foreign.status_code in (400, 403)
+
+
+@pytest.fixture
+def handlers(monkeypatch):
+    """A switch: while on, the server's protocol takes no hot route (``web.hot``), and
+    Litestar's handlers answer."""
+    switch = {"on": False}
+    real = hot.taken
+
+    def taken(*args):
+        return None if switch["on"] else real(*args)
+
+    monkeypatch.setattr(hot, "taken", taken)
+    return switch
+
+
+def test_decide_next_answered_at_the_protocol_is_the_handlers_bytes(client, handlers, fast_answers):
+    """decideNext, answered by the hot route, sends the very bytes its handler sends: each
+    decision is sent twice, to one then the other (the second is answered from the record,
+    with the next decision as it is then): turns, waits, challenges and refusals alike."""
+    a, b, c = (_bot(client, name) for name in ("Hot A", "Hot B", "Hot C"))
+    offer = {"opponent": "Hot B", "ruleset": DEFAULT, "deadline_s": 30}
+    challenge = client.post("/v1/challenges", json=offer, headers=auth(a)).json()
+    accepted = client.post(f"/v1/challenges/{challenge['id']}/accept", headers=auth(b))
+    game_id = accepted.json()["game_id"]
+    path = f"/v1/me/games/{game_id}/moves"
+    steps = {
+        t: client.get("/v1/me/next", params={"wait": 5}, headers=auth(t)).json() for t in (a, b)
+    }
+    rnd = random.Random(11)
+    seen, sent = set(), 0
+    for n in range(400):
+        if (
+            all(step["status"] != "your_turn" for step in steps.values())
+            and client.get(f"/v1/games/{game_id}").json()["status"] == "finished"
+        ):
+            break
+        if n == 6:  # a challenge to A, shown with its next decision
+            client.post("/v1/challenges", json={**offer, "opponent": "Hot A"}, headers=auth(c))
+        for token in (a, b):
+            step = steps[token]
+            if step["status"] != "your_turn":
+                steps[token] = client.get("/v1/me/next", headers=auth(token)).json()
+                continue
+            turn = step["turn"]
+            body = {"seq": turn["seq"], "move": rnd.choice(turn["legal_moves"])}
+            answers = []
+            for on in (n % 2 == 0, n % 2 == 1):
+                handlers["on"] = on
+                answers.append(
+                    client.post(path, params={"wait": 0}, headers=auth(token), json=body)
+                )
+            handlers["on"] = False
+            first, second = answers
+            assert first.status_code == 200, first.text
+            assert first.headers["content-type"] == second.headers["content-type"], second.text
+            assert first.content == second.content
+            steps[token] = first.json()
+            seen.add(steps[token]["status"])
+            sent += 1
+    else:
+        raise AssertionError("the game did not finish")
+    assert {"your_turn", "waiting", "challenged"} <= seen
+    assert fast_answers.count(200) == sent
+    refused = (({"seq": 0, "move": {}}, 400), ({"seq": 999, "move": body["move"]}, 409))
+    for wrong, status in refused:
+        answers = []
+        for on in (False, True):
+            handlers["on"] = on
+            answers.append(client.post(path, headers=auth(a), json=wrong))
+        assert answers[0].status_code == status, answers[0].text
+        assert answers[0].content == answers[1].content
 
 
 def test_a_rated_tournament_takes_bot_accounts_and_rates_them(client):
