@@ -45,6 +45,7 @@ from ..core.league import (
 from ..core.refusals import Refusal, busy, from_rules
 from ..games import RULESETS, GameError, check_seats, get_ruleset, new_seed
 from ..outbound import Failed, Refused
+from ..store import STORE_UNAVAILABLE
 from ..store.league import LeagueStore
 from .games import MAX_RETRIES, GameService
 from .seats import Seats
@@ -120,6 +121,7 @@ class LeagueService:
         # in play and no tournament or challenge
         self._looked: dict[str, tuple[float, list[str]]] = {}
         self.seats: Seats | None = None  # see decide_next
+        self._news: dict[str, asyncio.Event] = {}  # see _changed: a bot waiting to be paired
 
     def attach(self, webhooks: WebhookSeats) -> None:
         """Deliver the games of bots with a webhook through ``webhooks``, told of each call."""
@@ -261,10 +263,12 @@ class LeagueService:
         self._token_of[key] = digest
         return key, doc
 
-    def _forget_bot(self, key: str) -> None:
+    def _forget_bot(self, key: str) -> bytes | None:
+        """Forget the bot as known by its token; the token's digest, if it was known."""
         digest = self._token_of.pop(key, None)
         if digest is not None:
             self._bots.pop(digest, None)
+        return digest
 
     async def _seen(self, key: str, now: float) -> None:
         """Mark the bot seen (it asked), at most once in ``RECHECK_S``: the matchmaker looks
@@ -277,15 +281,20 @@ class LeagueService:
             await self.store.seen(key, now)
 
     async def _update_bot(self, key: str, change: Any, **tokens: bytes) -> BotDoc:
+        digest: bytes | None = None
         for _ in range(MAX_RETRIES):
             found = await self.store.load_bot(key)
             if found is None:
                 raise _not_found(key)
             doc = decode(found[1], BotDoc)
             change(doc)
-            self._forget_bot(key)
+            digest = self._forget_bot(key) or digest
             if await self.store.save_bot(key, found[0], encode(doc), **tokens):
                 self._forget_bot(key)  # a request meanwhile may have read it as it was
+                if digest is not None and doc.token_hash == digest and not tokens:
+                    # known as just written: its games' next requests need not read it
+                    self._bots[digest] = (key, doc, time.monotonic())
+                    self._token_of[key] = digest
                 return doc
         raise busy("the bot")
 
@@ -617,10 +626,10 @@ class LeagueService:
         seekers: dict[str, Seek] = {}
         docs: dict[str, BotDoc] = {}
         day = _day(now)
-        for key, blob in blobs.items():
+        found = await self.store.seekers(list(blobs), day)
+        for (key, blob), (account, playing, today) in zip(blobs.items(), found, strict=True):
             seek = decode(blob, Seek)
-            found = await self.store.load_bot(key)
-            doc = decode(found[1], BotDoc) if found else None
+            doc = decode(account, BotDoc) if account else None
             if (
                 doc is None
                 or doc.status != "active"
@@ -629,9 +638,9 @@ class LeagueService:
             ):
                 await self.store.leave(key)  # gone, barred, or no longer asking
                 continue
-            if len(await self.store.playing(key)) >= seek.concurrent:
+            if playing >= seek.concurrent:
                 continue
-            if await self.store.games_today(key, day) >= self.settings.games_per_day:
+            if today >= self.settings.games_per_day:
                 await self.store.leave(key)
                 continue
             seek.since = max(seek.since, free.get(key, seek.since))
@@ -818,9 +827,10 @@ class LeagueService:
 
     async def run_forever(self) -> None:
         """The matchmaker and the settling sweep, in whichever replica holds the lock: every
-        ``interval_s`` while bots wait in the arena, every half second while none does; the
-        other replicas look for the lock every second (it lapses 2 s after its holder's
-        last renewal)."""
+        ``interval_s`` while bots wait in the arena, every half second while none does (a
+        wave: pairing each bot the moment it came free would pair a game's bots again and
+        again); the other replicas look for the lock every second (it lapses 2 s after its
+        holder's last renewal)."""
         interval = self.settings.interval_s
         sweep_at = 0.0
         while True:
@@ -911,21 +921,19 @@ class LeagueService:
                 with contextlib.suppress(Exception):
                     await self.games.wait_for_commits(in_play, min(remaining, 1.0))
             else:
-                await asyncio.sleep(min(0.1, remaining))  # waiting to be paired
+                await self._news_for(key, min(0.1, remaining))  # waiting to be paired
 
     async def _lookout(self, key: str, now: float) -> tuple[list[str], list[str], list[str]]:
         """The bot's games in play, tournaments entered and open challenges
         (``LeagueStore.lookout``). A bot found with games in play and neither tournaments
-        nor challenges is taken as found for ``RECHECK_S`` while all of those games are heard
-        (their commits wake its waits): a decision then costs its commit alone. A game,
-        challenge or tournament new to it meanwhile is found within ``RECHECK_S`` (through
-        this replica, a game found finished or made for it: at once)."""
+        nor challenges is taken as found for ``RECHECK_S`` (the games themselves are looked
+        at each time, from memory while their commits are heard): a decision then costs its
+        commit alone. A game, challenge or tournament new to it meanwhile is found within
+        ``RECHECK_S`` (through this replica, a game found finished or made for it: at
+        once)."""
         looked = self._looked.get(key)
-        if looked is not None:
-            read_at, playing = looked
-            hears = self.games.memory.hears
-            if time.monotonic() - read_at < RECHECK_S and all(hears(g) for g in playing):
-                return playing, [], []
+        if looked is not None and time.monotonic() - looked[0] < RECHECK_S:
+            return looked[1], [], []
         playing, entered, inbox = await self.store.lookout(key, now)
         if len(self._playing) >= BOTS_KEPT:
             self._playing.clear()
@@ -939,9 +947,26 @@ class LeagueService:
 
     def _changed(self, keys: list[str]) -> None:
         """The bots' games, tournaments or challenges changed through this replica: their
-        next decision looks at them again."""
+        next decision looks at them again, at once if it waits to be paired."""
         for key in keys:
             self._looked.pop(key, None)
+            news = self._news.pop(key, None)
+            if news is not None:
+                news.set()
+
+    async def _news_for(self, key: str, seconds: float) -> None:
+        """Until a game, challenge or tournament is made for the bot through this replica,
+        at most ``seconds`` (through another, the bot looks again after them)."""
+        news = self._news.get(key)
+        if news is None:
+            news = self._news[key] = asyncio.Event()
+        try:
+            await asyncio.wait_for(news.wait(), seconds)
+        except TimeoutError:
+            pass
+        finally:
+            if self._news.get(key) is news:
+                del self._news[key]
 
     async def _remembered_turn(self, key: str, doc: BotDoc) -> dict[str, Any] | None:
         """The bot's turn in one of the games it was last found playing, where the process
@@ -986,7 +1011,12 @@ class LeagueService:
 
     async def _game_now(self, game_id: str) -> LoadedGame:
         """The game as it is now: its remembered form where the commits heard prove it
-        current (as ``SeatService.wait_turn`` answers), else as read."""
+        current (as ``SeatService.wait_turn`` answers), else as read, its commits heard from
+        then on (so that the bot's next turns come from memory)."""
+        games = self.games
+        if not games.follows(game_id):
+            with contextlib.suppress(*STORE_UNAVAILABLE):
+                await games.follow(game_id)
         known = await self.games.proven_form(game_id)
         if known is not None:
             with contextlib.suppress(Refusal):

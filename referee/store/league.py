@@ -101,6 +101,24 @@ return {redis.call('SMEMBERS', KEYS[1]), redis.call('SMEMBERS', KEYS[2]),
         redis.call('ZRANGE', KEYS[3], 0, 49)}
 """
 
+# the arena's seeks, when each bot last asked and since when each has been free
+_POOL = """
+return {redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]),
+        redis.call('HGETALL', KEYS[3])}
+"""
+
+# what the matchmaker reads of each seeker (KEYS: per bot its account, games in play and
+# day's count): its account's blob, how many games it plays and has played today
+_SEEKERS = """
+local found = {}
+for i = 1, #KEYS, 3 do
+  found[#found + 1] = redis.call('HGET', KEYS[i], 'blob') or false
+  found[#found + 1] = redis.call('SCARD', KEYS[i + 1])
+  found[#found + 1] = redis.call('GET', KEYS[i + 2]) or false
+end
+return found
+"""
+
 _TAKE = """
 local n = (#ARGV - 3) / 2
 for i = 0, n - 1 do
@@ -117,6 +135,11 @@ for i = 0, n - 1 do
 end
 return 1
 """
+
+
+def _pairs(flat: list[bytes]) -> dict[bytes, bytes]:
+    """A hash as HGETALL gives it inside a script: field, value, field, value..."""
+    return dict(zip(flat[::2], flat[1::2], strict=True))
 
 
 def _bot(key: str) -> str:
@@ -156,6 +179,8 @@ class LeagueStore:
         self._settle = redis.register_script(_SETTLE)
         self._take = redis.register_script(_TAKE)
         self._lookout = redis.register_script(_LOOKOUT)
+        self._pool = redis.register_script(_POOL)
+        self._seekers = redis.register_script(_SEEKERS)
 
     # -- bots ----------------------------------------------------------------------------------
 
@@ -329,10 +354,12 @@ class LeagueStore:
         )
 
     async def seek(self, key: str, blob: bytes, now: float) -> None:
+        """Put a bot in the pool: seen and free first, so that the matchmaker never finds it
+        in the pool unseen (and drops it as gone)."""
         async with self.patience.bounded():
-            await self.redis.hset(self.POOL, key, blob)
             await self.redis.hset(self.SEEN, key, now)
             await self.redis.hsetnx(self.FREE, key, now)
+            await self.redis.hset(self.POOL, key, blob)
 
     async def leave(self, key: str) -> bool:
         async with self.patience.bounded():
@@ -346,16 +373,33 @@ class LeagueStore:
                 await self.redis.hset(self.SEEN, key, now)
 
     async def pool(self) -> tuple[dict[str, bytes], dict[str, float], dict[str, float]]:
-        """The arena's seeks, when each bot last asked, and since when each has been free."""
+        """The arena's seeks, when each bot last asked, and since when each has been free
+        (one script)."""
         async with self.patience.bounded():
-            seeks = cast("dict[bytes, bytes]", await self.redis.hgetall(self.POOL))
-            seen = cast("dict[bytes, bytes]", await self.redis.hgetall(self.SEEN))
-            free = cast("dict[bytes, bytes]", await self.redis.hgetall(self.FREE))
+            found = await self._pool(keys=[self.POOL, self.SEEN, self.FREE])
+        seeks, seen, free = (_pairs(flat) for flat in cast("list[list[bytes]]", found))
         return (
             {k.decode(): v for k, v in seeks.items()},
             {k.decode(): float(v) for k, v in seen.items()},
             {k.decode(): float(v) for k, v in free.items()},
         )
+
+    async def seekers(self, keys: list[str], day: str) -> list[tuple[bytes | None, int, int]]:
+        """Per bot (in order), what the matchmaker reads of it, in one script: its account's
+        blob (None: gone), how many games it plays, and how many it has played on ``day``."""
+        if not keys:
+            return []
+        names = [n for k in keys for n in (_bot(k), f"{P}:playing:{k}", f"{P}:day:{k}:{day}")]
+        async with self.patience.bounded():
+            found = cast("list[bytes | int | None]", await self._seekers(keys=names))
+        return [
+            (
+                cast("bytes | None", found[i]),
+                int(cast(int, found[i + 1])),
+                int(cast(bytes, found[i + 2])) if found[i + 2] else 0,
+            )
+            for i in range(0, len(found), 3)
+        ]
 
     async def games_today(self, key: str, day: str) -> int:
         async with self.patience.bounded():
