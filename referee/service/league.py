@@ -122,6 +122,7 @@ class LeagueService:
         self._looked: dict[str, tuple[float, list[str]]] = {}
         self.seats: Seats | None = None  # see decide_next
         self._news: dict[str, asyncio.Event] = {}  # see _changed: a bot waiting to be paired
+        self.matching = False  # whether this replica held the matchmaker's lock last time
 
     def attach(self, webhooks: WebhookSeats) -> None:
         """Deliver the games of bots with a webhook through ``webhooks``, told of each call."""
@@ -837,7 +838,8 @@ class LeagueService:
             pause = 1.0
             # a matchmaker must not die; the next round tries again
             with contextlib.suppress(Exception):
-                if await self.store.lock(self.holder, 2000):
+                self.matching = await self.store.lock(self.holder, 2000)
+                if self.matching:
                     if time.monotonic() >= sweep_at:
                         await self.settle_all()
                         sweep_at = time.monotonic() + 0.5
@@ -890,13 +892,12 @@ class LeagueService:
                 seat = league_game.seat_of(key)
                 if doc.webhook and seat in league_game.webhooks:
                     continue  # the referee calls its webhook with this game's turns
-                turn = game.turn(seat)
-                if turn["status"] == "your_turn":
+                if game.turn_status(seat) == "your_turn":
                     return {
                         "status": "your_turn",
                         "game_id": game_id,
                         "seat_token": league_game.seat_tokens[league_game.bots.index(key)],
-                        "turn": turn,
+                        "turn": game.turn(seat),
                     }
                 in_play[game_id] = game.last_event_id
             for tournament_id in entered if self.tournaments else []:
@@ -921,7 +922,8 @@ class LeagueService:
                 with contextlib.suppress(Exception):
                     await self.games.wait_for_commits(in_play, min(remaining, 1.0))
             else:
-                await self._news_for(key, min(0.1, remaining))  # waiting to be paired
+                # waiting to be paired: told at once of a game the matchmaker makes here
+                await self._news_for(key, min(RECHECK_S if self.matching else 0.1, remaining))
 
     async def _lookout(self, key: str, now: float) -> tuple[list[str], list[str], list[str]]:
         """The bot's games in play, tournaments entered and open challenges
@@ -985,13 +987,12 @@ class LeagueService:
             seat = league_game.seat_of(key)
             if game.doc.status == "finished" or (doc.webhook and seat in league_game.webhooks):
                 continue
-            turn = game.turn(seat)
-            if turn["status"] == "your_turn":
+            if game.turn_status(seat) == "your_turn":
                 return {
                     "status": "your_turn",
                     "game_id": game_id,
                     "seat_token": league_game.seat_tokens[league_game.bots.index(key)],
-                    "turn": turn,
+                    "turn": game.turn(seat),
                 }
         return None
 
