@@ -1,0 +1,305 @@
+"""Bot accounts: their tokens, status, profile and webhook, and the bots a process knows."""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from typing import Any
+
+import msgspec
+
+from ...core.documents import check_name
+from ...core.league import (
+    BotDoc,
+    Rating,
+    bot_key,
+    bot_token_hash,
+    decode,
+    encode,
+    is_bot_token,
+    new_bot_token,
+    rating_view,
+)
+from ...core.refusals import Refusal, busy
+from ...games import RULESETS
+from ...outbound import Failed, Refused
+from ..games import MAX_RETRIES
+from ..webhooks import Call, Gone, new_secret
+from .base import BOTS_KEPT, RECHECK_S, LeagueBase, _not_found
+
+__all__ = ["BotAccounts"]
+
+log = logging.getLogger("referee")
+
+
+class BotAccounts(LeagueBase):
+    """Bot accounts and their tokens, as the league's other parts find them."""
+
+    _bots: dict[bytes, tuple[str, BotDoc, float]]
+    _token_of: dict[str, bytes]
+    _seen_at: dict[str, float]
+
+    # -- bots ----------------------------------------------------------------------------------
+
+    async def create_bot(
+        self,
+        name: str,
+        description: str,
+        owner: str,
+        contact: str | None = None,
+        webhook: str | None = None,
+    ) -> tuple[BotDoc, str, str | None]:
+        """A bot account, its token and its webhook's signing secret (each shown once; only
+        the token's hash is kept)."""
+        name = check_name(name, "name")
+        if webhook is not None:
+            self._check_webhook(webhook)
+        token = new_bot_token()
+        doc = BotDoc(name, description, owner, bot_token_hash(token), time.time(), "active")
+        doc.contact, doc.webhook = contact, webhook
+        doc.webhook_secret = new_secret() if webhook is not None else None
+        if not await self.store.save_bot(bot_key(name), "", encode(doc), new_token=doc.token_hash):
+            raise Refusal("bot-name-taken", f"a bot is named {name!r} already", field="name")
+        return doc, token, doc.webhook_secret
+
+    def _check_webhook(self, url: str) -> None:
+        """The SSRF guard's rules, as for a webhook seat: 422 ``webhook-url-refused``."""
+        if self.webhooks is None:
+            raise Refusal(
+                "webhook-url-refused", "this referee calls no webhooks", field="webhook_url"
+            )
+        self.webhooks.check_url(url, "webhook_url")
+
+    async def set_webhook(
+        self, name: str, url: str | None, token: str | None, organizer: str | None
+    ) -> tuple[BotDoc, str | None]:
+        """Set (with a new signing secret, shown once), change or remove (None) the bot's
+        webhook: by the bot itself or its organizer. Games started before keep the webhook
+        they were started with."""
+        key, _, doc = await self.load_bot(name)
+        self._may_manage(doc, token, organizer)
+        if url is not None:
+            self._check_webhook(url)
+        secret = new_secret() if url is not None else None
+
+        def change(doc: BotDoc) -> None:
+            doc.webhook, doc.webhook_secret = url, secret
+
+        doc = await self._update_bot(key, change)
+        await self.store.reset_streak(key)
+        return doc, secret
+
+    async def webhook_info(
+        self, name: str, token: str | None, organizer: str | None
+    ) -> tuple[dict[str, str] | None, str | None]:
+        """Ask the bot's webhook who it is (the info call), by the bot itself or its
+        organizer: what it said, kept for its profile, or why the call failed (the profile
+        keeps what it said last)."""
+        key, _, doc = await self.load_bot(name)
+        self._may_manage(doc, token, organizer)
+        if doc.webhook is None or doc.webhook_secret is None or self.webhooks is None:
+            raise Refusal("bot-has-no-webhook", f"{doc.name} has no webhook to ask", field="name")
+        try:
+            said = await self.webhooks.delivery.info(doc.webhook, doc.webhook_secret)
+        except (Failed, Refused, Gone) as failure:
+            return None, str(failure) or type(failure).__name__
+
+        def keep(doc: BotDoc) -> None:
+            doc.webhook_info = said
+
+        await self._update_bot(key, keep)
+        return said, None
+
+    async def _webhook_call(self, key: str, call: Call) -> None:
+        """A turn call to the bot's webhook (``WebhookSeats.observer``): counted and kept for
+        its profile; a 410 removes its webhook (its next games reach it by polling); failures
+        in a row pause it (a circuit breaker its organizer resets by reinstating it)."""
+        streak = await self.store.record_call(key, encode(call), call.error is None)
+        limit = self.settings.webhook_failures_to_pause
+        gone = call.gone
+        pause = bool(limit) and streak >= limit
+
+        def change(doc: BotDoc) -> None:
+            if gone:
+                doc.webhook = doc.webhook_secret = None
+            if pause and doc.status == "active":
+                doc.status = "paused"
+
+        if gone or pause:
+            doc = await self._update_bot(key, change)
+            if doc.status != "active":
+                log.warning("bot %s paused: its webhook failed %s calls in a row", doc.name, streak)
+                await self.store.leave(key)
+
+    async def load_bot(self, name: str) -> tuple[str, str, BotDoc]:
+        """The bot's key, version and document; any name that is none is not found."""
+        try:
+            key = bot_key(check_name(name, "name"))
+        except Refusal:
+            raise _not_found(name) from None
+        found = await self.store.load_bot(key)
+        if found is None:
+            raise _not_found(name)
+        return key, found[0], decode(found[1], BotDoc)
+
+    async def bot_of(self, token: str | None, *, playing: bool = True) -> tuple[str, BotDoc]:
+        """The bot a token belongs to; ``playing``: it must be allowed to play."""
+        if not is_bot_token(token):
+            raise Refusal("unauthorized", "send a bot token as 'Authorization: Bearer'")
+        assert token is not None
+        key = await self.store.bot_of_token(bot_token_hash(token))
+        found = await self.store.load_bot(key) if key else None
+        doc = decode(found[1], BotDoc) if found else None
+        if key is None or doc is None or doc.token_hash != bot_token_hash(token):
+            raise Refusal("bot-token-refused", "this is not a bot's current token")
+        if playing and doc.status != "active":
+            raise Refusal("bot-not-active", f"the bot is {doc.status}: it may not play now")
+        return key, doc
+
+    async def known_bot(self, token: str | None) -> tuple[str, BotDoc]:
+        """``bot_of(token, playing=False)`` for the requests of a bot's games (its seat's
+        token, its next decision), remembered for ``RECHECK_S``: a token rotated or revoked
+        (or a bot changed) through this process is forgotten at once, through another
+        replica it stops working here within ``RECHECK_S``."""
+        digest = bot_token_hash(token) if is_bot_token(token) and token is not None else b""
+        known = self._bots.get(digest) if digest else None
+        if known is not None and time.monotonic() - known[2] < RECHECK_S:
+            return known[0], known[1]
+        key, doc = await self.bot_of(token, playing=False)
+        if len(self._bots) >= BOTS_KEPT:
+            self._bots.clear()
+            self._token_of.clear()
+        self._forget_bot(key)
+        self._bots[digest] = (key, doc, time.monotonic())
+        self._token_of[key] = digest
+        return key, doc
+
+    def _forget_bot(self, key: str) -> bytes | None:
+        """Forget the bot as known by its token; the token's digest, if it was known."""
+        digest = self._token_of.pop(key, None)
+        if digest is not None:
+            self._bots.pop(digest, None)
+        return digest
+
+    async def _seen(self, key: str, now: float) -> None:
+        """Mark the bot seen (it asked), at most once in ``RECHECK_S``: the matchmaker looks
+        for bots unseen for ``stale_s``."""
+        moment = time.monotonic()
+        if moment - self._seen_at.get(key, -math.inf) >= RECHECK_S:
+            if len(self._seen_at) >= BOTS_KEPT:
+                self._seen_at.clear()
+            self._seen_at[key] = moment
+            await self.store.seen(key, now)
+
+    async def _update_bot(self, key: str, change: Any, **tokens: bytes) -> BotDoc:
+        digest: bytes | None = None
+        for _ in range(MAX_RETRIES):
+            found = await self.store.load_bot(key)
+            if found is None:
+                raise _not_found(key)
+            doc = decode(found[1], BotDoc)
+            change(doc)
+            digest = self._forget_bot(key) or digest
+            if await self.store.save_bot(key, found[0], encode(doc), **tokens):
+                self._forget_bot(key)  # a request meanwhile may have read it as it was
+                if digest is not None and doc.token_hash == digest and not tokens:
+                    # known as just written: its games' next requests need not read it
+                    self._bots[digest] = (key, doc, time.monotonic())
+                    self._token_of[key] = digest
+                return doc
+        raise busy("the bot")
+
+    def _may_manage(self, doc: BotDoc, token: str | None, organizer: str | None) -> None:
+        """The bot itself (its current token) or the organizer who created it."""
+        if token and is_bot_token(token) and bot_token_hash(token) == doc.token_hash:
+            return
+        if organizer is not None and organizer == doc.owner:
+            return
+        raise Refusal("not-bot-owner", "only the bot itself or its organizer may do this")
+
+    async def rotate(self, name: str, token: str | None, organizer: str | None) -> str:
+        """A new token for the bot; its old one stops working at once."""
+        key, _, doc = await self.load_bot(name)
+        self._may_manage(doc, token, organizer)
+        if doc.status == "banned" and organizer != doc.owner:
+            raise Refusal("bot-not-active", "the bot is banned")
+        new = new_bot_token()
+        digest, old = bot_token_hash(new), doc.token_hash
+
+        def change(doc: BotDoc) -> None:
+            doc.token_hash = digest
+
+        await self._update_bot(key, change, old_token=old, new_token=digest)
+        await self.store.drop_entrant_tokens(key)  # as the bot, its webhook leaves them
+        return new
+
+    async def revoke(self, name: str, token: str | None, organizer: str | None) -> None:
+        """The bot has no token until its organizer gives it one (``rotate``)."""
+        key, _, doc = await self.load_bot(name)
+        self._may_manage(doc, token, organizer)
+
+        def change(doc: BotDoc) -> None:
+            doc.token_hash = b""
+
+        await self._update_bot(key, change, old_token=doc.token_hash)
+        await self.store.leave(key)
+        await self.store.drop_entrant_tokens(key)
+
+    async def set_status(self, name: str, status: str, organizer: str) -> BotDoc:
+        """Pause, ban or reinstate a bot: its organizer's alone. A bot that may not play
+        leaves the arena."""
+        key, _, doc = await self.load_bot(name)
+        if organizer != doc.owner:
+            raise Refusal("not-bot-owner", "only the organizer who created the bot may do this")
+
+        def change(doc: BotDoc) -> None:
+            doc.status = status
+            doc.timeout_streak = 0
+
+        doc = await self._update_bot(key, change)
+        if status != "active":
+            await self.store.leave(key)
+        else:  # reinstated: its webhook's failures in a row start again from none
+            await self.store.reset_streak(key)
+        return doc
+
+    async def profile(self, name: str) -> dict[str, Any]:
+        """What anyone may see of a bot: its profile, a rating per ruleset it has played, its
+        recent games and whether it is in the arena."""
+        key, _, doc = await self.load_bot(name)
+        ratings = []
+        for ruleset in RULESETS:
+            [blob] = await self.store.ratings(ruleset, [key])
+            if blob is not None:
+                ratings.append(rating_view(ruleset, decode(blob, Rating)))
+        pool, _, _ = await self.store.pool()
+        return {
+            "name": doc.name,
+            "description": doc.description,
+            "status": doc.status,
+            "created": round(doc.created, 3),
+            "in_arena": key in pool,
+            "ratings": ratings,
+            "recent_games": [
+                {"game_id": g, "href": f"/v1/games/{g}"} for g in await self.store.recent(key)
+            ],
+            "playing": await self.store.playing(key),
+            "webhook": await self._webhook_view(key, doc),
+        }
+
+    async def _webhook_view(self, key: str, doc: BotDoc) -> dict[str, Any] | None:
+        """The bot's webhook as its profile shows it: the URL, its calls and failures, the
+        failures in a row, and its latest calls with the latency measured for each."""
+        latest, counts = await self.store.calls(key)
+        if doc.webhook is None and not latest:
+            return None
+        calls = [msgspec.to_builtins(decode(c, Call)) for c in latest]
+        return {
+            "url": doc.webhook,
+            "info": doc.webhook_info,
+            "calls": counts.get("calls", 0),
+            "failures": counts.get("failures", 0),
+            "failures_in_a_row": counts.get("streak", 0),
+            "latest_calls": calls,
+        }

@@ -1,0 +1,309 @@
+"""The arena: its pool, the quotas, the matchmaker and the league's games it starts."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+import time
+from typing import Any
+
+from ...core.documents import check_name, new_token, token_hash
+from ...core.league import BotDoc, LeagueGame, Rating, Seek, decode, encode, pair, seat_order
+from ...core.refusals import Refusal, from_rules
+from ...games import GameError, check_seats, get_ruleset, new_seed
+from ..webhooks import Registration
+from .ratings import Ratings
+
+__all__ = ["Arena"]
+
+
+def _day(now: float) -> str:
+    return time.strftime("%Y%m%d", time.gmtime(now))
+
+
+def _until_tomorrow(now: float) -> int:
+    return int(86400 - now % 86400) + 1
+
+
+class Arena(Ratings):
+    """The arena's pool and matchmaker, and the league games it makes."""
+
+    holder: str
+    waiting: int
+    matching: bool
+
+    # -- the arena -----------------------------------------------------------------------------
+
+    async def join(
+        self, token: str | None, ruleset: str, seats: int, deadline_s: float, concurrent: int
+    ) -> dict[str, Any]:
+        """Put the bot in the arena's pool (again: its seek replaced)."""
+        key, _ = await self.bot_of(token)
+        try:
+            engine = get_ruleset(ruleset)
+            check_seats(seats, engine.min_seats, engine.max_seats, engine.id)
+        except GameError as exc:
+            raise from_rules(exc) from None
+        await self._check_quota(key, concurrent)
+        now = time.time()
+        seek = Seek(ruleset, seats, deadline_s, now, now, concurrent)
+        await self.store.seek(key, encode(seek), now)
+        return {
+            "ruleset": ruleset,
+            "seats": seats,
+            "deadline_s": deadline_s,
+            "concurrent": concurrent,
+            "since": round(now, 3),
+        }
+
+    async def _check_quota(self, key: str, concurrent: int) -> None:
+        settings = self.settings
+        if concurrent > settings.concurrent_games:
+            raise Refusal(
+                "bot-quota-exceeded",
+                f"a bot plays at most {settings.concurrent_games} arena games at once",
+                field="concurrent_games",
+                retry_after=60,
+            )
+        now = time.time()
+        if await self.store.games_today(key, _day(now)) >= settings.games_per_day:
+            raise Refusal(
+                "bot-quota-exceeded",
+                f"a bot plays at most {settings.games_per_day} arena games a day (UTC)",
+                field="games_per_day",
+                retry_after=_until_tomorrow(now),
+            )
+
+    async def leave(self, token: str | None) -> None:
+        key, _ = await self.bot_of(token, playing=False)
+        await self.store.leave(key)
+
+    async def matchmake(self) -> int:
+        """Seat the pool's tables (``core.league.pair``) and create their games: the number
+        of games made. The caller holds the matchmaker's lock."""
+        now = time.time()
+        blobs, seen, free = await self.store.pool()
+        self.waiting = len(blobs)
+        seekers: dict[str, Seek] = {}
+        docs: dict[str, BotDoc] = {}
+        day = _day(now)
+        found = await self.store.seekers(list(blobs), day)
+        for (key, blob), (account, playing, today) in zip(blobs.items(), found, strict=True):
+            seek = decode(blob, Seek)
+            doc = decode(account, BotDoc) if account else None
+            if (
+                doc is None
+                or doc.status != "active"
+                # a bot with a webhook is called, it does not ask
+                or (not doc.webhook and seen.get(key, 0) < now - self.settings.stale_s)
+            ):
+                await self.store.leave(key)  # gone, barred, or no longer asking
+                continue
+            if playing >= seek.concurrent:
+                continue
+            if today >= self.settings.games_per_day:
+                await self.store.leave(key)
+                continue
+            seek.since = max(seek.since, free.get(key, seek.since))
+            seekers[key], docs[key] = seek, doc
+        ratings: dict[tuple[str, str], Rating] = {}
+        for ruleset in {s.ruleset for s in seekers.values()}:
+            keys = [k for k, s in seekers.items() if s.ruleset == ruleset]
+            for key, rated in zip(keys, await self.store.ratings(ruleset, keys), strict=True):
+                if rated is not None:
+                    ratings[(ruleset, key)] = decode(rated, Rating)
+        tables = pair(seekers, ratings, {k: d.last_opponents for k, d in docs.items()}, now)
+        made = 0
+        for table in tables:
+            order = seat_order(table, {k: docs[k].last_first for k in table})
+            seeks = [seekers[k] for k in order]
+            ruleset = seeks[0].ruleset
+            # a ruleset whose seats draw their own dice pairs two bots in two games with the
+            # same dice and the seats swapped (``arena_duplicates``): luck cancels
+            duplicate = len(order) == 2 and getattr(get_ruleset(ruleset), "arena_duplicates", False)
+            ids = [secrets.token_hex(8) for _ in range(2 if duplicate else 1)]
+            seed, started_here = new_seed(), 0
+            for n, game_id in enumerate(ids):
+                seated = order if n == 0 else order[::-1]
+                started = await self._start(
+                    ruleset,
+                    {},
+                    seated,
+                    [docs[k].name for k in seated],
+                    max(s.deadline_s for s in seeks),
+                    rated=True,
+                    kind="arena",
+                    # the second of two duplicates may join the first in play
+                    concurrent=[seekers[k].concurrent + n for k in seated],
+                    seed=seed,
+                    game_id=game_id,
+                    group=[other for other in ids if other != game_id],
+                )
+                if started is None:
+                    break
+                started_here += 1
+            made += started_here
+            if not started_here:
+                continue
+            for seat, key in enumerate(order):
+
+                def change(doc: BotDoc, first: bool = seat == 0) -> None:
+                    doc.last_first = first
+
+                with contextlib.suppress(Refusal):
+                    await self._update_bot(key, change)
+        return made
+
+    async def _start(
+        self,
+        ruleset: str,
+        options: dict[str, Any],
+        keys: list[str],
+        names: list[str],
+        deadline_s: float,
+        *,
+        rated: bool,
+        kind: str,
+        concurrent: list[int] | None = None,
+        seed: bytes | None = None,
+        game_id: str | None = None,
+        group: list[str] | None = None,
+    ) -> str | None:
+        """A league game between bots, with a fresh seed (or ``seed``, which duplicates
+        share, each told of the others: ``group``); None if an arena table could not be
+        seated (a bot left, or is busy)."""
+        game_id = game_id or secrets.token_hex(8)
+        tokens = [new_token(game_id) for _ in keys]
+        hooks = await self._hooks(keys, tokens)
+        blob = encode(
+            LeagueGame(ruleset, keys, rated, tokens, time.time(), kind, webhooks=sorted(hooks))
+        )
+        if concurrent is not None:
+            seats = list(zip(keys, concurrent, strict=True))
+            if not await self.store.take(game_id, blob, _day(time.time()), seats):
+                return None
+        else:
+            await self.store.add_game(game_id, blob, keys)
+        self._changed(keys)
+        try:
+            await self._register_hooks(game_id, hooks)
+            await self.games.create(
+                ruleset,
+                options,
+                [{"name": name} for name in names],
+                deadline_s,
+                seed or new_seed(),
+                game_id=game_id,
+                token_hashes=[token_hash(t) for t in tokens],
+                group=group or None,
+            )
+        except Refusal:
+            await self.store.drop_game(game_id, keys)
+            raise
+        if hooks and self.webhooks is not None:
+            self.webhooks.follow(game_id)
+        return game_id
+
+    async def _hooks(self, keys: list[str], tokens: list[str]) -> dict[int, Registration]:
+        """The webhook registrations of the bots (by seat) that have one."""
+        hooks: dict[int, Registration] = {}
+        if self.webhooks is None:
+            return hooks
+        for seat, (key, token) in enumerate(zip(keys, tokens, strict=True)):
+            found = await self.store.load_bot(key)
+            doc = decode(found[1], BotDoc) if found else None
+            if doc is not None and doc.webhook and doc.webhook_secret:
+                hooks[seat] = Registration(doc.webhook, doc.webhook_secret, token, key)
+        return hooks
+
+    async def seat_accounts(
+        self,
+        game_id: str,
+        ruleset: str,
+        seats: list[dict[str, Any]],
+        owner: str | None,
+        deadline_s: float,
+    ) -> list[str]:
+        """Bot accounts in seats of ``POST /v1/games`` (``{"account": NAME}``; ``seats``
+        changed in place into named seats with tokens the league keeps): only the
+        organizer who created a bot seats it; the game is casual (logged, rated for no one)
+        and reaches each bot as its league games do (its webhook, else ``/v1/me/next``)."""
+        keys: list[str] = []
+        tokens: list[str] = []
+        at: list[int] = []
+        for index, seat in enumerate(seats):
+            name = seat.pop("account", None)
+            if name is None:
+                continue
+            where = f"seats[{index}].account"
+            if seat.get("bot") is not None or seat.get("webhook") is not None:
+                raise Refusal(
+                    "account-seat-invalid",
+                    "a seat is a house bot, a webhook or a bot account",
+                    field=where,
+                )
+            key, _, doc = await self.load_bot(name)
+            if doc.owner != owner:
+                raise Refusal(
+                    "not-bot-owner", "only the organizer who created a bot seats it", field=where
+                )
+            if doc.status != "active":
+                raise Refusal("bot-not-active", f"the bot is {doc.status}: it may not play now")
+            if key in keys:
+                raise Refusal(
+                    "account-seat-invalid", "a bot account takes one seat of a game", field=where
+                )
+            if doc.webhook and deadline_s <= 0:
+                raise Refusal(
+                    "account-seat-invalid",
+                    "a bot with a webhook plays games with a deadline (deadline_s above 0)",
+                    field="deadline_s",
+                )
+            seat["token"] = new_token(game_id)
+            # the seat shows the bot's name unless the organizer names it
+            given = seat.get("name")
+            seat["name"] = check_name(given, f"seats[{index}].name") if given else doc.name
+            keys.append(key)
+            tokens.append(seat["token"])
+            at.append(index)
+        if not keys:
+            return keys
+        found = await self._hooks(keys, tokens)
+        hooks = {at[i]: registration for i, registration in found.items()}
+        await self._register_hooks(game_id, hooks)
+        league_game = LeagueGame(
+            ruleset, keys, False, tokens, time.time(), "game", "", sorted(hooks), at
+        )
+        await self.store.add_game(game_id, encode(league_game), keys)
+        self._changed(keys)
+        return keys
+
+    async def seated(self, game_id: str, keys: list[str], created: bool) -> None:
+        """After ``seat_accounts``: the game was created (its webhook seats followed), or
+        refused (the league forgets it)."""
+        if not created:
+            await self.store.drop_game(game_id, keys)
+        elif self.webhooks is not None:
+            self.webhooks.follow(game_id)
+
+    async def run_forever(self) -> None:
+        """The matchmaker and the settling sweep, in whichever replica holds the lock: every
+        ``interval_s`` while bots wait in the arena, every half second while none does (a
+        wave: pairing each bot the moment it came free would pair a game's bots again and
+        again); the other replicas look for the lock every second (it lapses 2 s after its
+        holder's last renewal)."""
+        interval = self.settings.interval_s
+        sweep_at = 0.0
+        while True:
+            pause = 1.0
+            # a matchmaker must not die; the next round tries again
+            with contextlib.suppress(Exception):
+                self.matching = await self.store.lock(self.holder, 2000)
+                if self.matching:
+                    if time.monotonic() >= sweep_at:
+                        await self.settle_all()
+                        sweep_at = time.monotonic() + 0.5
+                    await self.matchmake()
+                    pause = interval if self.waiting else 0.5
+            await asyncio.sleep(pause)

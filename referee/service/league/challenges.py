@@ -1,0 +1,159 @@
+"""Challenges: one bot challenges another to a game, which accepts or declines it."""
+
+from __future__ import annotations
+
+import secrets
+import time
+from typing import Any
+
+from ...core.league import BotDoc, ChallengeDoc, check_reason, decode, encode
+from ...core.refusals import Refusal, busy, from_rules
+from ...games import GameError, check_seats, get_ruleset
+from ..games import MAX_RETRIES
+from .arena import Arena
+from .base import _not_found
+
+__all__ = ["Challenges"]
+
+
+class Challenges(Arena):
+    """A bot's challenges to another, and its answers to those it gets."""
+
+    # -- challenges ----------------------------------------------------------------------------
+
+    async def challenge(
+        self,
+        token: str | None,
+        opponent: str,
+        ruleset: str,
+        options: dict[str, Any],
+        rated: bool,
+        deadline_s: float,
+        expires_s: float,
+    ) -> dict[str, Any]:
+        key, doc = await self.bot_of(token)
+        other, _, other_doc = await self.load_bot(opponent)
+        if other == key:
+            raise Refusal("invalid-challenge", "a bot does not challenge itself", field="opponent")
+        try:
+            engine = get_ruleset(ruleset)
+            engine.options(options)
+            check_seats(2, engine.min_seats, engine.max_seats, engine.id)
+        except GameError as exc:
+            raise from_rules(exc) from None
+        now = time.time()
+        challenge = ChallengeDoc(
+            secrets.token_hex(8),
+            key,
+            other,
+            ruleset,
+            options,
+            rated,
+            deadline_s,
+            now,
+            now + expires_s,
+        )
+        ttl = int(expires_s) + 86400
+        await self.store.save_challenge(
+            challenge.id, "", encode(challenge), ttl, other, challenge.expires
+        )
+        self._changed([other])
+        return self._challenge_view(challenge, doc.name, other_doc.name, now)
+
+    async def get_challenge(self, challenge_id: str) -> dict[str, Any]:
+        _, challenge = await self._load_challenge(challenge_id)
+        return await self._shown(challenge)
+
+    async def answer(
+        self, challenge_id: str, token: str | None, accept: bool, reason: str = "generic"
+    ) -> dict[str, Any]:
+        """Accept (the game is created, rated or casual as challenged) or decline with a
+        reason. Only the challenged bot answers, only before the challenge expires."""
+        key, _ = await self.bot_of(token, playing=accept)
+        if not accept:
+            check_reason(reason)
+        for _ in range(MAX_RETRIES):
+            version, challenge = await self._load_challenge(challenge_id)
+            if challenge.opponent != key:
+                raise Refusal("not-challenged", "only the challenged bot answers a challenge")
+            now = time.time()
+            status = challenge.shown_status(now)
+            if status != "open":
+                raise Refusal("challenge-closed", f"the challenge is {status}")
+            if accept:
+                _, challenger = await self.bot_of_key(challenge.challenger)
+                _, opponent = await self.bot_of_key(key)
+                if challenger.status != "active":
+                    raise Refusal("bot-not-active", "the challenger may not play now")
+                game_id = await self._start(
+                    challenge.ruleset,
+                    challenge.options,
+                    [challenge.challenger, key],
+                    [challenger.name, opponent.name],
+                    challenge.deadline_s,
+                    rated=challenge.rated,
+                    kind="challenge",
+                )
+                challenge.status, challenge.game_id = "accepted", game_id
+            else:
+                challenge.status, challenge.reason = "declined", reason
+            ttl = 86400
+            if await self.store.save_challenge(
+                challenge.id, version, encode(challenge), ttl, key, 0
+            ):
+                await self.store.out_of_inbox(key, challenge.id)
+                return await self._shown(challenge)
+            if accept and challenge.game_id:
+                await self.store.drop_game(challenge.game_id, [challenge.challenger, key])
+        raise busy("the challenge")
+
+    async def bot_of_key(self, key: str) -> tuple[str, BotDoc]:
+        found = await self.store.load_bot(key)
+        if found is None:
+            raise _not_found(key)
+        return key, decode(found[1], BotDoc)
+
+    async def open_challenges(
+        self, key: str, now: float, inbox: list[str] | None = None
+    ) -> list[dict[str, Any]]:
+        """The bot's open challenges (``inbox``: their ids, read just now)."""
+        shown = []
+        for challenge_id in await self.store.inbox(key, now) if inbox is None else inbox:
+            found = await self.store.load_challenge(challenge_id)
+            if found is None:
+                continue
+            challenge = decode(found[1], ChallengeDoc)
+            if challenge.shown_status(now) == "open":
+                shown.append(await self._shown(challenge))
+        return shown
+
+    async def _load_challenge(self, challenge_id: str) -> tuple[str, ChallengeDoc]:
+        found = await self.store.load_challenge(challenge_id)
+        if found is None:
+            raise Refusal("challenge-not-found", f"there is no challenge {challenge_id!r}")
+        return found[0], decode(found[1], ChallengeDoc)
+
+    async def _shown(self, challenge: ChallengeDoc) -> dict[str, Any]:
+        names = []
+        for key in (challenge.challenger, challenge.opponent):
+            found = await self.store.load_bot(key)
+            names.append(decode(found[1], BotDoc).name if found else key)
+        return self._challenge_view(challenge, names[0], names[1], time.time())
+
+    @staticmethod
+    def _challenge_view(
+        challenge: ChallengeDoc, challenger: str, opponent: str, now: float
+    ) -> dict[str, Any]:
+        return {
+            "id": challenge.id,
+            "challenger": challenger,
+            "opponent": opponent,
+            "ruleset": challenge.ruleset,
+            "options": challenge.options,
+            "rated": challenge.rated,
+            "deadline_s": challenge.deadline_s,
+            "expires": round(challenge.expires, 3),
+            "status": challenge.shown_status(now),
+            "reason": challenge.reason,
+            "game_id": challenge.game_id,
+        }

@@ -1,0 +1,219 @@
+"""A bot's next decision across all of its games, and what a process remembers for it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from typing import Any
+
+from ...core.game import LoadedGame
+from ...core.league import BotDoc, LeagueGame, decode, is_bot_token
+from ...core.refusals import Refusal
+from ...store import STORE_UNAVAILABLE
+from ..seats import Seats
+from .base import BOTS_KEPT, LEAGUE_GAMES_KEPT, RECHECK_S
+from .challenges import Challenges
+
+__all__ = ["NextDecisions"]
+
+
+class NextDecisions(Challenges):
+    """A bot's next decision: its turn in any of its games, or its challenges."""
+
+    _league_games: dict[str, LeagueGame]
+    _playing: dict[str, list[str]]
+    _looked: dict[str, tuple[float, list[str]]]
+    seats: Seats | None
+    _news: dict[str, asyncio.Event]
+
+    # -- a bot's next decision -----------------------------------------------------------------
+
+    async def decide_next(
+        self, token: str | None, game_id: str, seq: int, moves: list[Any], wait_s: float
+    ) -> dict[str, Any]:
+        """A decision in one of a bot's (or an entrant's) games, then its next decision in
+        any of them, long-polled up to ``wait_s``: its whole loop in one request."""
+        assert self.seats is not None, "the league decides through the seats' service"
+        if is_bot_token(token):
+            await self.seats.move(game_id, await self.seat_token(token, game_id), seq, moves)
+            return await self.next_decision(token, wait_s)
+        # an entrant's own token is its seats' token
+        assert self.tournaments is not None
+        await self.seats.move(game_id, token, seq, moves)
+        return await self.tournaments.next_decision(token, wait_s)
+
+    async def next_decision(self, token: str | None, wait_s: float) -> dict[str, Any]:
+        """The bot's next turn in any of its league games, or its open challenges (long-polled
+        while it has neither). The bot is looked at through ``known_bot``: a long poll sees a
+        token rotated or revoked meanwhile within ``RECHECK_S``."""
+        stop = time.monotonic() + wait_s
+        while True:
+            key, doc = await self.known_bot(token)
+            now = time.time()
+            await self._seen(key, now)
+            step = await self._remembered_turn(key, doc)
+            if step is not None:
+                return step
+            playing, entered, inbox = await self._lookout(key, now)
+            in_play: dict[str, str] = {}
+            for game_id in playing:
+                league_game = await self._league_game(game_id)
+                if league_game is None:
+                    continue
+                try:
+                    game = await self._game_now(game_id)
+                except Refusal:
+                    continue
+                if game.doc.status == "finished":
+                    self._looked.pop(key, None)  # its games in play change: read them again
+                    await self.settle(game_id)
+                    continue
+                seat = league_game.seat_of(key)
+                if doc.webhook and seat in league_game.webhooks:
+                    continue  # the referee calls its webhook with this game's turns
+                if game.turn_status(seat) == "your_turn":
+                    return self._your_turn(game_id, league_game, key, game, seat)
+                in_play[game_id] = game.last_event_id
+            for tournament_id in entered if self.tournaments else []:
+                assert self.tournaments is not None
+                try:
+                    step = await self.tournaments.next_decision(f"{tournament_id}.{token}", 0)
+                except Refusal as refusal:
+                    if refusal.code not in ("forbidden", "tournament-not-found"):
+                        raise
+                    step = {"status": "finished"}  # gone, or entered with an older token
+                if step["status"] == "your_turn":
+                    return step
+                if step["status"] == "finished":
+                    await self.store.done_with(key, tournament_id)
+            challenges = await self.open_challenges(key, now, inbox) if inbox else []
+            if challenges:
+                return {"status": "challenged", "challenges": challenges}
+            remaining = stop - time.monotonic()
+            if remaining <= 0 or self.games.memory.stopping:
+                return {"status": "waiting"}
+            if in_play:
+                with contextlib.suppress(Exception):
+                    await self.games.wait_for_commits(in_play, min(remaining, 1.0))
+            else:
+                # waiting to be paired: told at once of a game the matchmaker makes here
+                await self._news_for(key, min(RECHECK_S if self.matching else 0.1, remaining))
+
+    async def _lookout(self, key: str, now: float) -> tuple[list[str], list[str], list[str]]:
+        """The bot's games in play, tournaments entered and open challenges
+        (``LeagueStore.lookout``). A bot found with games in play and neither tournaments
+        nor challenges is taken as found for ``RECHECK_S`` (the games themselves are looked
+        at each time, from memory while their commits are heard): a decision then costs its
+        commit alone. A game, challenge or tournament new to it meanwhile is found within
+        ``RECHECK_S`` (through this replica, a game found finished or made for it: at
+        once)."""
+        looked = self._looked.get(key)
+        if looked is not None and time.monotonic() - looked[0] < RECHECK_S:
+            return looked[1], [], []
+        playing, entered, inbox = await self.store.lookout(key, now)
+        if len(self._playing) >= BOTS_KEPT:
+            self._playing.clear()
+            self._looked.clear()
+        self._playing[key] = playing
+        if playing and not entered and not inbox:
+            self._looked[key] = (time.monotonic(), playing)
+        else:
+            self._looked.pop(key, None)
+        return playing, entered, inbox
+
+    def _changed(self, keys: list[str]) -> None:
+        """The bots' games, tournaments or challenges changed through this replica: their
+        next decision looks at them again, at once if it waits to be paired."""
+        for key in keys:
+            self._looked.pop(key, None)
+            news = self._news.pop(key, None)
+            if news is not None:
+                news.set()
+
+    async def _news_for(self, key: str, seconds: float) -> None:
+        """Until a game, challenge or tournament is made for the bot through this replica,
+        at most ``seconds`` (through another, the bot looks again after them)."""
+        news = self._news.get(key)
+        if news is None:
+            news = self._news[key] = asyncio.Event()
+        try:
+            await asyncio.wait_for(news.wait(), seconds)
+        except TimeoutError:
+            pass
+        finally:
+            if self._news.get(key) is news:
+                del self._news[key]
+
+    async def _remembered_turn(self, key: str, doc: BotDoc) -> dict[str, Any] | None:
+        """The bot's turn in one of the games it was last found playing, where the process
+        remembers the game and the commits heard prove it current: no read at all (a turn
+        right after the bot's own decision, or after an opponent's heard commit). None: look
+        at everything (its games, tournaments and challenges) in Redis."""
+        for game_id in self._playing.get(key, ()):
+            league_game = self._league_games.get(game_id)
+            known = await self.games.proven_form(game_id) if league_game else None
+            if league_game is None or known is None:
+                continue
+            try:
+                game = await self.games.current(game_id, known, reading=True)
+            except Refusal:
+                continue
+            seat = league_game.seat_of(key)
+            if game.doc.status == "finished" or (doc.webhook and seat in league_game.webhooks):
+                continue
+            if game.turn_status(seat) == "your_turn":
+                return self._your_turn(game_id, league_game, key, game, seat)
+        return None
+
+    @staticmethod
+    def _your_turn(
+        game_id: str, league_game: LeagueGame, key: str, game: LoadedGame, seat: int
+    ) -> dict[str, Any]:
+        """The bot's turn in one of its league games, as its next decision says it."""
+        return {
+            "status": "your_turn",
+            "game_id": game_id,
+            "seat_token": league_game.seat_tokens[league_game.bots.index(key)],
+            "turn": game.turn(seat),
+        }
+
+    async def _league_game(self, game_id: str) -> LeagueGame | None:
+        """A league game's record: written once when the game is made and never changed, so
+        remembered in the process once read, and after the game is settled (a bot's last
+        decision sent again is answered alike)."""
+        league_game = self._league_games.get(game_id)
+        if league_game is None:
+            blob = await self.store.league_game(game_id)
+            if blob is None:
+                return None
+            if len(self._league_games) >= LEAGUE_GAMES_KEPT:
+                self._league_games.clear()
+            league_game = self._league_games[game_id] = decode(blob, LeagueGame)
+        return league_game
+
+    async def _game_now(self, game_id: str) -> LoadedGame:
+        """The game as it is now: its remembered form where the commits heard prove it
+        current (as ``SeatService.wait_turn`` answers), else as read, its commits heard from
+        then on (so that the bot's next turns come from memory)."""
+        games = self.games
+        if not games.follows(game_id):
+            with contextlib.suppress(*STORE_UNAVAILABLE):
+                await games.follow(game_id)
+        known = await self.games.proven_form(game_id)
+        if known is not None:
+            with contextlib.suppress(Refusal):
+                return await self.games.current(game_id, known, reading=True)
+        return await self.games.current(game_id, reading=True)
+
+    async def seat_token(self, token: str | None, game_id: str) -> str:
+        """The token of the bot's seat in one of its league games."""
+        key, _ = await self.known_bot(token)
+        league_game = await self._league_game(game_id)
+        if league_game is not None and key in league_game.bots and league_game.seat_tokens:
+            return league_game.seat_tokens[league_game.bots.index(key)]
+        # a tournament's table: its seats answer to the bot's entrant token
+        game = await self.games.current(game_id)
+        if game.doc.tournament and game.doc.tournament in await self.store.entered(key):
+            return f"{game.doc.tournament}.{token}"
+        raise Refusal("forbidden", "the bot holds no seat of a game of that id in play")
