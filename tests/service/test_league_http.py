@@ -6,6 +6,7 @@ quotas, leaderboards and the pages."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import random
 import signal
@@ -220,6 +221,39 @@ def test_arena_games_reach_the_bots_and_are_rated_once(client, league_valkey):
 
     before, after = asyncio.run(rebuild())
     assert before and after == before
+
+
+def test_a_bots_first_seat_alternates_from_game_to_game(client):
+    """Two bots alone in the arena play game after game: the one that sat first sits second
+    in the next (its seat is kept when its game is settled)."""
+    tokens = {name: _bot(client, name) for name in ("Turns A", "Turns B")}
+    stop = threading.Event()
+    threads = [
+        threading.Thread(
+            target=play_arena,
+            args=(client.base_url, token, DEFAULT, "random"),
+            kwargs={"stop": stop},
+        )
+        for token in tokens.values()
+    ]
+    for thread in threads:
+        thread.start()
+    try:
+
+        def played() -> list[str]:
+            return client.get("/v1/bots/Turns A").json()["recent_games"]
+
+        assert wait_until(lambda: len(played()) >= 4, 60)
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(30)
+    firsts = []
+    for game in reversed(played()):  # the oldest first
+        seats = client.get(game["href"]).json()["seats"]
+        firsts.append(seats[0]["name"])
+    assert len(firsts) >= 4
+    assert all(one != next_one for one, next_one in itertools.pairwise(firsts)), firsts
 
 
 def test_a_finished_game_is_settled_once_whoever_races(client, league_valkey):

@@ -143,16 +143,7 @@ class Arena(Ratings):
                 if started is None:
                     break
                 started_here += 1
-            made += started_here
-            if not started_here:
-                continue
-            for seat, key in enumerate(order):
-
-                def change(doc: BotDoc, first: bool = seat == 0) -> None:
-                    doc.last_first = first
-
-                with contextlib.suppress(Refusal):
-                    await self._update_bot(key, change)
+            made += started_here  # whether each bot sat first is kept when it is settled
         return made
 
     async def _start(

@@ -102,7 +102,8 @@ class Ratings(BotAccounts):
 
     async def _after(self, game_id: str, league_game: LeagueGame) -> None:
         """What the settling call alone does: count timeouts (a bot that lets deadlines
-        decide game after game is paused), and remember the last opponents."""
+        decide game after game is paused), and remember the last opponents and whether the
+        bot sat first (the arena seats it first next time if it did not)."""
         timed_out = set()
         for decision in await self.games.store.decisions(game_id):
             found = _json.decode(decision)
@@ -116,6 +117,7 @@ class Ratings(BotAccounts):
             def change(doc: BotDoc, seat: int = seat, others: list[str] = others) -> None:
                 doc.timeout_streak = doc.timeout_streak + 1 if seat in timed_out else 0
                 doc.last_opponents = others
+                doc.last_first = seat == 0
                 if limit and doc.timeout_streak >= limit and doc.status == "active":
                     doc.status = "paused"
 
