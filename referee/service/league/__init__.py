@@ -46,6 +46,7 @@ class LeagueService(NextDecisions):
         self.waiting = 0  # bots the matchmaker last found in the arena's pool
         self.webhooks = None
         self._league_games = {}  # see _league_game
+        self._settled = set()  # see settle: the games this process found settled
         # see known_bot: token digest -> (key, account, when read); key -> token digest
         self._bots = {}
         self._token_of = {}

@@ -139,6 +139,7 @@ class Arena(Ratings):
                     seed=seed,
                     game_id=game_id,
                     group=[other for other in ids if other != game_id],
+                    docs=docs,
                 )
                 if started is None:
                     break
@@ -160,13 +161,14 @@ class Arena(Ratings):
         seed: bytes | None = None,
         game_id: str | None = None,
         group: list[str] | None = None,
+        docs: dict[str, BotDoc] | None = None,
     ) -> str | None:
         """A league game between bots, with a fresh seed (or ``seed``, which duplicates
         share, each told of the others: ``group``); None if an arena table could not be
-        seated (a bot left, or is busy)."""
+        seated (a bot left, or is busy). ``docs``: the bots' accounts, as just read."""
         game_id = game_id or secrets.token_hex(8)
         tokens = [new_token(game_id) for _ in keys]
-        hooks = await self._hooks(keys, tokens)
+        hooks = await self._hooks(keys, tokens, docs)
         blob = encode(
             LeagueGame(ruleset, keys, rated, tokens, time.time(), kind, webhooks=sorted(hooks))
         )
@@ -176,7 +178,6 @@ class Arena(Ratings):
                 return None
         else:
             await self.store.add_game(game_id, blob, keys)
-        self._changed(keys)
         try:
             await self._register_hooks(game_id, hooks)
             await self.games.create(
@@ -192,18 +193,24 @@ class Arena(Ratings):
         except Refusal:
             await self.store.drop_game(game_id, keys)
             raise
+        self._changed(keys)  # made: its bots' next decisions find it
         if hooks and self.webhooks is not None:
             self.webhooks.follow(game_id)
         return game_id
 
-    async def _hooks(self, keys: list[str], tokens: list[str]) -> dict[int, Registration]:
-        """The webhook registrations of the bots (by seat) that have one."""
+    async def _hooks(
+        self, keys: list[str], tokens: list[str], docs: dict[str, BotDoc] | None = None
+    ) -> dict[int, Registration]:
+        """The webhook registrations of the bots (by seat) that have one (from ``docs``
+        where given, else as read)."""
         hooks: dict[int, Registration] = {}
         if self.webhooks is None:
             return hooks
         for seat, (key, token) in enumerate(zip(keys, tokens, strict=True)):
-            found = await self.store.load_bot(key)
-            doc = decode(found[1], BotDoc) if found else None
+            doc = docs.get(key) if docs is not None else None
+            if doc is None:
+                found = await self.store.load_bot(key)
+                doc = decode(found[1], BotDoc) if found else None
             if doc is not None and doc.webhook and doc.webhook_secret:
                 hooks[seat] = Registration(doc.webhook, doc.webhook_secret, token, key)
         return hooks

@@ -23,6 +23,7 @@ from ...games import RULESETS
 from ..games import MAX_RETRIES
 from ..webhooks import Registration
 from .accounts import BotAccounts
+from .base import LEAGUE_GAMES_KEPT
 
 __all__ = ["Ratings"]
 
@@ -31,6 +32,8 @@ _json = msgspec.json.Decoder()
 
 class Ratings(BotAccounts):
     """Lifetime ratings, from league and rated tournaments' games."""
+
+    _settled: set[str]
 
     async def history(self, name: str, ruleset: str) -> list[tuple[float, float, float]]:
         """The bot's rating after each rated game of ``ruleset``: (time, mu, sigma)."""
@@ -60,6 +63,8 @@ class Ratings(BotAccounts):
 
     async def settle(self, game_id: str) -> bool:
         """Rate a finished league game and free its bots: True for the one call that did."""
+        if game_id in self._settled:
+            return False  # by this process (its other bots find it finished too)
         league_game = await self._league_game(game_id)
         if league_game is None:
             return False
@@ -92,6 +97,10 @@ class Ratings(BotAccounts):
                 for key, old, new in zip(bots, read, after, strict=True)
             ]
             settled = await self.store.settle(game_id, ruleset, entry, now, seats)
+            if settled != -1:
+                if len(self._settled) >= LEAGUE_GAMES_KEPT:
+                    self._settled.clear()
+                self._settled.add(game_id)
             if settled == 0:
                 await self.store.drop_game(game_id)  # listed again after it was settled
                 return False
