@@ -85,7 +85,7 @@ class Store:
         self.tournaments = TournamentStore(redis, timeout_s=timeout_s, patience=patience)
         self.limits = LimitStore(redis, self.games.shared, timeout_s=timeout_s, patience=patience)
         self.idempotency = IdempotencyStore(redis, timeout_s=timeout_s)
-        self.league = LeagueStore(redis, timeout_s=timeout_s, patience=patience)
+        self.league = LeagueStore(redis, self.games.shared, timeout_s=timeout_s, patience=patience)
         self.webhooks = WebhookStore(redis, self.games.shared, timeout_s=timeout_s)
 
     async def ping(self) -> None:

@@ -31,12 +31,14 @@ settled before and that no rating moved since it was read (exactly once, whoever
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import cast
+import hashlib
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, cast
 
 from redis.asyncio import Redis, RedisCluster
+from redis.exceptions import NoScriptError
 
-from .connection import Patience
+from .connection import Commands, Patience
 
 __all__ = ["LeagueStore"]
 
@@ -169,18 +171,47 @@ class LeagueStore:
     def __init__(
         self,
         redis: Redis | RedisCluster,
+        shared: Commands | None = None,
         *,
         timeout_s: float = 10,
         patience: Patience | None = None,
     ) -> None:
         self.redis = redis
         self.patience = patience or Patience(timeout_s)
-        self._save = redis.register_script(_SAVE)
-        self._settle = redis.register_script(_SETTLE)
-        self._take = redis.register_script(_TAKE)
-        self._lookout = redis.register_script(_LOOKOUT)
-        self._pool = redis.register_script(_POOL)
-        self._seekers = redis.register_script(_SEEKERS)
+        # the league's commands on a bot's path (its games, their settling, the matchmaker's
+        # reads) go on the connection the games' reads and commits share, where given: a
+        # command packed by hiredis, no pool (redis-py's pool cost a third of each)
+        self.shared = shared
+        self._save = self._script(_SAVE)
+        self._settle = self._script(_SETTLE)
+        self._take = self._script(_TAKE)
+        self._lookout = self._script(_LOOKOUT)
+        self._pool = self._script(_POOL)
+        self._seekers = self._script(_SEEKERS)
+
+    def _script(self, script: str) -> Callable[..., Awaitable[Any]]:
+        """A script to call with ``keys`` and ``args``: on the shared connection (loaded on
+        a server that lacks it), else through redis-py's."""
+        shared = self.shared
+        if shared is None:
+            return self.redis.register_script(script)
+        sha = hashlib.sha1(script.encode()).hexdigest()
+
+        async def run(keys: list[str], args: Sequence[Any] = ()) -> Any:
+            command = ("EVALSHA", sha, len(keys), *keys, *args)
+            try:
+                return await shared.execute(*command)
+            except NoScriptError:  # a fresh or flushed server: load it, once
+                await self.redis.script_load(script)
+                return await shared.execute(*command)
+
+        return run
+
+    async def _command(self, *command: Any) -> Any:
+        """One command on the shared connection, where given."""
+        if self.shared is not None:
+            return await self.shared.execute(*command)
+        return await self.redis.execute_command(*command)
 
     # -- bots ----------------------------------------------------------------------------------
 
@@ -216,9 +247,8 @@ class LeagueStore:
         if not keys:
             return []
         async with self.patience.bounded():
-            return cast(
-                "list[bytes | None]", await self.redis.hmget(f"{P}:ratings:{ruleset}", keys)
-            )
+            found = await self._command("HMGET", f"{P}:ratings:{ruleset}", *keys)
+        return cast("list[bytes | None]", found)
 
     async def every_rating(self, ruleset: str) -> dict[str, bytes]:
         async with self.patience.bounded():
@@ -298,7 +328,7 @@ class LeagueStore:
 
     async def league_game(self, game_id: str) -> bytes | None:
         async with self.patience.bounded():
-            return cast("bytes | None", await self.redis.hget(self.GAMES, game_id))
+            return cast("bytes | None", await self._command("HGET", self.GAMES, game_id))
 
     async def add_game(self, game_id: str, blob: bytes, keys: list[str]) -> None:
         """A challenge's game: listed for settling and among its bots' games in play."""
@@ -501,7 +531,8 @@ class LeagueStore:
 
     async def _load(self, key: str) -> tuple[str, bytes] | None:
         async with self.patience.bounded():
-            version, blob = cast("list[bytes | None]", await self.redis.hmget(key, ["v", "blob"]))
+            found = await self._command("HMGET", key, "v", "blob")
+            version, blob = cast("list[bytes | None]", found)
         if blob is None:
             return None
         return (version or b"").decode(), blob
