@@ -103,6 +103,14 @@ return {redis.call('SMEMBERS', KEYS[1]), redis.call('SMEMBERS', KEYS[2]),
         redis.call('ZRANGE', KEYS[3], 0, 49)}
 """
 
+# a bot in the pool (ARGV[1]) asked at ARGV[2]
+_SEEN = """
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
+  redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+end
+return 0
+"""
+
 # the arena's seeks, when each bot last asked and since when each has been free
 _POOL = """
 return {redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]),
@@ -188,6 +196,7 @@ class LeagueStore:
         self._lookout = self._script(_LOOKOUT)
         self._pool = self._script(_POOL)
         self._seekers = self._script(_SEEKERS)
+        self._seen = self._script(_SEEN)
 
     def _script(self, script: str) -> Callable[..., Awaitable[Any]]:
         """A script to call with ``keys`` and ``args``: on the shared connection (loaded on
@@ -398,9 +407,9 @@ class LeagueStore:
         return bool(left)
 
     async def seen(self, key: str, now: float) -> None:
+        """Mark a bot in the pool seen (one script)."""
         async with self.patience.bounded():
-            if await self.redis.hexists(self.POOL, key):
-                await self.redis.hset(self.SEEN, key, now)
+            await self._seen(keys=[self.POOL, self.SEEN], args=[key, now])
 
     async def pool(self) -> tuple[dict[str, bytes], dict[str, float], dict[str, float]]:
         """The arena's seeks, when each bot last asked, and since when each has been free
