@@ -28,6 +28,8 @@ from .base import LEAGUE_GAMES_KEPT
 __all__ = ["Ratings"]
 
 _json = msgspec.json.Decoder()
+#: in every decision a deadline took, as ``LoadedGame`` encodes it
+_TIMEOUT = b'"timeout":true'
 
 
 class Ratings(BotAccounts):
@@ -115,6 +117,8 @@ class Ratings(BotAccounts):
         bot sat first (the arena seats it first next time if it did not)."""
         timed_out = set()
         for decision in await self.games.store.decisions(game_id):
+            if _TIMEOUT not in decision:
+                continue  # decoded only where a timeout may be (most games have none)
             found = _json.decode(decision)
             if found.get("timeout"):
                 timed_out.add(found["seat"])
