@@ -47,9 +47,11 @@ class LeagueService(NextDecisions):
         self.webhooks = None
         self._league_games = {}  # see _league_game
         self._settled = set()  # see settle: the games this process found settled
+        self._settling = {}  # see settle: a settling under way, which callers meanwhile share
         # see known_bot: token digest -> (key, account, when read); key -> token digest
         self._bots = {}
         self._token_of = {}
+        self._digests = {}  # see known_bot: a bot token -> its digest
         self._seen_at = {}  # see _seen
         self._playing = {}  # each bot's games as last read
         # see _lookout: key -> (when read, its games in play), for a bot then found with games

@@ -38,6 +38,7 @@ class BotAccounts(LeagueBase):
 
     _bots: dict[bytes, tuple[str, BotDoc, float]]
     _token_of: dict[str, bytes]
+    _digests: dict[str, bytes]
     _seen_at: dict[str, float]
 
     # -- bots ----------------------------------------------------------------------------------
@@ -162,7 +163,13 @@ class BotAccounts(LeagueBase):
         token, its next decision), remembered for ``RECHECK_S``: a token rotated or revoked
         (or a bot changed) through this process is forgotten at once, through another
         replica it stops working here within ``RECHECK_S``."""
-        digest = bot_token_hash(token) if is_bot_token(token) and token is not None else b""
+        digest = self._digests.get(token) if token is not None else None
+        if digest is None:  # hashed once per token while it is known (a request's dict lookup)
+            digest = bot_token_hash(token) if is_bot_token(token) and token is not None else b""
+            if digest:
+                if len(self._digests) >= BOTS_KEPT:
+                    self._digests.clear()
+                self._digests[token] = digest  # type: ignore[index]  # a bot token: a str
         known = self._bots.get(digest) if digest else None
         if known is not None and time.monotonic() - known[2] < RECHECK_S:
             return known[0], known[1]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 from typing import Any
@@ -36,6 +37,7 @@ class Ratings(BotAccounts):
     """Lifetime ratings, from league and rated tournaments' games."""
 
     _settled: set[str]
+    _settling: dict[str, asyncio.Future[bool]]
 
     async def history(self, name: str, ruleset: str) -> list[tuple[float, float, float]]:
         """The bot's rating after each rated game of ``ruleset``: (time, mu, sigma)."""
@@ -64,9 +66,19 @@ class Ratings(BotAccounts):
     # -- settling finished games, exactly once -------------------------------------------------
 
     async def settle(self, game_id: str) -> bool:
-        """Rate a finished league game and free its bots: True for the one call that did."""
+        """Rate a finished league game and free its bots: True for the one call that did.
+        Calls of this process meanwhile (its bots, the sweep) wait for it and get False."""
         if game_id in self._settled:
             return False  # by this process (its other bots find it finished too)
+        under_way = self._settling.get(game_id)
+        if under_way is not None:
+            await asyncio.shield(under_way)
+            return False
+        attempt = self._settling[game_id] = asyncio.ensure_future(self._settle(game_id))
+        attempt.add_done_callback(lambda _: self._settling.pop(game_id, None))
+        return await asyncio.shield(attempt)
+
+    async def _settle(self, game_id: str) -> bool:
         league_game = await self._league_game(game_id)
         if league_game is None:
             return False
