@@ -1,8 +1,8 @@
 """The routes a bot calls in a loop, answered without Litestar's per-request machinery.
 
 ``GET /turn`` and ``POST /moves`` are nearly every request of a tournament (and ``POST
-/v1/me/games/{id}/moves``, a decision then the next in any of the bot's games, nearly every
-one of the league's), and Litestar's
+/v1/me/games/{id}/moves``, a decision then the next in any of the bot's games, and ``GET
+/v1/me/next``, nearly every one of the league's), and Litestar's
 routing, parameter parsing, dependency injection and response building cost about a third of
 such a request, and uvicorn's ASGI cycle (a scope, messages, two writes per answer) a fifth
 of what was left (``benchmarks/results/README.md``). The server's HTTP protocol
@@ -50,10 +50,12 @@ _RATE_LIMITED = Refusal(
 
 #: an answer: status, media type, body and any more headers (lower-case names)
 Answer = tuple[int, bytes, bytes, list[tuple[bytes, bytes]]]
-#: a request the hot routes answer: its game, what it asks (``TURN``, ``MOVES`` or ``NEXT``:
-#: a decision then the next in any of the bot's games) and its wait (None: none asked)
+#: a request the hot routes answer: its game, what it asks (``TURN``, ``MOVES``, ``NEXT``: a
+#: decision then the next in any of the bot's games, or ``ONLY_NEXT``, that alone, for no
+#: game) and its wait (None: none asked)
 Route = tuple[str, str, float | None]
-TURN, MOVES, NEXT = "turn", "moves", "next"
+TURN, MOVES, NEXT, ONLY_NEXT = "turn", "moves", "next", "only-next"
+_ME_NEXT = "/v1/me/next"
 
 
 def _wait(query: bytes) -> float:
@@ -95,6 +97,11 @@ def taken(
     ``wait=s`` (0 to 60), or the service not started."""
     if token is None or routes.seats is None:
         return None
+    if path == _ME_NEXT:
+        if method != b"GET" or routes.league is None:
+            return None
+        seconds = _wait(query or b"wait=0")
+        return ("", ONLY_NEXT, seconds) if 0 <= seconds <= 60 else None
     hot = _HOT.fullmatch(path)
     if hot is None:
         return None
@@ -141,6 +148,9 @@ async def answered(
     None for a body the strict decoder refuses (the handler answers it)."""
     game_id, asked, wait = route
     seats = routes.seats
+    if asked == ONLY_NEXT:
+        call = routes.league.next_of(token, wait)
+        return await _long_poll(routes, address, wait or 0, call, path, _next_decision)
     if asked == TURN:
         call = seats.wait_turn(game_id, token, wait)
         return await _long_poll(routes, address, wait or 0, call, path)

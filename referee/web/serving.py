@@ -535,7 +535,7 @@ class PublicHttp(HttpToolsProtocol):
         routes = self._routes
         if (
             routes is not None
-            and self.url.startswith((b"/v1/games/", b"/v1/me/games/"))  # else not hot: no parse
+            and self.url.startswith((b"/v1/games/", b"/v1/me/"))  # else not hot: no parse
             and routes.seats is not None
             and not self.expect_100_continue
             and not self.root_path

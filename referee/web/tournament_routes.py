@@ -155,9 +155,6 @@ class MeController(Controller):
     ) -> NextDecision:
         services = services_of(state)
         token = request_bearer(request)
-        async with waiting(request, services, wait):
-            if is_bot_token(token):  # a bot's league games and challenges
-                result = await services.league.next_decision(token, wait)
-            else:
-                result = await services.tournaments.next_decision(token, wait)
+        async with waiting(request, services, wait):  # a bot's: its league games and challenges
+            result = await services.league.next_of(token, wait)
         return next_decision(**result)

@@ -436,20 +436,38 @@ def handlers(monkeypatch):
 
 
 def test_decide_next_answered_at_the_protocol_is_the_handlers_bytes(client, handlers, fast_answers):
-    """decideNext, answered by the hot route, sends the very bytes its handler sends: each
-    decision is sent twice, to one then the other (the second is answered from the record,
-    with the next decision as it is then): turns, waits, challenges and refusals alike."""
+    """decideNext and nextDecision, answered by the hot routes, send the very bytes their
+    handlers send: each request is sent twice, to one then the other (a decision sent again
+    is answered from the record, with the next decision as it is then): turns, waits,
+    challenges and refusals alike."""
     a, b, c = (_bot(client, name) for name in ("Hot A", "Hot B", "Hot C"))
     offer = {"opponent": "Hot B", "ruleset": DEFAULT, "deadline_s": 30}
     challenge = client.post("/v1/challenges", json=offer, headers=auth(a)).json()
     accepted = client.post(f"/v1/challenges/{challenge['id']}/accept", headers=auth(b))
     game_id = accepted.json()["game_id"]
     path = f"/v1/me/games/{game_id}/moves"
+    sent = 0
+
+    def twice(method: str, url: str, handlers_first: bool, **how) -> httpx.Response:
+        """The request answered by the hot route and by the handler: the same bytes."""
+        nonlocal sent
+        answers = []
+        for on in (handlers_first, not handlers_first):
+            handlers["on"] = on
+            answers.append(getattr(client, method)(url, **how))
+        handlers["on"] = False
+        first, second = answers
+        assert first.headers["content-type"] == second.headers["content-type"], second.text
+        assert first.content == second.content
+        sent += first.status_code == 200
+        return first
+
     steps = {
         t: client.get("/v1/me/next", params={"wait": 5}, headers=auth(t)).json() for t in (a, b)
     }
+    before = len(fast_answers)
     rnd = random.Random(11)
-    seen, sent = set(), 0
+    seen, asked = set(), set()
     for n in range(400):
         if (
             all(step["status"] != "your_turn" for step in steps.values())
@@ -461,36 +479,25 @@ def test_decide_next_answered_at_the_protocol_is_the_handlers_bytes(client, hand
         for token in (a, b):
             step = steps[token]
             if step["status"] != "your_turn":
-                steps[token] = client.get("/v1/me/next", headers=auth(token)).json()
+                steps[token] = twice("get", "/v1/me/next", n % 2 == 0, headers=auth(token)).json()
+                asked.add(steps[token]["status"])
                 continue
             turn = step["turn"]
             body = {"seq": turn["seq"], "move": rnd.choice(turn["legal_moves"])}
-            answers = []
-            for on in (n % 2 == 0, n % 2 == 1):
-                handlers["on"] = on
-                answers.append(
-                    client.post(path, params={"wait": 0}, headers=auth(token), json=body)
-                )
-            handlers["on"] = False
-            first, second = answers
-            assert first.status_code == 200, first.text
-            assert first.headers["content-type"] == second.headers["content-type"], second.text
-            assert first.content == second.content
-            steps[token] = first.json()
+            how = {"params": {"wait": 0}, "headers": auth(token), "json": body}
+            reply = twice("post", path, n % 2 == 1, **how)
+            assert reply.status_code == 200, reply.text
+            steps[token] = reply.json()
             seen.add(steps[token]["status"])
-            sent += 1
     else:
         raise AssertionError("the game did not finish")
     assert {"your_turn", "waiting", "challenged"} <= seen
-    assert fast_answers.count(200) == sent
+    assert "your_turn" in asked and len(asked) >= 2  # and a wait or a challenge
+    assert fast_answers[before:].count(200) == sent
     refused = (({"seq": 0, "move": {}}, 400), ({"seq": 999, "move": body["move"]}, 409))
     for wrong, status in refused:
-        answers = []
-        for on in (False, True):
-            handlers["on"] = on
-            answers.append(client.post(path, headers=auth(a), json=wrong))
-        assert answers[0].status_code == status, answers[0].text
-        assert answers[0].content == answers[1].content
+        assert twice("post", path, False, headers=auth(a), json=wrong).status_code == status
+    assert twice("get", "/v1/me/next", True, headers=auth("bot-forged")).status_code == 403
 
 
 def test_a_rated_tournament_takes_bot_accounts_and_rates_them(client):

@@ -43,6 +43,14 @@ class NextDecisions(Challenges):
         await self.seats.move(game_id, token, seq, moves)
         return await self.tournaments.next_decision(token, wait_s)
 
+    async def next_of(self, token: str | None, wait_s: float) -> dict[str, Any]:
+        """A bot's (or an entrant's) next decision in any of its games, long-polled up to
+        ``wait_s`` (``GET /v1/me/next``)."""
+        if is_bot_token(token):
+            return await self.next_decision(token, wait_s)
+        assert self.tournaments is not None
+        return await self.tournaments.next_decision(token, wait_s)
+
     async def next_decision(self, token: str | None, wait_s: float) -> dict[str, Any]:
         """The bot's next turn in any of its league games, or its open challenges (long-polled
         while it has neither). The bot is looked at through ``known_bot``: a long poll sees a
