@@ -63,6 +63,7 @@ class NextDecisions(Challenges):
             step = await self._remembered_turn(key, doc)
             if step is not None:
                 return step
+            news = self._listen(key)  # before the look: news meanwhile is not missed
             playing, entered, inbox = await self._lookout(key, now)
             in_play: dict[str, str] = {}
             for game_id in playing:
@@ -106,7 +107,7 @@ class NextDecisions(Challenges):
                     await self.games.wait_for_commits(in_play, min(remaining, 1.0))
             else:
                 # waiting to be paired: told at once of a game the matchmaker makes here
-                await self._news_for(key, min(RECHECK_S if self.matching else 0.1, remaining))
+                await self._news_for(news, min(RECHECK_S if self.matching else 0.1, remaining))
 
     async def _lookout(self, key: str, now: float) -> tuple[list[str], list[str], list[str]]:
         """The bot's games in play, tournaments entered and open challenges
@@ -139,19 +140,22 @@ class NextDecisions(Challenges):
             if news is not None:
                 news.set()
 
-    async def _news_for(self, key: str, seconds: float) -> None:
-        """Until a game, challenge or tournament is made for the bot through this replica,
-        at most ``seconds`` (through another, the bot looks again after them)."""
+    def _listen(self, key: str) -> asyncio.Event:
+        """What ``_changed`` sets, from now on, when a game, challenge or tournament is made
+        for the bot through this replica."""
         news = self._news.get(key)
         if news is None:
+            if len(self._news) >= BOTS_KEPT:
+                self._news.clear()
             news = self._news[key] = asyncio.Event()
-        try:
+        return news
+
+    @staticmethod
+    async def _news_for(news: asyncio.Event, seconds: float) -> None:
+        """Until ``news`` (``_listen``) is set, at most ``seconds`` (news through another
+        replica: the bot looks again after them)."""
+        with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(news.wait(), seconds)
-        except TimeoutError:
-            pass
-        finally:
-            if self._news.get(key) is news:
-                del self._news[key]
 
     async def _remembered_turn(self, key: str, doc: BotDoc) -> dict[str, Any] | None:
         """The bot's turn in one of the games it was last found playing, where the process
