@@ -1,0 +1,103 @@
+"""The league's Lua scripts (``store.league`` runs them): each touches the keys of one slot,
+``{league}``, so that a Redis Cluster runs it on one primary."""
+
+__all__ = ["LOOKOUT", "POOL", "SAVE", "SEEKERS", "SEEN", "SETTLE", "TAKE"]
+
+# Save a versioned document (ARGV[1] the version read, "" to create); with ARGV[5]/[6], drop
+# a token's key (KEYS[2]) and set another's (KEYS[3]) to name ARGV[4].
+SAVE = """
+local v = redis.call('HGET', KEYS[1], 'v') or ''
+if v ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'v', ARGV[2], 'blob', ARGV[3])
+if tonumber(ARGV[7]) > 0 then redis.call('EXPIRE', KEYS[1], tonumber(ARGV[7])) end
+if ARGV[5] == '1' then redis.call('DEL', KEYS[2]) end
+if ARGV[6] == '1' then redis.call('SET', KEYS[3], ARGV[4]) end
+return 1
+"""
+
+# Settle a finished game once: KEYS = settled, log, games, free, ratings, board, then per bot
+# its history, recent and playing keys. ARGV = game id, bots, log entry, now, then per bot its
+# key, the rating blob read ("" for none), the new one ("" for an unrated game), its score and
+# its history entry. 0: settled before; -1: a rating moved since it was read; 1: done.
+SETTLE = """
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return 0 end
+local n = tonumber(ARGV[2])
+for i = 0, n - 1 do
+  local a = 5 + i * 5
+  if ARGV[a + 2] ~= '' then
+    local now = redis.call('HGET', KEYS[5], ARGV[a]) or ''
+    if now ~= ARGV[a + 1] then return -1 end
+  end
+end
+local at = redis.call('RPUSH', KEYS[2], ARGV[3])
+redis.call('HSET', KEYS[1], ARGV[1], at)
+redis.call('HDEL', KEYS[3], ARGV[1])
+for i = 0, n - 1 do
+  local a = 5 + i * 5
+  local k = 7 + i * 3
+  if ARGV[a + 2] ~= '' then
+    redis.call('HSET', KEYS[5], ARGV[a], ARGV[a + 2])
+    redis.call('ZADD', KEYS[6], ARGV[a + 3], ARGV[a])
+    redis.call('RPUSH', KEYS[k], ARGV[a + 4])
+    redis.call('LTRIM', KEYS[k], -500, -1)
+  end
+  redis.call('LPUSH', KEYS[k + 1], ARGV[1])
+  redis.call('LTRIM', KEYS[k + 1], 0, 19)
+  redis.call('SREM', KEYS[k + 2], ARGV[1])
+  redis.call('HSET', KEYS[4], ARGV[a], ARGV[4])
+end
+return 1
+"""
+
+# Seat a table of the arena (KEYS: pool, games, free, then per bot playing and day keys) if
+# every bot is still in the pool with a free place (ARGV: game id, its LeagueGame, day's
+# time to live, then per bot its key and how many games it may play at once).
+# a bot's games in play, its tournaments, and its open challenges (the expired ones dropped)
+LOOKOUT = """
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[1])
+return {redis.call('SMEMBERS', KEYS[1]), redis.call('SMEMBERS', KEYS[2]),
+        redis.call('ZRANGE', KEYS[3], 0, 49)}
+"""
+
+# a bot in the pool (ARGV[1]) asked at ARGV[2]
+SEEN = """
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
+  redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+end
+return 0
+"""
+
+# the arena's seeks, when each bot last asked and since when each has been free
+POOL = """
+return {redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]),
+        redis.call('HGETALL', KEYS[3])}
+"""
+
+# what the matchmaker reads of each seeker (KEYS: per bot its account, games in play and
+# day's count): its account's blob, how many games it plays and has played today
+SEEKERS = """
+local found = {}
+for i = 1, #KEYS, 3 do
+  found[#found + 1] = redis.call('HGET', KEYS[i], 'blob') or false
+  found[#found + 1] = redis.call('SCARD', KEYS[i + 1])
+  found[#found + 1] = redis.call('GET', KEYS[i + 2]) or false
+end
+return found
+"""
+
+TAKE = """
+local n = (#ARGV - 3) / 2
+for i = 0, n - 1 do
+  local key = ARGV[4 + i * 2]
+  if redis.call('HEXISTS', KEYS[1], key) == 0 then return 0 end
+  if redis.call('SCARD', KEYS[4 + i * 2]) >= tonumber(ARGV[5 + i * 2]) then return 0 end
+end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+for i = 0, n - 1 do
+  redis.call('SADD', KEYS[4 + i * 2], ARGV[1])
+  redis.call('HDEL', KEYS[3], ARGV[4 + i * 2])
+  redis.call('INCR', KEYS[5 + i * 2])
+  redis.call('EXPIRE', KEYS[5 + i * 2], tonumber(ARGV[3]))
+end
+return 1
+"""
