@@ -62,13 +62,16 @@ def test_a_plugins_refusals_have_its_codes_at_their_declared_status(coded_refere
     with httpx.Client(base_url=coded_referee, timeout=30) as http:
         listed = {r["id"]: r for r in http.get("/v1/rulesets").json()}
         contract = http.get("/docs/openapi.json").json()
-        game = http.post(
-            "/v1/games",
-            json={"ruleset": "coded-choice", "seats": [{"name": "a"}, {"name": "b"}]},
-        ).json()
-        auth = {"Authorization": f"Bearer {game['seats'][0]['token']}"}
-        url = f"/v1/games/{game['id']}/moves"
-        turn = http.get(f"/v1/games/{game['id']}/turn", headers=auth).json()
+        for _ in range(50):  # a first roll with three legal moves at least (most have more)
+            game = http.post(
+                "/v1/games",
+                json={"ruleset": "coded-choice", "seats": [{"name": "a"}, {"name": "b"}]},
+            ).json()
+            auth = {"Authorization": f"Bearer {game['seats'][0]['token']}"}
+            url = f"/v1/games/{game['id']}/moves"
+            turn = http.get(f"/v1/games/{game['id']}/turn", headers=auth).json()
+            if len(turn["legal_moves"]) >= 3:
+                break
         first, second, third = turn["legal_moves"][:3]
         replies = [
             http.post(url, headers=auth, json={"seq": 0, "move": move})
