@@ -26,17 +26,20 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextlib
+import hashlib
 import time
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any, NamedTuple
 
 from hiredis import Reader, pack_command
+from redis.asyncio import Redis, RedisCluster
 from redis.asyncio.connection import AbstractConnection, BlockingConnectionPool, ConnectionPool
 from redis.exceptions import (
     ConnectionError,
     InvalidResponse,
     MaxConnectionsError,
+    NoScriptError,
     RedisError,
     ResponseError,
     TimeoutError,
@@ -50,6 +53,7 @@ __all__ = [
     "Patience",
     "Sent",
     "SharedConnection",
+    "SharedScript",
     "TakenOver",
     "WaitingPool",
 ]
@@ -154,6 +158,29 @@ class Commands:
 
     async def execute_many(self, *commands: tuple[Any, ...]) -> list[Any]:
         raise NotImplementedError
+
+
+class SharedScript:
+    """A Lua script run by its SHA on a shared connection (``EVALSHA``, packed by hiredis,
+    no pool), loaded through ``redis`` once where the server lacks it (a fresh or flushed
+    server)."""
+
+    __slots__ = ("patience", "redis", "script", "sha", "shared")
+
+    def __init__(
+        self, shared: Commands, redis: Redis | RedisCluster, script: str, patience: Patience
+    ) -> None:
+        self.shared, self.redis, self.script, self.patience = shared, redis, script, patience
+        self.sha = hashlib.sha1(script.encode()).hexdigest()
+
+    async def __call__(self, keys: list[str], args: Sequence[Any] = ()) -> Any:
+        command = ("EVALSHA", self.sha, len(keys), *keys, *args)
+        try:
+            return await self.shared.execute(*command)
+        except NoScriptError:
+            async with self.patience.bounded():
+                await self.redis.script_load(self.script)
+            return await self.shared.execute(*command)
 
 
 class WaitingPool(BlockingConnectionPool):

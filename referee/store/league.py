@@ -31,15 +31,13 @@ settled before and that no rating moved since it was read (exactly once, whoever
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, cast
+from collections.abc import Sequence
+from typing import cast
 
 from redis.asyncio import Redis, RedisCluster
-from redis.exceptions import NoScriptError
 
 from . import league_scripts as scripts
-from .connection import Commands, Patience
+from .connection import Commands, Patience, SharedScript
 
 __all__ = ["LeagueStore"]
 
@@ -81,7 +79,7 @@ class LeagueStore:
     def __init__(
         self,
         redis: Redis | RedisCluster,
-        shared: Commands | None = None,
+        shared: Commands,
         *,
         timeout_s: float = 10,
         patience: Patience | None = None,
@@ -89,40 +87,20 @@ class LeagueStore:
         self.redis = redis
         self.patience = patience or Patience(timeout_s)
         # the league's commands on a bot's path (its games, their settling, the matchmaker's
-        # reads) go on the connection the games' reads and commits share, where given: a
-        # command packed by hiredis, no pool (redis-py's pool cost a third of each)
+        # reads) go on the connection the games' reads and commits share: a command packed
+        # by hiredis, no pool (redis-py's pool cost a third of each)
         self.shared = shared
-        self._save = self._script(scripts.SAVE)
-        self._settle = self._script(scripts.SETTLE)
-        self._take = self._script(scripts.TAKE)
-        self._lookout = self._script(scripts.LOOKOUT)
-        self._pool = self._script(scripts.POOL)
-        self._seekers = self._script(scripts.SEEKERS)
-        self._seen = self._script(scripts.SEEN)
 
-    def _script(self, script: str) -> Callable[..., Awaitable[Any]]:
-        """A script to call with ``keys`` and ``args``: on the shared connection (loaded on
-        a server that lacks it), else through redis-py's."""
-        shared = self.shared
-        if shared is None:
-            return self.redis.register_script(script)
-        sha = hashlib.sha1(script.encode()).hexdigest()
+        def script(text: str) -> SharedScript:
+            return SharedScript(shared, redis, text, self.patience)
 
-        async def run(keys: list[str], args: Sequence[Any] = ()) -> Any:
-            command = ("EVALSHA", sha, len(keys), *keys, *args)
-            try:
-                return await shared.execute(*command)
-            except NoScriptError:  # a fresh or flushed server: load it, once
-                await self.redis.script_load(script)
-                return await shared.execute(*command)
-
-        return run
-
-    async def _command(self, *command: Any) -> Any:
-        """One command on the shared connection, where given."""
-        if self.shared is not None:
-            return await self.shared.execute(*command)
-        return await self.redis.execute_command(*command)
+        self._save = script(scripts.SAVE)
+        self._settle = script(scripts.SETTLE)
+        self._take = script(scripts.TAKE)
+        self._lookout = script(scripts.LOOKOUT)
+        self._pool = script(scripts.POOL)
+        self._seekers = script(scripts.SEEKERS)
+        self._seen = script(scripts.SEEN)
 
     # -- bots ----------------------------------------------------------------------------------
 
@@ -158,7 +136,7 @@ class LeagueStore:
         if not keys:
             return []
         async with self.patience.bounded():
-            found = await self._command("HMGET", f"{P}:ratings:{ruleset}", *keys)
+            found = await self.shared.execute("HMGET", f"{P}:ratings:{ruleset}", *keys)
         return cast("list[bytes | None]", found)
 
     async def every_rating(self, ruleset: str) -> dict[str, bytes]:
@@ -239,7 +217,7 @@ class LeagueStore:
 
     async def league_game(self, game_id: str) -> bytes | None:
         async with self.patience.bounded():
-            return cast("bytes | None", await self._command("HGET", self.GAMES, game_id))
+            return cast("bytes | None", await self.shared.execute("HGET", self.GAMES, game_id))
 
     async def add_game(self, game_id: str, blob: bytes, keys: list[str]) -> None:
         """A challenge's game: listed for settling and among its bots' games in play."""
@@ -442,7 +420,7 @@ class LeagueStore:
 
     async def _load(self, key: str) -> tuple[str, bytes] | None:
         async with self.patience.bounded():
-            found = await self._command("HMGET", key, "v", "blob")
+            found = await self.shared.execute("HMGET", key, "v", "blob")
             version, blob = cast("list[bytes | None]", found)
         if blob is None:
             return None

@@ -17,13 +17,11 @@ unit.
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 from redis.asyncio import Redis, RedisCluster
-from redis.exceptions import NoScriptError
 
-from .connection import Commands, Patience
+from .connection import Commands, Patience, SharedScript
 
 __all__ = ["LimitStore", "live_key"]
 
@@ -105,16 +103,10 @@ class LimitStore:
         # on a request's path: the connection a process's reads and commits share (a
         # command packed by hiredis, no pool), which keeps each command's deadline itself
         self.shared = shared
-        self._sha = {script: hashlib.sha1(script.encode()).hexdigest() for script in SCRIPTS}
+        self._scripts = {s: SharedScript(shared, redis, s, self.patience) for s in SCRIPTS}
 
     async def _run(self, script: str, keys: list[str], args: list[Any]) -> Any:
-        command = ("EVALSHA", self._sha[script], len(keys), *keys, *args)
-        try:
-            return await self.shared.execute(*command)
-        except NoScriptError:  # a fresh or flushed server: load it, once
-            async with self.patience.bounded():
-                await self.redis.script_load(script)
-            return await self.shared.execute(*command)
+        return await self._scripts[script](keys, args)
 
     async def lease_rate(self, who: str, second: int, lease: int, limit: int) -> int:
         """Requests granted (0..``lease``) of ``who``'s budget of ``limit`` for ``second``."""

@@ -12,7 +12,7 @@ from redis.asyncio import Redis
 from redis.exceptions import ConnectionError, NoScriptError, ResponseError
 
 from referee.store import GameStore
-from referee.store.connection import SharedConnection
+from referee.store.connection import Patience, SharedConnection, SharedScript
 
 
 def _shared(valkey: str) -> tuple[Redis, SharedConnection]:
@@ -154,6 +154,24 @@ def test_a_commit_reloads_its_script_after_a_flush(valkey):
     ids, loaded = asyncio.run(scenario())
     assert len(ids) == 1
     assert loaded.version == "v1" and loaded.blob == b"doc" and loaded.last_event_id == ids[0]
+
+
+def test_a_shared_script_loads_itself_after_a_flush(valkey):
+    """The league's and the limits' scripts (``SharedScript``) meet NOSCRIPT on a flushed
+    server, load it once, and answer."""
+
+    async def scenario():
+        redis = Redis.from_url(valkey)
+        shared = SharedConnection(redis.connection_pool)
+        script = SharedScript(shared, redis, "return {KEYS[1], ARGV[1]}", Patience(5))
+        await redis.script_flush()
+        first = await script(["shared-script"], ["7"])
+        again = await script(["shared-script"], ["8"])
+        await shared.aclose()
+        await redis.aclose()
+        return first, again
+
+    assert asyncio.run(scenario()) == ([b"shared-script", b"7"], [b"shared-script", b"8"])
 
 
 def test_a_command_unanswered_past_the_deadline_ends_the_connection(valkey):
