@@ -413,6 +413,13 @@ class GameService:
         memory.used[game_id] = time.monotonic()
         return game_id in memory.hearing
 
+    async def hear(self, game_id: str) -> None:
+        """Hear the game's commits, if it is not heard yet (should Redis not answer, the
+        read that follows says so; a wait then looks at the game now and then)."""
+        if not self.follows(game_id):
+            with contextlib.suppress(*STORE_UNAVAILABLE):
+                await self.follow(game_id)
+
     async def follow(self, game_id: str) -> None:
         """Hear the game's commits from now on (its channel subscribed: one attempt that
         every caller meanwhile shares); raises one of ``STORE_UNAVAILABLE`` if Redis does

@@ -41,7 +41,7 @@ class Seats:
         commits stop being heard (a commit may then have gone untold: the game is read again).
         """
         stop = time.monotonic() + wait_s
-        await self._hear(game_id)
+        await self.games.hear(game_id)
         known = await self.games.proven_form(game_id)
         while True:
             game, seat = await self._game_now(game_id, token, known)
@@ -67,13 +67,6 @@ class Seats:
                     game_id, token, await self._form_at(game_id, newest)
                 )
             known = None
-
-    async def _hear(self, game_id: str) -> None:
-        """Hear the game's commits, if it is not heard yet (should Redis not answer, the read
-        says so; the wait then looks at the game now and then)."""
-        if not self.games.follows(game_id):
-            with contextlib.suppress(*STORE_UNAVAILABLE):
-                await self.games.follow(game_id)
 
     async def _game_now(
         self, game_id: str, token: str | None, known: Stored | None

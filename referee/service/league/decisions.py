@@ -10,7 +10,6 @@ from typing import Any
 from ...core.game import LoadedGame
 from ...core.league import BotDoc, LeagueGame, decode, is_bot_token
 from ...core.refusals import Refusal
-from ...store import STORE_UNAVAILABLE
 from ..seats import Seats
 from .base import BOTS_KEPT, LEAGUE_GAMES_KEPT, RECHECK_S
 from .challenges import Challenges
@@ -208,10 +207,7 @@ class NextDecisions(Challenges):
         """The game as it is now: its remembered form where the commits heard prove it
         current (as ``SeatService.wait_turn`` answers), else as read, its commits heard from
         then on (so that the bot's next turns come from memory)."""
-        games = self.games
-        if not games.follows(game_id):
-            with contextlib.suppress(*STORE_UNAVAILABLE):
-                await games.follow(game_id)
+        await self.games.hear(game_id)
         known = await self.games.proven_form(game_id)
         if known is not None:
             with contextlib.suppress(Refusal):
