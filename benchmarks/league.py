@@ -37,12 +37,14 @@ from typing import Any
 
 import httpx
 import msgspec
+import psutil
 import redis
 
 from referee.core.league import Rating, Seek, encode, pair, rate_game
 from referee.games import DEFAULT
 from referee.store import open_store
 from referee.store.embedded import start_embedded
+from referee.tools.bench import cpu_seconds
 from referee.tools.launch import LOAD_LIMITS, start_referee
 from referee.tools.load import Client, head
 
@@ -128,6 +130,8 @@ def arena_decisions_per_s(
             counter = redis.Redis.from_url(valkey.url)
             try:
                 commands = counter.info("stats")["total_commands_processed"]
+                server = psutil.Process(referee.pid)
+                cpu = cpu_seconds(server)
                 queue = context.Queue()
                 workers = [
                     context.Process(
@@ -149,6 +153,7 @@ def arena_decisions_per_s(
                     worker.join(timeout=30)
                 # every command while the bots registered, joined and played
                 commands = counter.info("stats")["total_commands_processed"] - commands
+                cpu = cpu_seconds(server) - cpu
             finally:
                 counter.close()
                 referee.terminate()
@@ -163,6 +168,10 @@ def arena_decisions_per_s(
         "arena_decisions_per_s": round(decisions / seconds, 1),
         "arena_errors": sum(r["errors"] for r in results),
         "arena_redis_commands_per_decision": round(commands / max(decisions, 1), 1),
+        # the referee's CPU (registrations and joins included) per decision: a figure that
+        # the machine's other load moves far less than the rate (``referee bench`` gives
+        # ``referee_cpu_us_per_game_request``, a game request being about one decision)
+        "arena_referee_cpu_us_per_decision": round(cpu / max(decisions, 1) * 1e6, 1),
     }
 
 

@@ -42,13 +42,13 @@ from .launch import LOAD_LIMITS, start_referee
 from .load import BENCH_GAME, play_game, run_load
 from .local_cluster import start_local_cluster
 
-__all__ = ["main", "run_bench"]
+__all__ = ["cpu_seconds", "main", "run_bench"]
 
 
 # --- the referee's own CPU ---------------------------------------------------------------
 
 
-def _cpu_seconds(process: psutil.Process) -> float:
+def cpu_seconds(process: psutil.Process) -> float:
     """CPU time (user + system) of the referee: its process and any worker processes."""
     total = 0.0
     for each in (process, *process.children(recursive=True)):
@@ -147,9 +147,9 @@ def _measured_load(
     kind: str, url: str, bots: int, processes: int, seconds: float, server: psutil.Process
 ) -> tuple[list[dict[str, Any]], float]:
     """One load phase's results, with the referee's CPU seconds meanwhile."""
-    cpu_before = _cpu_seconds(server)
+    cpu_before = cpu_seconds(server)
     results = run_load(kind, url, bots, processes, seconds)
-    return results, _cpu_seconds(server) - cpu_before
+    return results, cpu_seconds(server) - cpu_before
 
 
 def _ceiling_phase(
