@@ -44,6 +44,7 @@ from referee.core.league import Rating, Seek, encode, pair, rate_game
 from referee.games import DEFAULT
 from referee.store import open_store
 from referee.store.embedded import start_embedded
+from referee.store.league import SettledSeat
 from referee.tools.bench import cpu_seconds
 from referee.tools.launch import LOAD_LIMITS, start_referee
 from referee.tools.load import Client, head
@@ -193,8 +194,18 @@ async def settle_script(url: str, count: int = 2000) -> float:
         before, after = Rating(), rate_game([Rating(), Rating()], [1, 2])
         start = time.perf_counter()
         for i in range(count):
+            bots = [f"bench-{i}-{s}" for s in range(2)]
             seats = [
-                (f"bench-{i}-{s}", b"", encode(after[s]), after[s].ordinal, encode([0, 25, 8]))
+                SettledSeat(
+                    bots[s],
+                    b"",
+                    encode(after[s]),
+                    after[s].ordinal,
+                    encode([0, 25, 8]),
+                    msgspec.json.encode([bots[1 - s]]),
+                    s == 0,
+                    False,
+                )
                 for s in range(2)
             ]
             await league.settle(f"bench{i:012x}", "bench", encode(before), 0.0, seats)

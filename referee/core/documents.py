@@ -94,6 +94,10 @@ class GameDoc(msgspec.Struct, array_like=True):
     # the tournament whose table this game is ("" for none; tables created before it was
     # kept have none, and are told by ``group`` where they have one)
     tournament: str = ""
+    # the seats for which a deadline took a decision, each once, in the order it first did:
+    # what the league counts against a bot when the game is settled, without reading the
+    # game's decisions back (games created before it was kept list none)
+    timed_out: list[int] = []
 
 
 decode_doc = msgspec.msgpack.Decoder(GameDoc).decode

@@ -220,6 +220,8 @@ class LoadedGame(GameViews):
             moves = ruleset.default_moves(state, seat)
             events = ruleset.timeout(state, seat)
             timed_out = True
+            if seat not in self.doc.timed_out:
+                self.doc.timed_out = [*self.doc.timed_out, seat]
         else:
             events = ruleset.decide(state, seat, moves)
             timed_out = False

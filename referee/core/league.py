@@ -77,11 +77,8 @@ class BotDoc(msgspec.Struct):
     webhook: str | None = None
     # the Standard Webhooks secret its webhook's calls are signed with (shown once)
     webhook_secret: str | None = None
-    # consecutive league games in which the bot let a deadline decide (paused at a limit)
-    timeout_streak: int = 0
-    last_opponents: list[str] = []
-    # whether the bot had the first seat of its last arena game (seats alternate)
-    last_first: bool = False
+    # (its league games in a row a deadline decided in, its last opponents and whether it
+    # sat first are kept beside the document, written when each game is settled)
     # what its webhook said of itself at its last info call (name, author, version, ...)
     webhook_info: dict[str, str] | None = None
 

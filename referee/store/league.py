@@ -4,7 +4,10 @@ below touches one cluster slot: a game's rating update writes every seat's ratin
 leaderboard and the log of settled games in one step, under a check that the game was not
 settled before and that no rating moved since it was read (exactly once, whoever races).
 
-- ``{league}:bot:<key>``             hash: ``v`` (version) and ``blob`` (a ``BotDoc``)
+- ``{league}:bot:<key>``             hash: ``v`` (version) and ``blob`` (a ``BotDoc``); from
+                                     its settled games, ``opponents`` (its last game's, JSON),
+                                     ``first`` (whether it sat first) and ``streak`` (league
+                                     games in a row a deadline decided in)
 - ``{league}:token:<sha256 hex>``    string: the key of the bot the token belongs to
 - ``{league}:ratings:<ruleset>``     hash: bot key -> its ``Rating``
 - ``{league}:board:<ruleset>``       sorted set: bot key by mu - 3 sigma
@@ -32,19 +35,42 @@ settled before and that no rating moved since it was read (exactly once, whoever
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import cast
+from typing import NamedTuple, cast
 
 from redis.asyncio import Redis, RedisCluster
 
 from . import league_scripts as scripts
 from .connection import Commands, Patience, SharedScript
 
-__all__ = ["LeagueStore"]
+__all__ = ["LeagueStore", "Seeker", "SettledSeat"]
 
 P = "{league}"
 HISTORY_KEPT = 500  # as scripts.SETTLE trims
 RECENT_KEPT = 20  # as scripts.SETTLE trims
 CALLS_KEPT = 20  # a bot's latest webhook calls
+
+
+class SettledSeat(NamedTuple):
+    """What settling a game writes of one of its bots (``LeagueStore.settle``)."""
+
+    key: str
+    read: bytes  # its rating as read (b"" for none)
+    new: bytes  # its new rating (b"" for an unrated game)
+    score: float  # its place on the leaderboard
+    point: bytes  # its rating history's new entry
+    opponents: bytes  # the game's other bots (JSON)
+    first: bool  # whether it sat first
+    timed_out: bool  # whether a deadline decided for it
+
+
+class Seeker(NamedTuple):
+    """What the matchmaker reads of a bot in the pool (``LeagueStore.seekers``)."""
+
+    account: bytes | None  # its ``BotDoc`` (None: gone)
+    opponents: bytes  # its last game's other bots (JSON)
+    first: bool  # whether it sat first in its last game
+    playing: int  # its league games in play
+    today: int  # its arena games today
 
 
 def _pairs(flat: list[bytes]) -> dict[bytes, bytes]:
@@ -169,18 +195,25 @@ class LeagueStore:
         ruleset: str,
         entry: bytes,
         now: float,
-        seats: list[tuple[str, bytes, bytes, float, bytes]],
-    ) -> int:
-        """Settle a game once (``scripts.SETTLE``); ``seats``: per bot its key, the rating read, the
-        new one (b"" if unrated), its score and its history entry."""
+        seats: Sequence[SettledSeat],
+    ) -> list[int] | None:
+        """Settle a game once (``scripts.SETTLE``). None: it was settled before; [] a rating
+        moved since it was read (read again and retry); else per seat the bot's league games
+        in a row that a deadline decided in."""
         keys = [self.SETTLED, self.LOG, self.GAMES, self.FREE]
         keys += [f"{P}:ratings:{ruleset}", f"{P}:board:{ruleset}"]
         args: list[bytes | str | float | int] = [game_id, len(seats), entry, now]
-        for key, read, new, score, point in seats:
+        for seat in seats:
+            key = seat.key
             keys += [f"{P}:history:{ruleset}:{key}", f"{P}:recent:{key}", f"{P}:playing:{key}"]
-            args += [key, read, new, score, point]
+            keys.append(_bot(key))
+            args += [key, seat.read, seat.new, seat.score, seat.point, seat.opponents]
+            args += [int(seat.first), int(seat.timed_out)]
         async with self.patience.bounded():
-            return int(await self._settle(keys=keys, args=args))
+            found = await self._settle(keys=keys, args=args)
+        if not isinstance(found, list):
+            return None if int(found) == 0 else []
+        return [int(streak) for streak in found[1:]]
 
     async def is_settled(self, game_id: str) -> bool:
         async with self.patience.bounded():
@@ -303,22 +336,28 @@ class LeagueStore:
             {k.decode(): float(v) for k, v in free.items()},
         )
 
-    async def seekers(self, keys: list[str], day: str) -> list[tuple[bytes | None, int, int]]:
-        """Per bot (in order), what the matchmaker reads of it, in one script: its account's
-        blob (None: gone), how many games it plays, and how many it has played on ``day``."""
+    async def seekers(self, keys: list[str], day: str) -> list[Seeker]:
+        """Per bot (in order), what the matchmaker reads of it, in one script: its account
+        (None: gone) with its last opponents and whether it sat first, how many games it
+        plays, and how many it has played on ``day``."""
         if not keys:
             return []
         names = [n for k in keys for n in (_bot(k), f"{P}:playing:{k}", f"{P}:day:{k}:{day}")]
         async with self.patience.bounded():
             found = cast("list[bytes | int | None]", await self._seekers(keys=names))
-        return [
-            (
-                cast("bytes | None", found[i]),
-                int(cast(int, found[i + 1])),
-                int(cast(bytes, found[i + 2])) if found[i + 2] else 0,
+        seekers = []
+        for i in range(0, len(found), 5):
+            account, opponents, first, playing, today = found[i : i + 5]
+            seekers.append(
+                Seeker(
+                    cast("bytes | None", account),
+                    cast(bytes, opponents) or b"[]",
+                    first == b"1",
+                    int(cast(int, playing)),
+                    int(cast(bytes, today)) if today else 0,
+                )
             )
-            for i in range(0, len(found), 3)
-        ]
+        return seekers
 
     async def games_today(self, key: str, day: str) -> int:
         async with self.patience.bounded():
@@ -400,6 +439,12 @@ class LeagueStore:
             stats = await self.redis.hgetall(f"{P}:hookstats:{key}")
         counts = {k.decode(): int(v) for k, v in cast("dict[bytes, bytes]", stats).items()}
         return list(cast("list[bytes]", latest)), counts
+
+    async def forgive_timeouts(self, key: str) -> None:
+        """The bot's league games in a row a deadline decided in start again from none."""
+        async with self.patience.bounded():
+            if await self.redis.hexists(_bot(key), "streak"):
+                await self.redis.hset(_bot(key), "streak", 0)
 
     async def reset_streak(self, key: str) -> None:
         async with self.patience.bounded():

@@ -16,14 +16,18 @@ return 1
 """
 
 # Settle a finished game once: KEYS = settled, log, games, free, ratings, board, then per bot
-# its history, recent and playing keys. ARGV = game id, bots, log entry, now, then per bot its
-# key, the rating blob read ("" for none), the new one ("" for an unrated game), its score and
-# its history entry. 0: settled before; -1: a rating moved since it was read; 1: done.
+# its history, recent, playing and account keys. ARGV = game id, bots, log entry, now, then
+# per bot its key, the rating blob read ("" for none), the new one ("" for an unrated game),
+# its score, its history entry, its opponents (JSON), whether it sat first and whether a
+# deadline decided for it ('1' or '0'). 0: settled before; -1: a rating moved since it was
+# read; else {1, then per bot its league games in a row decided by deadlines}. The account's
+# hash keeps what the matchmaker pairs by (``opponents``, ``first``) and the ``streak`` of
+# games a deadline decided in, beside its document, written only while the account exists.
 SETTLE = """
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return 0 end
 local n = tonumber(ARGV[2])
 for i = 0, n - 1 do
-  local a = 5 + i * 5
+  local a = 5 + i * 8
   if ARGV[a + 2] ~= '' then
     local now = redis.call('HGET', KEYS[5], ARGV[a]) or ''
     if now ~= ARGV[a + 1] then return -1 end
@@ -32,9 +36,10 @@ end
 local at = redis.call('RPUSH', KEYS[2], ARGV[3])
 redis.call('HSET', KEYS[1], ARGV[1], at)
 redis.call('HDEL', KEYS[3], ARGV[1])
+local streaks = {1}
 for i = 0, n - 1 do
-  local a = 5 + i * 5
-  local k = 7 + i * 3
+  local a = 5 + i * 8
+  local k = 7 + i * 4
   if ARGV[a + 2] ~= '' then
     redis.call('HSET', KEYS[5], ARGV[a], ARGV[a + 2])
     redis.call('ZADD', KEYS[6], ARGV[a + 3], ARGV[a])
@@ -45,13 +50,20 @@ for i = 0, n - 1 do
   redis.call('LTRIM', KEYS[k + 1], 0, 19)
   redis.call('SREM', KEYS[k + 2], ARGV[1])
   redis.call('HSET', KEYS[4], ARGV[a], ARGV[4])
+  local streak = 0
+  if redis.call('HEXISTS', KEYS[k + 3], 'blob') == 1 then
+    if ARGV[a + 7] == '1' then
+      streak = redis.call('HINCRBY', KEYS[k + 3], 'streak', 1)
+    else
+      redis.call('HSET', KEYS[k + 3], 'streak', 0)
+    end
+    redis.call('HSET', KEYS[k + 3], 'opponents', ARGV[a + 5], 'first', ARGV[a + 6])
+  end
+  streaks[#streaks + 1] = streak
 end
-return 1
+return streaks
 """
 
-# Seat a table of the arena (KEYS: pool, games, free, then per bot playing and day keys) if
-# every bot is still in the pool with a free place (ARGV: game id, its LeagueGame, day's
-# time to live, then per bot its key and how many games it may play at once).
 # a bot's games in play, its tournaments, and its open challenges (the expired ones dropped)
 LOOKOUT = """
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[1])
@@ -74,17 +86,24 @@ return {redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]),
 """
 
 # what the matchmaker reads of each seeker (KEYS: per bot its account, games in play and
-# day's count): its account's blob, how many games it plays and has played today
+# day's count): its account's blob, its last opponents (JSON) and whether it sat first (as
+# SETTLE keeps them), how many games it plays and has played today
 SEEKERS = """
 local found = {}
 for i = 1, #KEYS, 3 do
-  found[#found + 1] = redis.call('HGET', KEYS[i], 'blob') or false
+  local account = redis.call('HMGET', KEYS[i], 'blob', 'opponents', 'first')
+  found[#found + 1] = account[1] or false
+  found[#found + 1] = account[2] or false
+  found[#found + 1] = account[3] or false
   found[#found + 1] = redis.call('SCARD', KEYS[i + 1])
   found[#found + 1] = redis.call('GET', KEYS[i + 2]) or false
 end
 return found
 """
 
+# Seat a table of the arena (KEYS: pool, games, free, then per bot playing and day keys) if
+# every bot is still in the pool with a free place (ARGV: game id, its LeagueGame, day's
+# time to live, then per bot its key and how many games it may play at once).
 TAKE = """
 local n = (#ARGV - 3) / 2
 for i = 0, n - 1 do

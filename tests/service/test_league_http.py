@@ -582,6 +582,41 @@ def test_a_bot_that_lets_deadlines_decide_game_after_game_is_paused(client):
     client.delete("/v1/arena", headers=auth(a))
 
 
+def test_a_league_game_a_bot_plays_itself_ends_its_run_of_timeouts(client):
+    """Two games lost to deadlines, then one that the bots play: their runs of timeouts
+    start again, so one more game lost to deadlines leaves them active (three in a row
+    would pause them)."""
+    awake, other = _bot(client, "Awake"), _bot(client, "Other")
+
+    def play(deadline_s: float, played: int, plays: bool) -> None:
+        offer = {"opponent": "Other", "ruleset": DEFAULT, "deadline_s": deadline_s}
+        made = client.post("/v1/challenges", json={**offer, "rated": False}, headers=auth(awake))
+        accepted = client.post(f"/v1/challenges/{made.json()['id']}/accept", headers=auth(other))
+        assert accepted.status_code == 200, accepted.text
+        stop = time.monotonic() + 30
+        while time.monotonic() < stop:
+            profile = client.get("/v1/bots/Awake").json()
+            if len(profile["recent_games"]) == played and not profile["playing"]:
+                return
+            for token in (awake, other):
+                step = client.get("/v1/me/next", params={"wait": 0.1}, headers=auth(token)).json()
+                if plays and step["status"] == "your_turn":
+                    turn = step["turn"]
+                    decision = {"seq": turn["seq"], "move": turn["legal_moves"][0]}
+                    path = f"/v1/me/games/{step['game_id']}/moves"
+                    assert client.post(path, json=decision, headers=auth(token)).status_code == 200
+        raise AssertionError("the game was not settled")
+
+    play(0.05, 1, plays=False)
+    play(0.05, 2, plays=False)
+    play(30, 3, plays=True)
+    play(0.05, 4, plays=False)
+    assert [client.get(f"/v1/bots/{n}").json()["status"] for n in ("Awake", "Other")] == [
+        "active",
+        "active",
+    ]
+
+
 def test_a_ruleset_whose_seats_draw_their_own_dice_is_paired_in_duplicates(client):
     """Two bots in the arena of a ruleset with ``arena_duplicates`` get two games with the
     same dice and the seats swapped, each sealed until both are over."""

@@ -262,9 +262,9 @@ class BotAccounts(LeagueBase):
 
         def change(doc: BotDoc) -> None:
             doc.status = status
-            doc.timeout_streak = 0
 
         doc = await self._update_bot(key, change)
+        await self.store.forgive_timeouts(key)  # its count of games lost to deadlines restarts
         if status != "active":
             await self.store.leave(key)
         else:  # reinstated: its webhook's failures in a row start again from none

@@ -8,6 +8,8 @@ import secrets
 import time
 from typing import Any
 
+import msgspec
+
 from ...core.documents import check_name, new_token, token_hash
 from ...core.league import BotDoc, LeagueGame, Rating, Seek, decode, encode, pair, seat_order
 from ...core.refusals import Refusal, from_rules
@@ -16,6 +18,9 @@ from ..webhooks import Registration
 from .ratings import Ratings
 
 __all__ = ["Arena"]
+
+
+_opponents = msgspec.json.Decoder(list[str]).decode
 
 
 def _day(now: float) -> str:
@@ -87,11 +92,14 @@ class Arena(Ratings):
         self.waiting = len(blobs)
         seekers: dict[str, Seek] = {}
         docs: dict[str, BotDoc] = {}
+        last_opponents: dict[str, list[str]] = {}
+        last_first: dict[str, bool] = {}
         day = _day(now)
         found = await self.store.seekers(list(blobs), day)
-        for (key, blob), (account, playing, today) in zip(blobs.items(), found, strict=True):
+        for (key, blob), seeker in zip(blobs.items(), found, strict=True):
             seek = decode(blob, Seek)
-            doc = decode(account, BotDoc) if account else None
+            doc = decode(seeker.account, BotDoc) if seeker.account else None
+            playing, today = seeker.playing, seeker.today
             if (
                 doc is None
                 or doc.status != "active"
@@ -107,16 +115,18 @@ class Arena(Ratings):
                 continue
             seek.since = max(seek.since, free.get(key, seek.since))
             seekers[key], docs[key] = seek, doc
+            last_opponents[key] = _opponents(seeker.opponents)
+            last_first[key] = seeker.first
         ratings: dict[tuple[str, str], Rating] = {}
         for ruleset in {s.ruleset for s in seekers.values()}:
             keys = [k for k, s in seekers.items() if s.ruleset == ruleset]
             for key, rated in zip(keys, await self.store.ratings(ruleset, keys), strict=True):
                 if rated is not None:
                     ratings[(ruleset, key)] = decode(rated, Rating)
-        tables = pair(seekers, ratings, {k: d.last_opponents for k, d in docs.items()}, now)
+        tables = pair(seekers, ratings, last_opponents, now)
         made = 0
         for table in tables:
-            order = seat_order(table, {k: docs[k].last_first for k in table})
+            order = seat_order(table, last_first)
             seeks = [seekers[k] for k in order]
             ruleset = seeks[0].ruleset
             # a ruleset whose seats draw their own dice pairs two bots in two games with the

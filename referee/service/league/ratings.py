@@ -21,6 +21,7 @@ from ...core.league import (
 )
 from ...core.refusals import Refusal, busy
 from ...games import RULESETS
+from ...store.league import SettledSeat
 from ..games import MAX_RETRIES
 from ..webhooks import Registration
 from .accounts import BotAccounts
@@ -28,9 +29,7 @@ from .base import LEAGUE_GAMES_KEPT
 
 __all__ = ["Ratings"]
 
-_json = msgspec.json.Decoder()
-#: in every decision a deadline took, as ``LoadedGame`` encodes it
-_TIMEOUT = b'"timeout":true'
+_json_encode = msgspec.json.Encoder().encode
 
 
 class Ratings(BotAccounts):
@@ -101,49 +100,42 @@ class Ratings(BotAccounts):
             after = rate_game(before, places) if rated else before
             entry = encode(LogEntry(game_id, ruleset, bots, places, rated, round(now, 3)))
             seats = [
-                (
+                SettledSeat(
                     key,
                     old or b"",
                     encode(new) if rated else b"",
                     new.ordinal,
                     encode([round(now, 3), new.mu, new.sigma]),
+                    # what the arena pairs by next: the last opponents, whether it sat first
+                    _json_encode([b for b in bots if b != key]),
+                    league_game.seat_of(key) == 0,
+                    league_game.seat_of(key) in game.doc.timed_out,
                 )
                 for key, old, new in zip(bots, read, after, strict=True)
             ]
-            settled = await self.store.settle(game_id, ruleset, entry, now, seats)
-            if settled != -1:
+            streaks = await self.store.settle(game_id, ruleset, entry, now, seats)
+            if streaks != []:
                 if len(self._settled) >= LEAGUE_GAMES_KEPT:
                     self._settled.clear()
                 self._settled.add(game_id)
-            if settled == 0:
+            if streaks is None:
                 await self.store.drop_game(game_id)  # listed again after it was settled
                 return False
-            if settled == 1:
-                await self._after(game_id, league_game)
+            if streaks:
+                await self._pause_sleepers(bots, streaks)
                 return True
         raise busy("the ratings")
 
-    async def _after(self, game_id: str, league_game: LeagueGame) -> None:
-        """What the settling call alone does: count timeouts (a bot that lets deadlines
-        decide game after game is paused), and remember the last opponents and whether the
-        bot sat first (the arena seats it first next time if it did not)."""
-        timed_out = set()
-        for decision in await self.games.store.decisions(game_id):
-            if _TIMEOUT not in decision:
-                continue  # decoded only where a timeout may be (most games have none)
-            found = _json.decode(decision)
-            if found.get("timeout"):
-                timed_out.add(found["seat"])
+    async def _pause_sleepers(self, bots: list[str], streaks: list[int]) -> None:
+        """Pause a bot that let deadlines decide game after game (``timeouts_to_pause``
+        league games in a row): it leaves the arena until its organizer reinstates it."""
         limit = self.settings.timeouts_to_pause
-        for key in league_game.bots:
-            seat = league_game.seat_of(key)
-            others = [b for b in league_game.bots if b != key]
+        for key, streak in zip(bots, streaks, strict=True):
+            if not limit or streak < limit:
+                continue
 
-            def change(doc: BotDoc, seat: int = seat, others: list[str] = others) -> None:
-                doc.timeout_streak = doc.timeout_streak + 1 if seat in timed_out else 0
-                doc.last_opponents = others
-                doc.last_first = seat == 0
-                if limit and doc.timeout_streak >= limit and doc.status == "active":
+            def change(doc: BotDoc) -> None:
+                if doc.status == "active":
                     doc.status = "paused"
 
             with contextlib.suppress(Refusal):
