@@ -127,6 +127,7 @@ class LeagueStore:
         self._pool = script(scripts.POOL)
         self._seekers = script(scripts.SEEKERS)
         self._seen = script(scripts.SEEN)
+        self._lock = script(scripts.LOCK)
 
     # -- bots ----------------------------------------------------------------------------------
 
@@ -153,7 +154,7 @@ class LeagueStore:
 
     async def bot_of_token(self, digest: bytes) -> str | None:
         async with self.patience.bounded():
-            found = await self.redis.get(_token(digest))
+            found = await self.shared.execute("GET", _token(digest))
         return None if found is None else cast(bytes, found).decode()
 
     # -- ratings -------------------------------------------------------------------------------
@@ -378,12 +379,7 @@ class LeagueStore:
     async def lock(self, holder: str, ttl_ms: int) -> bool:
         """The matchmaker's lock: taken, or already this holder's (then renewed)."""
         async with self.patience.bounded():
-            if await self.redis.set(self.LOCK, holder, nx=True, px=ttl_ms):
-                return True
-            if await self.redis.get(self.LOCK) == holder.encode():
-                await self.redis.pexpire(self.LOCK, ttl_ms)
-                return True
-            return False
+            return bool(await self._lock(keys=[self.LOCK], args=[holder, ttl_ms]))
 
     # -- challenges ----------------------------------------------------------------------------
 

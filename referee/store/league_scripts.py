@@ -1,7 +1,7 @@
 """The league's Lua scripts (``store.league`` runs them): each touches the keys of one slot,
 ``{league}``, so that a Redis Cluster runs it on one primary."""
 
-__all__ = ["LOOKOUT", "POOL", "SAVE", "SEEKERS", "SEEN", "SETTLE", "TAKE"]
+__all__ = ["LOCK", "LOOKOUT", "POOL", "SAVE", "SEEKERS", "SEEN", "SETTLE", "TAKE"]
 
 # Save a versioned document (ARGV[1] the version read, "" to create); with ARGV[5]/[6], drop
 # a token's key (KEYS[2]) and set another's (KEYS[3]) to name ARGV[4].
@@ -119,4 +119,14 @@ for i = 0, n - 1 do
   redis.call('EXPIRE', KEYS[5 + i * 2], tonumber(ARGV[3]))
 end
 return 1
+"""
+
+# the matchmaker's lock (KEYS[1]) for ARGV[1], for ARGV[2] ms: taken, or renewed by its holder
+LOCK = """
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
 """

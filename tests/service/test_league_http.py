@@ -774,3 +774,30 @@ def test_referee_bot_exec_plays_the_arena_with_a_program_and_ctrl_c_leaves(clien
     seat = game["seats"].index("Program Exec")
     mine = [d for d in game["decisions"] if d.get("seat") == seat]
     assert game["finished"] and mine and not any(d.get("timeout") for d in mine)
+
+
+def test_the_matchmakers_lock_is_one_replicas_until_it_lapses(league_valkey):
+    """One holder at a time: taken, refused to another, renewed by its holder (and only by
+    it), and taken by another once it lapsed."""
+
+    async def hold() -> tuple[list[bool], list[int]]:
+        stores = [open_store(league_valkey), open_store(league_valkey)]
+        try:
+            a, b = (s.league for s in stores)
+            await a.redis.delete(a.LOCK)
+            taken = [await a.lock("replica-a", 1000), await b.lock("replica-b", 9000)]
+            lives = [await a.redis.pttl(a.LOCK)]  # b's refusal did not extend it
+            taken.append(await a.lock("replica-a", 9000))
+            lives.append(await a.redis.pttl(a.LOCK))  # renewed
+            taken.append(await a.lock("replica-a", 20))
+            await asyncio.sleep(0.1)  # lapsed
+            taken += [await b.lock("replica-b", 9000), await a.lock("replica-a", 9000)]
+            await a.redis.delete(a.LOCK)
+            return taken, lives
+        finally:
+            for store in stores:
+                await store.aclose()
+
+    taken, lives = asyncio.run(hold())
+    assert taken == [True, False, True, True, True, False]
+    assert lives[0] <= 1000 < lives[1]
