@@ -1,6 +1,7 @@
 """Instructions the referee spends per request, counted by callgrind: figures that do not drift.
 
-Run: python benchmarks/server_instructions.py [--games 6] [--healthz 300] [--bots 16] [--json]
+Run: python benchmarks/server_instructions.py [--games 6] [--healthz 300] [--bots 16]
+[--deadline S] [--json]
 
 This machine's speed varies between runs by up to a third, so small changes to the request
 path cannot be told apart by `referee bench`. Here the referee runs under
@@ -36,18 +37,21 @@ from referee.store.embedded import start_embedded
 from referee.tools.launch import free_port
 from referee.tools.load import BENCH_GAME, play_game, run_load
 
+#: how the harness's games are created (``--deadline`` gives them a deadline)
+GAME = dict(BENCH_GAME)
+
 
 def play(url: str, games: int) -> int:
     """Whole bench games, one request at a time; returns the requests made."""
     with httpx.Client(base_url=url, timeout=600) as http:
-        return sum(play_game(http)[1] for _ in range(games))
+        return sum(play_game(http, GAME)[1] for _ in range(games))
 
 
 def create(url: str, count: int, games: list[dict]) -> int:
     """``count`` bench games created, each kept in ``games``; returns ``count``."""
     with httpx.Client(base_url=url, timeout=600) as http:
         for _ in range(count):
-            games.append(http.post("/v1/games", json=BENCH_GAME).json())
+            games.append(http.post("/v1/games", json=GAME).json())
     return count
 
 
@@ -215,8 +219,12 @@ def main() -> None:
     parser.add_argument(
         "--idle", type=float, default=0, help="also count this many seconds with no request"
     )
+    parser.add_argument(
+        "--deadline", type=float, default=0, help="the games' deadline_s (0: none, as the bench's)"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    GAME["deadline_s"] = args.deadline
     figures = measure(args.games, args.healthz, args.bots, args.seconds, args.keep, args.idle)
     if args.json:
         print(json.dumps(figures))

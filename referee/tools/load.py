@@ -314,10 +314,11 @@ def run_load(
     return results
 
 
-def play_game(http: httpx.Client) -> tuple[str, int]:
-    """One bench game played to its end, one request at a time: each seat in turn asks for
-    its turn and posts the first legal move. Returns the game's id and the requests made."""
-    game = http.post("/v1/games", json=BENCH_GAME).json()
+def play_game(http: httpx.Client, spec: dict[str, Any] = BENCH_GAME) -> tuple[str, int]:
+    """One bench game (``spec``: how it is created) played to its end, one request at a
+    time: each seat in turn asks for its turn and posts the first legal move. Returns the
+    game's id and the requests made."""
+    game = http.post("/v1/games", json=spec).json()
     tokens = [seat["token"] for seat in game["seats"]]
     requests = 0
     while True:
