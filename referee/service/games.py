@@ -221,7 +221,12 @@ class GameService:
         doc = game.doc
         blob = game.encoded()
         first = first_deadline(doc)
-        hint: float | bool | None = False if first == game.first_deadline else first
+        # a hint is written when the game comes to have a deadline and dropped when it has
+        # none left, not moved at every decision: deadlines are set ``deadline_s`` from the
+        # moment they are set, so a game's first deadline never moves earlier and a hint
+        # once right stays early enough; the sweep moves on a hint it finds early (``sweep``)
+        hinted = game.first_deadline is not None
+        hint: float | bool | None = False if (first is not None) == hinted else first
         version = next_version(game.version)
         commit = self.store.send_commit(
             doc.id,
@@ -493,14 +498,18 @@ class GameService:
         With ``lease_s``, only in the parts of the deadlines no other replica swept in the
         last ``lease_s`` (the replicas take them in turn)."""
         resolved = 0
-        for game_id in await self.store.due(time.time(), lease_s=lease_s):
+        now = time.time()
+        for game_id in await self.store.due(now, lease_s=lease_s):
             try:
                 game = await self.current(game_id)
             except Refusal:
-                await self.store.forget_deadline(game_id)
+                await self.store.forget_deadline(game_id, now)
                 continue
-            if all(d is None for d in game.doc.deadlines):
-                await self.store.forget_deadline(game_id)
+            first = first_deadline(game.doc)
+            if first is None:
+                await self.store.forget_deadline(game_id, now)
+            else:  # a hint left early by the game's decisions (``send``) moves on
+                await self.store.hint_deadline(game_id, first)
             resolved += 1
         return resolved
 

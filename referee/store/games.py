@@ -119,6 +119,12 @@ if ARGV[2] ~= '0' and not redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[2]) t
 end
 return redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1], 'LIMIT', 0, ARGV[3])
 """
+# Drop a game's deadline hint (ARGV[1]) from its part (KEYS[1]) if it was due by ARGV[2].
+_FORGET = """
+local at = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if at and tonumber(at) <= tonumber(ARGV[2]) then redis.call('ZREM', KEYS[1], ARGV[1]) end
+return 0
+"""
 #: The commands the commit script calls inside Redis; the referee never sends them itself on
 #: a game's path, so command statistics without them count the commands it sent.
 SCRIPT_COMMANDS = (
@@ -383,9 +389,16 @@ class GameStore:
             await self.shared.execute_many(*moves)
         return list(due)
 
-    async def forget_deadline(self, game_id: str) -> None:
-        """Drop a game's deadline hint (it has none left, or is gone)."""
-        await self.shared.execute("ZREM", part_for(DEADLINES, GameKeys(game_id).doc), game_id)
+    async def forget_deadline(self, game_id: str, due: float) -> None:
+        """Drop a game's deadline hint (it has none left, or is gone) if it is still one that
+        was due at ``due``: a commit meanwhile may have hinted a deadline the game has now."""
+        part = part_for(DEADLINES, GameKeys(game_id).doc)
+        await self.shared.execute("EVAL", _FORGET, 1, part, game_id, due)
+
+    async def hint_deadline(self, game_id: str, at: float) -> None:
+        """Hint the game's deadline as ``at``: no later than its first deadline (which never
+        moves earlier), so never after a commit's own hint either."""
+        await self.shared.execute("ZADD", part_for(DEADLINES, GameKeys(game_id).doc), at, game_id)
 
     async def ping(self) -> None:
         """On the shared connection (its watchdog keeps the deadline): Redis answers or not,

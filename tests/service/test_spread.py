@@ -45,7 +45,7 @@ def test_deadlines_are_hinted_in_parts_and_every_part_is_swept_with_the_old_set(
         hinted = [await redis.zscore(part_for(DEADLINES, GameKeys(g).doc), g) for g in made]
         # an older version's hint, in the single set
         old, _ = await games.create("choice", {}, [{"name": "a"}, {"name": "b"}], 0.3)
-        await games.store.forget_deadline(old.doc.id)
+        await games.store.forget_deadline(old.doc.id, time.time() + 60)
         await redis.zadd(OLD_DEADLINES, {old.doc.id: time.time() + 0.3})
         versions.append((await games.store.load(old.doc.id)).version)
         await asyncio.sleep(0.5)
@@ -132,3 +132,80 @@ def test_the_replicas_take_the_deadlines_parts_in_turn(tmp_path):
     assert set(made) <= set(taken)
     assert meanwhile == []
     assert set(made) <= set(later)
+
+
+def test_a_decision_leaves_the_hint_early_and_the_sweep_moves_it_on(tmp_path):
+    """A game's deadline hint is written when the game comes to have a deadline, not moved by
+    each decision (its first deadline only ever moves later, so the hint stays early enough);
+    a sweep that finds it early and nothing due moves it to the game's first deadline; the
+    deadline itself is still taken on time. On a Valkey of its own (no other sweeper)."""
+    from referee.core.documents import first_deadline
+    from referee.service.seats import Seats
+    from referee.store.embedded import start_embedded
+
+    valkey = start_embedded(tmp_path / "valkey", keep_alive=False)
+    deadline_s = 2.0  # decisions at half of it, the early sweep within the other half
+
+    async def scenario() -> dict[str, object]:
+        redis = Redis.from_url(valkey.url)
+        games = GameService(GameStore(redis))
+        seats = Seats(games)
+        try:
+            game, tokens = await games.create(
+                "choice", {}, [{"name": "a"}, {"name": "b"}], deadline_s
+            )
+            gid, part = game.doc.id, part_for(DEADLINES, GameKeys(game.doc.id).doc)
+            found: dict[str, object] = {"made": await redis.zscore(part, gid)}
+            await asyncio.sleep(deadline_s / 2)
+            # every seat decides what it has to: each one's deadline moves on
+            for token in tokens:
+                turn = await seats.wait_turn(gid, token, 0)
+                if turn["status"] == "your_turn":
+                    await seats.move(gid, token, turn["seq"], [turn["legal_moves"][0]])
+            found["after_decisions"] = await redis.zscore(part, gid)
+            version = (await games.store.load(gid)).version
+            await asyncio.sleep(found["made"] - time.time() + 0.05)  # the hint is due
+            found["swept_early"] = await games.sweep()
+            found["untouched"] = (await games.store.load(gid)).version == version
+            found["moved_to"] = await redis.zscore(part, gid)
+            found["first"] = first_deadline((await games.current(gid)).doc)
+            await asyncio.sleep(found["first"] - time.time() + 0.05)  # now a deadline passed
+            found["swept_due"] = await games.sweep()
+            found["timed_out"] = (await games.store.load(gid)).version != version
+            return found
+        finally:
+            await games.store.aclose()
+            await redis.aclose()
+
+    try:
+        found = asyncio.run(scenario())
+    finally:
+        valkey.stop()
+    assert found["after_decisions"] == found["made"], "a decision moved the hint"
+    assert found["swept_early"] == 1 and found["untouched"], "an early hint took a decision"
+    assert found["moved_to"] == found["first"] > found["made"]
+    assert found["swept_due"] == 1 and found["timed_out"]
+
+
+def test_a_hint_is_forgotten_only_if_it_is_still_the_one_found_due(valkey):
+    """The sweep drops a hint it found due for a game with no deadline left, unless a commit
+    meanwhile hinted a deadline the game has now."""
+
+    async def scenario() -> list[float | None]:
+        redis = Redis.from_url(valkey)
+        store = GameStore(redis)
+        gid = "f00d" * 4
+        part = part_for(DEADLINES, GameKeys(gid).doc)
+        try:
+            now = time.time()
+            await redis.zadd(part, {gid: now + 60})  # hinted after the sweep found it due
+            await store.forget_deadline(gid, now)
+            kept = await redis.zscore(part, gid)
+            await store.forget_deadline(gid, now + 61)
+            return [kept, await redis.zscore(part, gid)]
+        finally:
+            await store.aclose()
+            await redis.aclose()
+
+    kept, left = asyncio.run(scenario())
+    assert kept is not None and left is None
