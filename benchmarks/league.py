@@ -62,9 +62,7 @@ class _Next(msgspec.Struct):
 _decode_next = msgspec.json.Decoder(_Next).decode
 
 
-async def _arena_bots(
-    url: str, names: list[str], seconds: float, concurrent: int
-) -> dict[str, Any]:
+async def arena_bots(url: str, names: list[str], seconds: float, concurrent: int) -> dict[str, Any]:
     """Bot accounts ``names`` join the arena and decide until ``seconds`` are over."""
     stats = {"decisions": 0, "errors": 0, "elapsed": seconds}
     setup = Client(url)
@@ -115,7 +113,7 @@ async def _arena_bots(
 
 
 def _arena_process(url: str, names: list[str], seconds: float, concurrent: int, queue: Any) -> None:
-    queue.put(asyncio.run(_arena_bots(url, names, seconds, concurrent)))
+    queue.put(asyncio.run(arena_bots(url, names, seconds, concurrent)))
 
 
 def arena_decisions_per_s(

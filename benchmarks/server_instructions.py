@@ -1,7 +1,7 @@
 """Instructions the referee spends per request, counted by callgrind: figures that do not drift.
 
 Run: python benchmarks/server_instructions.py [--games 6] [--healthz 300] [--bots 16]
-[--deadline S] [--json]
+[--arena 16] [--deadline S] [--json]
 
 This machine's speed varies between runs by up to a third, so small changes to the request
 path cannot be told apart by `referee bench`. Here the referee runs under
@@ -22,6 +22,7 @@ from other processes a run takes longer, and its timers fire more often. Needs v
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import shutil
@@ -34,7 +35,7 @@ from pathlib import Path
 import httpx
 
 from referee.store.embedded import start_embedded
-from referee.tools.launch import free_port
+from referee.tools.launch import LOAD_LIMITS, free_port
 from referee.tools.load import BENCH_GAME, play_game, run_load
 
 #: how the harness's games are created (``--deadline`` gives them a deadline)
@@ -93,6 +94,16 @@ def concurrent(url: str, bots: int, seconds: float) -> int:
     return sum(r["turn"] + r["moves"] for r in results)
 
 
+def arena(url: str, bots: int, seconds: float) -> int:
+    """``bots`` bot accounts playing the arena at once (``benchmarks/league.py``'s bots: one
+    request per decision, ``POST /v1/me/games/{id}/moves?wait=``) for ``seconds``; returns
+    the decisions answered (their registrations and joins are counted in the instructions)."""
+    from league import arena_bots  # benchmarks/league.py, beside this script
+
+    names = [f"arena {i}" for i in range(bots)]
+    return int(asyncio.run(arena_bots(url, names, seconds, 1))["decisions"])
+
+
 def _counted(out: Path, pid: int) -> tuple[int, Path, float]:
     """Zero the counters before, dump after: the instructions of what ran in between, the
     dump that counted them, and when it was asked for."""
@@ -113,6 +124,7 @@ def measure(
     seconds: float = 60,
     keep: Path | None = None,
     idle: float = 0,
+    arena_bots: int = 0,
 ) -> dict[str, float]:
     """The figures; with ``keep``, each run's callgrind dump is copied there as
     ``<run>.callgrind`` (for ``callgrind_annotate --inclusive=yes``)."""
@@ -136,7 +148,7 @@ def measure(
             "warning",
             "--no-access-log",
         ],
-        env={**os.environ, "REDIS_URL": valkey.url},
+        env={**os.environ, **LOAD_LIMITS, "REDIS_URL": valkey.url},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -175,6 +187,9 @@ def measure(
         ]
         if bots:
             runs.append((f"game_{bots}_bots", lambda: concurrent(url, bots, seconds)))
+        if arena_bots:
+            # per decision (one request each, as the bots' game requests above)
+            runs.append((f"arena_{arena_bots}_bots", lambda: arena(url, arena_bots, seconds)))
         for name, run in runs:
             zeroed = time.monotonic()
             subprocess.run(["callgrind_control", "-z", str(server.pid)], capture_output=True)
@@ -220,12 +235,17 @@ def main() -> None:
         "--idle", type=float, default=0, help="also count this many seconds with no request"
     )
     parser.add_argument(
+        "--arena", type=int, default=0, help="also count arena decisions with this many bots"
+    )
+    parser.add_argument(
         "--deadline", type=float, default=0, help="the games' deadline_s (0: none, as the bench's)"
     )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     GAME["deadline_s"] = args.deadline
-    figures = measure(args.games, args.healthz, args.bots, args.seconds, args.keep, args.idle)
+    figures = measure(
+        args.games, args.healthz, args.bots, args.seconds, args.keep, args.idle, args.arena
+    )
     if args.json:
         print(json.dumps(figures))
     else:
