@@ -59,10 +59,25 @@ class NextDecisions(Challenges):
             key, doc = await self.known_bot(token)
             now = time.time()
             await self._seen(key, now)
-            step = await self._remembered_turn(key, doc)
+            step, waiting_on = await self._remembered_turn(key, doc)
             if step is not None:
                 return step
             news = self._listen(key)  # before the look: news meanwhile is not missed
+            looked = self._looked.get(key)
+            if (
+                waiting_on is not None
+                and looked is not None
+                and looked[1] is self._playing.get(key)
+                and time.monotonic() - looked[0] < RECHECK_S
+            ):
+                # every game it was found playing was just seen from memory, none its turn,
+                # and nothing else is to be looked at: wait for their commits at once
+                remaining = stop - time.monotonic()
+                if remaining <= 0 or self.games.memory.stopping:
+                    return {"status": "waiting"}
+                with contextlib.suppress(Exception):
+                    await self.games.wait_for_commits(waiting_on, min(remaining, 1.0))
+                continue
             playing, entered, inbox = await self._lookout(key, now)
             in_play: dict[str, str] = {}
             for game_id in playing:
@@ -156,26 +171,36 @@ class NextDecisions(Challenges):
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(news.wait(), seconds)
 
-    async def _remembered_turn(self, key: str, doc: BotDoc) -> dict[str, Any] | None:
+    async def _remembered_turn(
+        self, key: str, doc: BotDoc
+    ) -> tuple[dict[str, Any] | None, dict[str, str] | None]:
         """The bot's turn in one of the games it was last found playing, where the process
         remembers the game and the commits heard prove it current: no read at all (a turn
-        right after the bot's own decision, or after an opponent's heard commit). None: look
-        at everything (its games, tournaments and challenges) in Redis."""
+        right after the bot's own decision, or after an opponent's heard commit). Else None,
+        and the games to wait on (by their last event) where every one of them was proven
+        current, in play and not its turn (None: look at everything, its games, tournaments
+        and challenges, in Redis)."""
+        waiting_on: dict[str, str] | None = {}
         for game_id in self._playing.get(key, ()):
             league_game = self._league_games.get(game_id)
             known = await self.games.proven_form(game_id) if league_game else None
             if league_game is None or known is None:
+                waiting_on = None
                 continue
             try:
                 game = await self.games.current(game_id, known, reading=True)
             except Refusal:
+                waiting_on = None
                 continue
             seat = league_game.seat_of(key)
             if game.doc.status == "finished" or (doc.webhook and seat in league_game.webhooks):
+                waiting_on = None
                 continue
             if game.turn_status(seat) == "your_turn":
-                return self._your_turn(game_id, league_game, key, game, seat)
-        return None
+                return self._your_turn(game_id, league_game, key, game, seat), None
+            if waiting_on is not None:
+                waiting_on[game_id] = game.last_event_id
+        return None, waiting_on or None
 
     @staticmethod
     def _your_turn(
