@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
+import tempfile
 import time
 from pathlib import Path
 
@@ -28,6 +30,16 @@ def specials():
 @pytest.fixture
 def chopta():
     return get_ruleset("chopta")
+
+
+@pytest.fixture
+def short_tmp():
+    """A temporary directory with a short path, for a test whose Valkey makes its Unix socket
+    in it: the socket's path must fit in 108 bytes, which a path under ``tmp_path`` may not
+    leave room for (pytest-xdist puts each worker's under ``popen-gwN/``)."""
+    path = Path(tempfile.mkdtemp(prefix="rf-"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
 
 
 _STARTED = time.time()
