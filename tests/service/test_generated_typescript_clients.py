@@ -13,6 +13,10 @@ import subprocess
 import pytest
 from openapi_tools import BIN, OPENAPI, openapi_tool
 
+#: on the worker (pytest-xdist) of test_generated_java_client.py: each empties what the other
+#: generates into openapi/generated/
+pytestmark = pytest.mark.xdist_group("openapi-generated")
+
 
 def _run(*command: str) -> str:
     result = subprocess.run(

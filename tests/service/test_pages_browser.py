@@ -645,6 +645,8 @@ def test_a_replay_is_dragged_stepped_by_keys_played_and_linked_by_move(page, ser
     assert page.evaluate("document.activeElement.getAttribute('href')") == "#ply=5"
 
 
+# alone: the bound below is on the referee's CPU, which other workers' tests would share
+@pytest.mark.alone
 def test_a_finished_64_seat_game_is_light_on_the_wire(browser, server, http):
     game = create(http, "choice", 64)
     play_out(http, game, random.Random(64))

@@ -146,7 +146,7 @@ def test_tournament_bad_input(http):
     assert http.get("/v1/me/next", headers={"Authorization": "Bearer nope"}).status_code == 403
 
 
-def test_referee_tournament_command_prints_standings_as_json(tmp_path):
+def test_referee_tournament_command_prints_standings_as_json(short_tmp):
     """`referee tournament` on its own Valkey removes that Valkey's data when it ends."""
     import json
     import os
@@ -174,10 +174,10 @@ def test_referee_tournament_command_prints_standings_as_json(tmp_path):
         text=True,
         timeout=240,
         cwd=Path(__file__).parents[2],
-        env={**os.environ, "TMPDIR": str(tmp_path)},
+        env={**os.environ, "TMPDIR": str(short_tmp)},
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    assert referee_leftovers(tmp_path) == []
+    assert referee_leftovers(short_tmp) == []
     standings = json.loads(result.stdout.strip().splitlines()[-1])["standings"]
     assert sorted(s["name"] for s in standings) == ["0-random", "1-greedy", "2-strong"]
     assert sum(s["games"] for s in standings) == 4  # entrant 0 meets the two others

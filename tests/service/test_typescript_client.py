@@ -13,6 +13,9 @@ import pytest
 CLIENT = Path(__file__).parents[2] / "clients" / "typescript"
 NODE = shutil.which("node")
 NPM = shutil.which("npm")
+#: one worker of the suite (pytest-xdist) runs them all: the Liar's dice test writes other types
+#: into the client's src/schema.d.ts while it runs, which the other tests would build against
+pytestmark = pytest.mark.xdist_group("clients-typescript")
 
 
 def _npm(*args: str, env: dict | None = None, timeout: int = 600) -> subprocess.CompletedProcess:
