@@ -337,15 +337,16 @@ class LeagueStore:
             {k.decode(): float(v) for k, v in free.items()},
         )
 
-    async def seekers(self, keys: list[str], day: str) -> list[Seeker]:
-        """Per bot (in order), what the matchmaker reads of it, in one script: its account
-        (None: gone) with its last opponents and whether it sat first, how many games it
-        plays, and how many it has played on ``day``."""
+    async def seekers(self, keys: list[str], limits: list[int], day: str) -> list[Seeker]:
+        """Per bot (in order), what the matchmaker reads of it, in one script: how many games
+        it plays and has played on ``day``, and, where it plays fewer than its limit (in
+        ``limits``), its account (None: gone) with its last opponents and whether it sat
+        first (a bot at its limit is not read: it is not paired)."""
         if not keys:
             return []
         names = [n for k in keys for n in (_bot(k), f"{P}:playing:{k}", f"{P}:day:{k}:{day}")]
         async with self.patience.bounded():
-            found = cast("list[bytes | int | None]", await self._seekers(keys=names))
+            found = cast("list[bytes | int | None]", await self._seekers(keys=names, args=limits))
         seekers = []
         for i in range(0, len(found), 5):
             account, opponents, first, playing, today = found[i : i + 5]

@@ -86,16 +86,24 @@ return {redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]),
 """
 
 # what the matchmaker reads of each seeker (KEYS: per bot its account, games in play and
-# day's count): its account's blob, its last opponents (JSON) and whether it sat first (as
-# SETTLE keeps them), how many games it plays and has played today
+# day's count; ARGV: per bot how many games it may play at once): how many games it plays
+# and has played today, and, where it may play one more, its account's blob, its last
+# opponents (JSON) and whether it sat first (as SETTLE keeps them)
 SEEKERS = """
 local found = {}
 for i = 1, #KEYS, 3 do
-  local account = redis.call('HMGET', KEYS[i], 'blob', 'opponents', 'first')
-  found[#found + 1] = account[1] or false
-  found[#found + 1] = account[2] or false
-  found[#found + 1] = account[3] or false
-  found[#found + 1] = redis.call('SCARD', KEYS[i + 1])
+  local playing = redis.call('SCARD', KEYS[i + 1])
+  if playing < tonumber(ARGV[(i + 2) / 3]) then
+    local account = redis.call('HMGET', KEYS[i], 'blob', 'opponents', 'first')
+    found[#found + 1] = account[1] or false
+    found[#found + 1] = account[2] or false
+    found[#found + 1] = account[3] or false
+  else
+    found[#found + 1] = false
+    found[#found + 1] = false
+    found[#found + 1] = false
+  end
+  found[#found + 1] = playing
   found[#found + 1] = redis.call('GET', KEYS[i + 2]) or false
 end
 return found

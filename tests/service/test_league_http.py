@@ -781,12 +781,14 @@ def test_referee_bot_exec_plays_the_arena_with_a_program_and_ctrl_c_leaves(clien
     assert game["finished"] and mine and not any(d.get("timeout") for d in mine)
 
 
-def test_the_matchmakers_lock_is_one_replicas_until_it_lapses(league_valkey):
+def test_the_matchmakers_lock_is_one_replicas_until_it_lapses(tmp_path):
     """One holder at a time: taken, refused to another, renewed by its holder (and only by
-    it), and taken by another once it lapsed."""
+    it), and taken by another once it lapsed. On a Valkey of its own: the league's referee
+    in this module holds the same lock."""
+    valkey = start_embedded(tmp_path / "valkey", keep_alive=False)
 
     async def hold() -> tuple[list[bool], list[int]]:
-        stores = [open_store(league_valkey), open_store(league_valkey)]
+        stores = [open_store(valkey.url), open_store(valkey.url)]
         try:
             a, b = (s.league for s in stores)
             await a.redis.delete(a.LOCK)
@@ -803,6 +805,9 @@ def test_the_matchmakers_lock_is_one_replicas_until_it_lapses(league_valkey):
             for store in stores:
                 await store.aclose()
 
-    taken, lives = asyncio.run(hold())
+    try:
+        taken, lives = asyncio.run(hold())
+    finally:
+        valkey.stop()
     assert taken == [True, False, True, True, True, False]
     assert lives[0] <= 1000 < lives[1]

@@ -95,11 +95,14 @@ class Arena(Ratings):
         last_opponents: dict[str, list[str]] = {}
         last_first: dict[str, bool] = {}
         day = _day(now)
-        found = await self.store.seekers(list(blobs), day)
-        for (key, blob), seeker in zip(blobs.items(), found, strict=True):
-            seek = decode(blob, Seek)
-            doc = decode(seeker.account, BotDoc) if seeker.account else None
+        asked = {key: decode(blob, Seek) for key, blob in blobs.items()}
+        limits = [seek.concurrent for seek in asked.values()]
+        found = await self.store.seekers(list(asked), limits, day)
+        for (key, seek), seeker in zip(asked.items(), found, strict=True):
             playing, today = seeker.playing, seeker.today
+            if playing >= seek.concurrent:
+                continue  # not read: looked at again once it is free
+            doc = decode(seeker.account, BotDoc) if seeker.account else None
             if (
                 doc is None
                 or doc.status != "active"
@@ -107,8 +110,6 @@ class Arena(Ratings):
                 or (not doc.webhook and seen.get(key, 0) < now - self.settings.stale_s)
             ):
                 await self.store.leave(key)  # gone, barred, or no longer asking
-                continue
-            if playing >= seek.concurrent:
                 continue
             if today >= self.settings.games_per_day:
                 await self.store.leave(key)
