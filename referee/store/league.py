@@ -35,12 +35,13 @@ settled before and that no rating moved since it was read (exactly once, whoever
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple, cast
+from typing import cast
 
 from redis.asyncio import Redis, RedisCluster
 
 from . import league_scripts as scripts
 from .connection import Commands, Patience, SharedScript
+from .league_records import Seeker, SettledSeat
 
 __all__ = ["LeagueStore", "Seeker", "SettledSeat"]
 
@@ -48,29 +49,6 @@ P = "{league}"
 HISTORY_KEPT = 500  # as scripts.SETTLE trims
 RECENT_KEPT = 20  # as scripts.SETTLE trims
 CALLS_KEPT = 20  # a bot's latest webhook calls
-
-
-class SettledSeat(NamedTuple):
-    """What settling a game writes of one of its bots (``LeagueStore.settle``)."""
-
-    key: str
-    read: bytes  # its rating as read (b"" for none)
-    new: bytes  # its new rating (b"" for an unrated game)
-    score: float  # its place on the leaderboard
-    point: bytes  # its rating history's new entry
-    opponents: bytes  # the game's other bots (JSON)
-    first: bool  # whether it sat first
-    timed_out: bool  # whether a deadline decided for it
-
-
-class Seeker(NamedTuple):
-    """What the matchmaker reads of a bot in the pool (``LeagueStore.seekers``)."""
-
-    account: bytes | None  # its ``BotDoc`` (None: gone)
-    opponents: bytes  # its last game's other bots (JSON)
-    first: bool  # whether it sat first in its last game
-    playing: int  # its league games in play
-    today: int  # its arena games today
 
 
 def _pairs(flat: list[bytes]) -> dict[bytes, bytes]:
