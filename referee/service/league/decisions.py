@@ -59,60 +59,17 @@ class NextDecisions(Challenges):
             key, doc = await self.known_bot(token)
             now = time.time()
             await self._seen(key, now)
-            step, waiting_on = await self._remembered_turn(key, doc)
+            step, in_play = await self._remembered_turn(key, doc)
             if step is not None:
                 return step
             news = self._listen(key)  # before the look: news meanwhile is not missed
-            looked = self._looked.get(key)
-            if (
-                waiting_on is not None
-                and looked is not None
-                and looked[1] is self._playing.get(key)
-                and time.monotonic() - looked[0] < RECHECK_S
-            ):
-                # every game it was found playing was just seen from memory, none its turn,
-                # and nothing else is to be looked at: wait for their commits at once
-                remaining = stop - time.monotonic()
-                if remaining <= 0 or self.games.memory.stopping:
-                    return {"status": "waiting"}
-                with contextlib.suppress(Exception):
-                    await self.games.wait_for_commits(waiting_on, min(remaining, 1.0))
-                continue
-            playing, entered, inbox = await self._lookout(key, now)
-            in_play: dict[str, str] = {}
-            for game_id in playing:
-                league_game = await self._league_game(game_id)
-                if league_game is None:
-                    continue
-                try:
-                    game = await self._game_now(game_id)
-                except Refusal:
-                    continue
-                if game.doc.status == "finished":
-                    self._looked.pop(key, None)  # its games in play change: read them again
-                    await self.settle(game_id)
-                    continue
-                seat = league_game.seat_of(key)
-                if doc.webhook and seat in league_game.webhooks:
-                    continue  # the referee calls its webhook with this game's turns
-                if game.turn_status(seat) == "your_turn":
-                    return self._your_turn(game_id, league_game, key, game, seat)
-                in_play[game_id] = game.last_event_id
-            for tournament_id in entered if self.tournaments else []:
-                assert self.tournaments is not None
-                try:
-                    step = await self.tournaments.next_decision(f"{tournament_id}.{token}", 0)
-                except Refusal as refusal:
-                    if refusal.code not in ("forbidden", "tournament-not-found"):
-                        raise
-                    step = {"status": "finished"}  # gone, or entered with an older token
-                if step["status"] == "your_turn":
+            if in_play is None or self._looked_lately(key) is None:
+                # not every game it plays was seen from memory, or something else may be
+                # new to it: look at everything (a game seen from memory, none its turn,
+                # with nothing else to look at, is waited on at once)
+                step, in_play = await self._look(token, key, doc, now)
+                if step is not None:
                     return step
-                if step["status"] == "finished":
-                    await self.store.done_with(key, tournament_id)
-            challenges = await self.open_challenges(key, now, inbox) if inbox else []
-            if challenges:
-                return {"status": "challenged", "challenges": challenges}
             remaining = stop - time.monotonic()
             if remaining <= 0 or self.games.memory.stopping:
                 return {"status": "waiting"}
@@ -123,6 +80,56 @@ class NextDecisions(Challenges):
                 # waiting to be paired: told at once of a game the matchmaker makes here
                 await self._news_for(news, min(RECHECK_S if self.matching else 0.1, remaining))
 
+    async def _look(
+        self, token: str | None, key: str, doc: BotDoc, now: float
+    ) -> tuple[dict[str, Any] | None, dict[str, str]]:
+        """The bot's next decision as its games, tournaments and challenges are now (None:
+        none), and the games it plays to wait on (by their last event)."""
+        playing, entered, inbox = await self._lookout(key, now)
+        in_play: dict[str, str] = {}
+        for game_id in playing:
+            league_game = await self._league_game(game_id)
+            if league_game is None:
+                continue
+            try:
+                game = await self._game_now(game_id)
+            except Refusal:
+                continue
+            if game.doc.status == "finished":
+                self._looked.pop(key, None)  # its games in play change: read them again
+                await self.settle(game_id)
+                continue
+            seat = league_game.seat_of(key)
+            if doc.webhook and seat in league_game.webhooks:
+                continue  # the referee calls its webhook with this game's turns
+            if game.turn_status(seat) == "your_turn":
+                return self._your_turn(game_id, league_game, key, game, seat), in_play
+            in_play[game_id] = game.last_event_id
+        for tournament_id in entered if self.tournaments else []:
+            assert self.tournaments is not None
+            try:
+                step = await self.tournaments.next_decision(f"{tournament_id}.{token}", 0)
+            except Refusal as refusal:
+                if refusal.code not in ("forbidden", "tournament-not-found"):
+                    raise
+                step = {"status": "finished"}  # gone, or entered with an older token
+            if step["status"] == "your_turn":
+                return step, in_play
+            if step["status"] == "finished":
+                await self.store.done_with(key, tournament_id)
+        challenges = await self.open_challenges(key, now, inbox) if inbox else []
+        if challenges:
+            return {"status": "challenged", "challenges": challenges}, in_play
+        return None, in_play
+
+    def _looked_lately(self, key: str) -> list[str] | None:
+        """The bot's games in play as ``_lookout`` found them less than ``RECHECK_S`` ago,
+        with neither tournaments nor challenges (None: look again)."""
+        looked = self._looked.get(key)
+        if looked is not None and time.monotonic() - looked[0] < RECHECK_S:
+            return looked[1]
+        return None
+
     async def _lookout(self, key: str, now: float) -> tuple[list[str], list[str], list[str]]:
         """The bot's games in play, tournaments entered and open challenges
         (``LeagueStore.lookout``). A bot found with games in play and neither tournaments
@@ -131,9 +138,9 @@ class NextDecisions(Challenges):
         commit alone. A game, challenge or tournament new to it meanwhile is found within
         ``RECHECK_S`` (through this replica, a game found finished or made for it: at
         once)."""
-        looked = self._looked.get(key)
-        if looked is not None and time.monotonic() - looked[0] < RECHECK_S:
-            return looked[1], [], []
+        lately = self._looked_lately(key)
+        if lately is not None:
+            return lately, [], []
         playing, entered, inbox = await self.store.lookout(key, now)
         if len(self._playing) >= BOTS_KEPT:
             self._playing.clear()
