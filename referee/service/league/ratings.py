@@ -93,6 +93,12 @@ class Ratings(BotAccounts):
             return False
         places = list(game.ruleset.ranking(game.state))
         bots, ruleset, rated = league_game.bots, league_game.ruleset, league_game.rated
+        # what the arena pairs by next (the last opponents, whether it sat first) and whether
+        # a deadline decided for it, per bot
+        kept = [
+            (_json_encode([b for b in bots if b != key]), seat == 0, seat in game.doc.timed_out)
+            for key, seat in ((key, league_game.seat_of(key)) for key in bots)
+        ]
         for _ in range(MAX_RETRIES):
             now = time.time()
             read = await self.store.ratings(ruleset, bots) if rated else [None] * len(bots)
@@ -106,12 +112,9 @@ class Ratings(BotAccounts):
                     encode(new) if rated else b"",
                     new.ordinal,
                     encode([round(now, 3), new.mu, new.sigma]),
-                    # what the arena pairs by next: the last opponents, whether it sat first
-                    _json_encode([b for b in bots if b != key]),
-                    league_game.seat_of(key) == 0,
-                    league_game.seat_of(key) in game.doc.timed_out,
+                    *also,
                 )
-                for key, old, new in zip(bots, read, after, strict=True)
+                for key, old, new, also in zip(bots, read, after, kept, strict=True)
             ]
             streaks = await self.store.settle(game_id, ruleset, entry, now, seats)
             if streaks != []:
