@@ -14,7 +14,9 @@ and how long a bot waits from its seek to its first turn.
   which answers its next turn in any game), on the bench's own HTTP/1.1 client
   (``referee.tools.load``), spread over two processes as the bench's bots are: decisions
   answered within the window per second, to set beside ``referee bench``'s
-  ``decisions_per_s`` on the same build (the time a bot waits to be paired again is in it).
+  ``decisions_per_s`` on the same build (the time a bot waits to be paired again is in it;
+  the bots' first pairing is not: the window opens ``--arena-warmup`` seconds, 1 by default,
+  after they joined).
 
     python benchmarks/league.py [--bots 64] [--rounds 3] [--json]
     python benchmarks/league.py --arena-only --arena-seconds 14 [--bots 64]
@@ -40,11 +42,11 @@ import msgspec
 import psutil
 import redis
 
-from referee.core.league import Rating, Seek, encode, pair, rate_game
+from referee.core.league import LogEntry, Rating, Seek, decode, encode, pair, rate_game
 from referee.games import DEFAULT
 from referee.store import open_store
 from referee.store.embedded import start_embedded
-from referee.store.league import SettledSeat
+from referee.store.league import LeagueStore, SettledSeat
 from referee.tools.bench import cpu_seconds
 from referee.tools.launch import LOAD_LIMITS, start_referee
 from referee.tools.load import Client, head
@@ -62,8 +64,18 @@ class _Next(msgspec.Struct):
 _decode_next = msgspec.json.Decoder(_Next).decode
 
 
-async def arena_bots(url: str, names: list[str], seconds: float, concurrent: int) -> dict[str, Any]:
-    """Bot accounts ``names`` join the arena and decide until ``seconds`` are over."""
+async def arena_bots(
+    url: str,
+    names: list[str],
+    seconds: float,
+    concurrent: int,
+    warmup: float = 0.0,
+    pipe: Any = None,
+) -> dict[str, Any]:
+    """Bot accounts ``names`` join the arena, say so on ``pipe`` and play from the time it
+    sends back (no pipe: at once): decisions answered within the window (``warmup`` seconds
+    after that time, for ``seconds``) are counted, as ``referee bench`` counts within its
+    window."""
     stats = {"decisions": 0, "errors": 0, "elapsed": seconds}
     setup = Client(url)
     tokens = []
@@ -77,14 +89,18 @@ async def arena_bots(url: str, names: list[str], seconds: float, concurrent: int
     for token in tokens:
         await setup.request(head("POST", "/v1/arena", token), seek)
     setup.close()
-    stop = time.monotonic() + seconds
+    started = time.time()
+    if pipe is not None:
+        pipe.send("joined")
+        started = pipe.recv()  # the same wall-clock time for every process
+    opens, stop = started + warmup, started + warmup + seconds
 
     async def bot(token: str) -> None:
         connection = Client(url)
         step = _Next("waiting")
         try:
             while True:
-                left = stop - time.monotonic()
+                left = stop - time.time()
                 if left <= 0:
                     return
                 wait = f"{min(5.0, left):.3f}"
@@ -97,10 +113,11 @@ async def arena_bots(url: str, names: list[str], seconds: float, concurrent: int
                 decision = msgspec.json.encode({"seq": turn["seq"], "move": turn["legal_moves"][0]})
                 path = f"/v1/me/games/{step.game_id}/moves?wait={wait}"
                 status, reply = await connection.request(head("POST", path, token), decision)
-                if time.monotonic() > stop:
+                answered = time.time()
+                if answered > stop:
                     return
                 if status == 200:
-                    stats["decisions"] += 1
+                    stats["decisions"] += answered >= opens
                     step = _decode_next(reply)
                 else:
                     stats["errors"] += 1
@@ -112,15 +129,20 @@ async def arena_bots(url: str, names: list[str], seconds: float, concurrent: int
     return stats
 
 
-def _arena_process(url: str, names: list[str], seconds: float, concurrent: int, queue: Any) -> None:
-    queue.put(asyncio.run(arena_bots(url, names, seconds, concurrent)))
+def _arena_process(
+    url: str, names: list[str], seconds: float, concurrent: int, warmup: float, pipe: Any
+) -> None:
+    pipe.send(asyncio.run(arena_bots(url, names, seconds, concurrent, warmup, pipe)))
 
 
 def arena_decisions_per_s(
-    bots: int, seconds: float, concurrent: int = 1, processes: int = 2
+    bots: int, seconds: float, concurrent: int = 1, processes: int = 2, warmup: float = 1.0
 ) -> dict[str, Any]:
     """Decisions per second of ``bots`` bot accounts playing the arena on a fresh referee
-    and embedded Valkey (as ``referee bench`` starts them)."""
+    and embedded Valkey (as ``referee bench`` starts them). The window opens ``warmup``
+    seconds after the bots joined, so that it holds the arena as it runs on, not the
+    bots' first pairing (``seek_to_first_turn`` measures that); the referee's CPU and the
+    server's commands are counted within it too, not the bots' registrations."""
     context = multiprocessing.get_context("spawn")
     with tempfile.TemporaryDirectory() as directory:
         valkey = start_embedded(Path(directory) / "valkey", persist=False)
@@ -128,10 +150,8 @@ def arena_decisions_per_s(
             referee, url = start_referee(valkey.url, env=dict(LOAD_LIMITS))
             counter = redis.Redis.from_url(valkey.url)
             try:
-                commands = counter.info("stats")["total_commands_processed"]
                 server = psutil.Process(referee.pid)
-                cpu = cpu_seconds(server)
-                queue = context.Queue()
+                pipes = [context.Pipe() for _ in range(processes)]
                 workers = [
                     context.Process(
                         target=_arena_process,
@@ -140,19 +160,35 @@ def arena_decisions_per_s(
                             [f"arena {p} {i}" for i in range(p, bots, processes)],
                             seconds,
                             concurrent,
-                            queue,
+                            warmup,
+                            pipes[p][1],
                         ),
                     )
                     for p in range(processes)
                 ]
                 for worker in workers:
                     worker.start()
-                results = [queue.get(timeout=seconds + 120) for _ in workers]
-                for worker in workers:
-                    worker.join(timeout=30)
-                # every command while the bots registered, joined and played
+                for mine, _ in pipes:
+                    if not mine.poll(120):
+                        raise RuntimeError("the arena's bots did not join within 120 s")
+                    mine.recv()
+                started = time.time()
+                for mine, _ in pipes:
+                    mine.send(started)
+                time.sleep(max(0.0, started + warmup - time.time()))
+                commands = counter.info("stats")["total_commands_processed"]
+                cpu = cpu_seconds(server)
+                time.sleep(max(0.0, started + warmup + seconds - time.time()))
                 commands = counter.info("stats")["total_commands_processed"] - commands
                 cpu = cpu_seconds(server) - cpu
+                results = []
+                for mine, _ in pipes:
+                    if not mine.poll(120):
+                        raise RuntimeError("the arena's bots did not stop within 120 s")
+                    results.append(mine.recv())
+                for worker in workers:
+                    worker.join(timeout=30)
+                settled = [decode(b, LogEntry) for b in counter.lrange(LeagueStore.LOG, 0, -1)]
             finally:
                 counter.close()
                 referee.terminate()
@@ -162,16 +198,34 @@ def arena_decisions_per_s(
     decisions = sum(r["decisions"] for r in results)
     return {
         "arena_bots": bots,
+        # games settled over the whole run, and how many of them paired two bots whose last
+        # games were against each other (the matchmaker penalises a rematch)
+        "arena_games_settled": len(settled),
+        "arena_rematches": _rematches(settled),
         "arena_concurrent_games": concurrent,
         "arena_seconds": seconds,
+        "arena_warmup_s": warmup,
         "arena_decisions_per_s": round(decisions / seconds, 1),
         "arena_errors": sum(r["errors"] for r in results),
         "arena_redis_commands_per_decision": round(commands / max(decisions, 1), 1),
-        # the referee's CPU (registrations and joins included) per decision: a figure that
-        # the machine's other load moves far less than the rate (``referee bench`` gives
-        # ``referee_cpu_us_per_game_request``, a game request being about one decision)
+        # the referee's CPU within the window per decision, and its cores (``referee bench``
+        # gives ``referee_cpu_us_per_game_request``, a game request being about one decision,
+        # and ``referee_cores_games``)
         "arena_referee_cpu_us_per_decision": round(cpu / max(decisions, 1) * 1e6, 1),
+        "arena_referee_cores": round(cpu / seconds, 2),
     }
+
+
+def _rematches(settled: list[LogEntry]) -> int:
+    """Games of the log (in the order they were settled) whose bots last played each other."""
+    last: dict[str, list[str]] = {}
+    rematches = 0
+    for entry in settled:
+        if len(entry.bots) == 2 and last.get(entry.bots[0]) == [entry.bots[1]]:
+            rematches += 1
+        for key in entry.bots:
+            last[key] = [other for other in entry.bots if other != key]
+    return rematches
 
 
 def rating_cpu(count: int = 2000) -> float:
@@ -257,9 +311,14 @@ def main() -> None:
     parser.add_argument("--arena-seconds", type=float, default=0, help="0: no arena load")
     parser.add_argument("--arena-concurrent", type=int, default=1)
     parser.add_argument("--arena-only", action="store_true", help="the arena load alone")
+    parser.add_argument(
+        "--arena-warmup", type=float, default=1.0, help="seconds of play before the window"
+    )
     args = parser.parse_args()
     if args.arena_only:
-        arena = arena_decisions_per_s(args.bots, args.arena_seconds or 14, args.arena_concurrent)
+        arena = arena_decisions_per_s(
+            args.bots, args.arena_seconds or 14, args.arena_concurrent, warmup=args.arena_warmup
+        )
         print(json.dumps(arena) if args.json else arena)
         return
     figures: dict[str, object] = {"rating_update_cpu_us": round(rating_cpu(), 1)}
@@ -287,7 +346,11 @@ def main() -> None:
     )
     figures["seek_to_first_turn_max_s"] = round(waits[-1], 3)
     if args.arena_seconds:
-        figures.update(arena_decisions_per_s(args.bots, args.arena_seconds, args.arena_concurrent))
+        figures.update(
+            arena_decisions_per_s(
+                args.bots, args.arena_seconds, args.arena_concurrent, warmup=args.arena_warmup
+            )
+        )
     if args.json:
         print(json.dumps(figures))
     else:

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import httpx
+import msgspec
 import pytest
 from conftest import LOADED, ThreadServer
 from helpers import auth, wait_until
@@ -29,6 +30,7 @@ from referee.store import open_store
 from referee.store.embedded import start_embedded
 from referee.tools.arena import play_arena
 from referee.web import hot
+from referee.web.models import MoveSubmission
 
 
 @pytest.fixture(scope="module")
@@ -811,3 +813,53 @@ def test_the_matchmakers_lock_is_one_replicas_until_it_lapses(tmp_path):
         valkey.stop()
     assert taken == [True, False, True, True, True, False]
     assert lives[0] <= 1000 < lives[1]
+
+
+def test_bots_coming_free_bring_the_matchmakers_next_round_forward(tmp_path):
+    """Bots that come free through the replica holding the lock start the next round at
+    once rather than at the interval (with rounds every 30 s here): a bot that joins one
+    already waiting alone is paired within seconds, and so is a bot waiting alone when a
+    game ends and is settled (paired with one of its two bots, which the rematch penalty
+    keeps apart). A referee's services in this process, on a Valkey of their own (the
+    module's referee pairs every bot of its Valkey)."""
+    valkey = start_embedded(tmp_path / "valkey", keep_alive=False)
+    decoder = msgspec.json.Decoder(MoveSubmission)
+
+    async def seek() -> list[str]:
+        services = Services.start(msgspec.structs.replace(LOADED, redis_url=valkey.url))
+        league = services.league
+        # before its loop first runs (it reads the settings once, when it starts)
+        league.settings = msgspec.structs.replace(league.settings, interval_s=30.0)
+        try:
+            names = ("Early", "Late", "Third")
+            tokens = {n: (await league.create_bot(n, "", "organizer"))[1] for n in names}
+            await league.join(tokens["Early"], DEFAULT, 2, 30, 1)
+            await asyncio.sleep(1.0)  # a round found it alone: the next is 30 s away
+            await league.join(tokens["Late"], DEFAULT, 2, 30, 1)
+            steps = {n: await league.next_decision(tokens[n], 10) for n in names[:2]}
+            statuses = [steps["Late"]["status"]]
+            await league.join(tokens["Third"], DEFAULT, 2, 30, 1)
+            await asyncio.sleep(1.0)  # found alone again, the other two playing
+            game_id = steps["Late"]["game_id"]
+            while (await services.games.current(game_id)).doc.status != "finished":
+                for name, step in steps.items():
+                    if step["status"] != "your_turn":
+                        steps[name] = await league.next_decision(tokens[name], 0.05)
+                        continue
+                    turn = step["turn"]
+                    body = {"seq": turn["seq"], "move": turn["legal_moves"][0]}
+                    moves = decoder.decode(msgspec.json.encode(body)).decided()
+                    steps[name] = await league.decide_next(
+                        tokens[name], game_id, turn["seq"], moves, 0
+                    )
+            await league.next_decision(tokens["Early"], 0)  # finds it finished: settles it
+            statuses.append((await league.next_decision(tokens["Third"], 10))["status"])
+            return statuses
+        finally:
+            await services.stop()
+
+    try:
+        statuses = asyncio.run(seek())
+    finally:
+        valkey.stop()
+    assert statuses == ["your_turn", "your_turn"]

@@ -11,6 +11,7 @@ since (then it is read and computed again).
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 
 from ...store.league import LeagueStore
@@ -60,6 +61,7 @@ class LeagueService(NextDecisions):
         self.seats = None  # see decide_next
         self._news = {}  # see _changed: a bot waiting to be paired
         self.matching = False  # whether this replica held the matchmaker's lock last time
+        self.freed = asyncio.Event()  # see Arena.run_forever: bots came free through here
 
     def attach(self, webhooks: WebhookSeats) -> None:
         """Deliver the games of bots with a webhook through ``webhooks``, told of each call."""

@@ -54,6 +54,7 @@ class Arena(Ratings):
         now = time.time()
         seek = Seek(ruleset, seats, deadline_s, now, now, concurrent)
         await self.store.seek(key, encode(seek), now)
+        self.freed.set()
         return {
             "ruleset": ruleset,
             "seats": seats,
@@ -298,21 +299,30 @@ class Arena(Ratings):
 
     async def run_forever(self) -> None:
         """The matchmaker and the settling sweep, in whichever replica holds the lock: every
-        ``interval_s`` while bots wait in the arena, every half second while none does (a
-        wave: pairing each bot the moment it came free would pair a game's bots again and
-        again); the other replicas look for the lock every second (it lapses 2 s after its
-        holder's last renewal)."""
-        interval = self.settings.interval_s
+        ``interval_s`` while bots wait in the arena, every half second while none does, and
+        sooner (``soonest_s`` after the last round began) when bots came free through this
+        replica meanwhile; the other replicas look for the lock every second (it lapses 2 s
+        after its holder's last renewal). The two bots of a game that just ended come free
+        together: the rematch penalty of ``pair`` keeps them apart until their windows have
+        widened past it, so a round right then pairs each with another bot or with none."""
+        interval, soonest = self.settings.interval_s, self.settings.soonest_s
         sweep_at = 0.0
         while True:
-            pause = 1.0
+            began = time.monotonic()
+            self.freed.clear()  # bots freed from now on bring the next round forward
+            pause, matched = 1.0, False
             # a matchmaker must not die; the next round tries again
             with contextlib.suppress(Exception):
-                self.matching = await self.store.lock(self.holder, 2000)
-                if self.matching:
+                matched = self.matching = await self.store.lock(self.holder, 2000)
+                if matched:
                     if time.monotonic() >= sweep_at:
                         await self.settle_all()
                         sweep_at = time.monotonic() + 0.5
                     await self.matchmake()
                     pause = interval if self.waiting else 0.5
-            await asyncio.sleep(pause)
+            if matched and soonest < pause:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.freed.wait(), pause)
+                pause = began + soonest - time.monotonic()
+            if pause > 0:
+                await asyncio.sleep(pause)

@@ -39,6 +39,10 @@ class LeagueSettings(msgspec.Struct, frozen=True):
     #: a bot that has not asked for this long leaves the arena's pool
     stale_s: float = 60.0
     interval_s: float = 0.1
+    #: the least time from one round to the next when bots came free through this replica
+    #: (a game of theirs settled, a bot joined): the round comes then instead of at the
+    #: interval, so that the time a bot waits between two games is mostly the round's own
+    soonest_s: float = 0.03
 
 
 def _not_found(name: str) -> Refusal:

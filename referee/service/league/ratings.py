@@ -37,6 +37,7 @@ class Ratings(BotAccounts):
 
     _settled: set[str]
     _settling: dict[str, asyncio.Future[bool]]
+    freed: asyncio.Event  # see Arena.run_forever
 
     async def history(self, name: str, ruleset: str) -> list[tuple[float, float, float]]:
         """The bot's rating after each rated game of ``ruleset``: (time, mu, sigma)."""
@@ -125,6 +126,7 @@ class Ratings(BotAccounts):
                 await self.store.drop_game(game_id)  # listed again after it was settled
                 return False
             if streaks:
+                self.freed.set()  # the matchmaker's next round comes sooner (run_forever)
                 await self._pause_sleepers(bots, streaks)
                 return True
         raise busy("the ratings")
