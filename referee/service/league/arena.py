@@ -181,9 +181,10 @@ class Arena(Ratings):
         game_id = game_id or secrets.token_hex(8)
         tokens = [new_token(game_id) for _ in keys]
         hooks = await self._hooks(keys, tokens, docs)
-        blob = encode(
-            LeagueGame(ruleset, keys, rated, tokens, time.time(), kind, webhooks=sorted(hooks))
+        league_game = LeagueGame(
+            ruleset, keys, rated, tokens, time.time(), kind, webhooks=sorted(hooks)
         )
+        blob = encode(league_game)
         if concurrent is not None:
             seats = list(zip(keys, concurrent, strict=True))
             if not await self.store.take(game_id, blob, _day(time.time()), seats):
@@ -205,7 +206,7 @@ class Arena(Ratings):
         except Refusal:
             await self.store.drop_game(game_id, keys)
             raise
-        self._changed(keys)  # made: its bots' next decisions find it
+        self._made(keys, game_id, league_game)  # its bots' next decisions find it
         if hooks and self.webhooks is not None:
             self.webhooks.follow(game_id)
         return game_id

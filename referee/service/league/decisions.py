@@ -96,8 +96,8 @@ class NextDecisions(Challenges):
             except Refusal:
                 continue
             if game.doc.status == "finished":
-                self._looked.pop(key, None)  # its games in play change: read them again
                 await self.settle(game_id)
+                self._playing_also(key, drop=game_id)  # settled: no longer in play
                 continue
             seat = league_game.seat_of(key)
             if doc.webhook and seat in league_game.webhooks:
@@ -157,9 +157,37 @@ class NextDecisions(Challenges):
         next decision looks at them again, at once if it waits to be paired."""
         for key in keys:
             self._looked.pop(key, None)
-            news = self._news.pop(key, None)
-            if news is not None:
-                news.set()
+            self._tell(key)
+
+    def _tell(self, key: str) -> None:
+        news = self._news.pop(key, None)
+        if news is not None:
+            news.set()
+
+    def _made(self, keys: list[str], game_id: str, league_game: LeagueGame) -> None:
+        """A league game made for the bots through this replica: each one's next decision
+        finds it at once, without reading the league game back nor looking at everything
+        again where its games were found lately (``_looked_lately``) and only changed
+        through here since."""
+        if len(self._league_games) >= LEAGUE_GAMES_KEPT:
+            self._league_games.clear()
+        self._league_games[game_id] = league_game
+        for key in keys:
+            self._playing_also(key, add=game_id)
+            self._tell(key)
+
+    def _playing_also(self, key: str, *, add: str = "", drop: str = "") -> None:
+        """The bot's games in play as last found, with a game made (``add``) or settled
+        (``drop``) through this replica since: found lately, they stay found; else the bot's
+        next decision looks at everything again."""
+        looked = self._looked.get(key)
+        if looked is None:
+            return
+        playing = [game_id for game_id in looked[1] if game_id != drop]
+        if add and add not in playing:
+            playing.append(add)
+        self._playing[key] = playing
+        self._looked[key] = (looked[0], playing)
 
     def _listen(self, key: str) -> asyncio.Event:
         """What ``_changed`` sets, from now on, when a game, challenge or tournament is made
