@@ -146,7 +146,9 @@ class NextDecisions(Challenges):
             self._playing.clear()
             self._looked.clear()
         self._playing[key] = playing
-        if playing and not entered and not inbox:
+        # a bot with no game is taken as found too where this replica pairs: a game made for
+        # it comes through here (``_made``)
+        if (playing or self.matching) and not entered and not inbox:
             self._looked[key] = (time.monotonic(), playing)
         else:
             self._looked.pop(key, None)
@@ -178,7 +180,8 @@ class NextDecisions(Challenges):
 
     def _playing_also(self, key: str, *, add: str = "", drop: str = "") -> None:
         """The bot's games in play as last found, with a game made (``add``) or settled
-        (``drop``) through this replica since: found lately, they stay found; else the bot's
+        (``drop``) through this replica since: found lately, they stay found as
+        ``_lookout`` keeps them (none at all only where this replica pairs); else the bot's
         next decision looks at everything again."""
         looked = self._looked.get(key)
         if looked is None:
@@ -187,7 +190,10 @@ class NextDecisions(Challenges):
         if add and add not in playing:
             playing.append(add)
         self._playing[key] = playing
-        self._looked[key] = (looked[0], playing)
+        if playing or self.matching:
+            self._looked[key] = (looked[0], playing)
+        else:
+            del self._looked[key]
 
     def _listen(self, key: str) -> asyncio.Event:
         """What ``_changed`` sets, from now on, when a game, challenge or tournament is made
