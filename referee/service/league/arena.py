@@ -185,12 +185,19 @@ class Arena(Ratings):
             ruleset, keys, rated, tokens, time.time(), kind, webhooks=sorted(hooks)
         )
         blob = encode(league_game)
+        # heard from before its creation, so that the created form is remembered: its
+        # bots' first turns are told from memory, not read back (a seat that waits would
+        # have it heard anyway)
+        hearing = self.games.hear(game_id)
         if concurrent is not None:
             seats = list(zip(keys, concurrent, strict=True))
-            if not await self.store.take(game_id, blob, _day(time.time()), seats):
+            taken, _ = await asyncio.gather(
+                self.store.take(game_id, blob, _day(time.time()), seats), hearing
+            )
+            if not taken:
                 return None
         else:
-            await self.store.add_game(game_id, blob, keys)
+            await asyncio.gather(self.store.add_game(game_id, blob, keys), hearing)
         try:
             await self._register_hooks(game_id, hooks)
             await self.games.create(
