@@ -162,6 +162,7 @@ class NextDecisions(Challenges):
             self._tell(key)
 
     def _tell(self, key: str) -> None:
+        """Wake the bot's next decision if it waits to be paired (``_listen``)."""
         news = self._news.pop(key, None)
         if news is not None:
             news.set()
