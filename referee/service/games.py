@@ -1,7 +1,8 @@
 """Games, as use cases over the store: create a game, claim a seat, read a game as it is now
 (its expired deadlines resolved and written, exactly once), commit a change, show a game's
 record and events, resolve deadlines nobody looked at (``sweep``), and hear the commits of
-every replica on the games this process serves waiters on (``follow``).
+every replica on the games this process serves waiters on (``follow``, in
+``service.hearing``).
 
 Redis holds every game; any replica may serve any request. A process remembers forms of the
 games it served (``memory``) only to spare reads: a change is committed under a version
@@ -30,9 +31,10 @@ from ..core.refusals import Refusal, busy, not_found
 from ..core.replay import postal_report, replay
 from ..core.views import Shown, game_summary
 from ..games import new_seed
-from ..store import STORE_UNAVAILABLE, GameStore, Stored, StoreError
+from ..store import STORE_UNAVAILABLE, GameStore, Stored
 from . import wakes
 from .finished import FinishedAnswers
+from .hearing import HeardGames
 from .limits import Limits
 from .memory import InFlight, Memory
 
@@ -42,8 +44,9 @@ log = logging.getLogger("referee")
 MAX_RETRIES = 20
 
 
-class GameService:
-    """The games of one Redis, as this process serves them."""
+class GameService(HeardGames):
+    """The games of one Redis, as this process serves them (what it hears of their commits:
+    ``HeardGames``)."""
 
     def __init__(
         self,
@@ -394,104 +397,6 @@ class GameService:
             if await self.memory.hear({game_id: after}, wait_s) is None:
                 return []
         return await self.store.events_after(game_id, after)
-
-    async def wait_for_commits(self, positions: dict[str, str], seconds: float) -> None:
-        """Until any of several games (id -> the event id last seen) moves on, at most
-        ``seconds``, from the commits heard on their channels; returns at once once it has
-        just begun to hear one of them (the caller looks at them again: a commit before may
-        have gone untold)."""
-        fresh = [game_id for game_id in positions if not self.follows(game_id)]
-        if fresh:
-            try:
-                await asyncio.gather(*(self.follow(game_id) for game_id in fresh))
-            except STORE_UNAVAILABLE:
-                await asyncio.sleep(min(seconds, 1.0))
-            return
-        await self.memory.hear(positions, seconds)
-
-    # -- hearing the games' commits ------------------------------------------------------------
-
-    def follows(self, game_id: str) -> bool:
-        """Whether the game's commits are heard now; a waiter asks, so its channel is kept
-        for ``hear_linger_s`` more."""
-        memory = self.memory
-        memory.used[game_id] = time.monotonic()
-        return game_id in memory.hearing
-
-    async def hear(self, game_id: str) -> None:
-        """Hear the game's commits, if it is not heard yet (should Redis not answer, the
-        read that follows says so; a wait then looks at the game now and then)."""
-        if not self.follows(game_id):
-            with contextlib.suppress(*STORE_UNAVAILABLE):
-                await self.follow(game_id)
-
-    async def follow(self, game_id: str) -> None:
-        """Hear the game's commits from now on (its channel subscribed: one attempt that
-        every caller meanwhile shares); raises one of ``STORE_UNAVAILABLE`` if Redis does
-        not answer. A read of the game begun before this returned may have missed a commit."""
-        memory = self.memory
-        memory.used[game_id] = time.monotonic()
-        if game_id in memory.hearing:
-            return
-        attempt = self._following.get(game_id)
-        if attempt is None:
-            attempt = self._following[game_id] = asyncio.ensure_future(self._subscribe(game_id))
-            attempt.add_done_callback(lambda done: self._followed(game_id, done))
-        await asyncio.shield(attempt)
-
-    async def _subscribe(self, game_id: str) -> None:
-        await self.store.hearing.subscribe(game_id)
-        self.memory.started_hearing(game_id)  # in the same step: nothing heard is lost
-
-    def _followed(self, game_id: str, attempt: asyncio.Future[None]) -> None:
-        if self._following.get(game_id) is attempt:
-            del self._following[game_id]
-        if not attempt.cancelled():
-            attempt.exception()  # told to every caller
-
-    def let_go(self, idle_s: float | None = None) -> int:
-        """Stop hearing the games no waiter has asked for in ``idle_s`` (``hear_linger_s``)
-        and none waits on now; how many were let go."""
-        memory, hearing = self.memory, self.store.hearing
-        since = time.monotonic() - (self.hear_linger_s if idle_s is None else idle_s)
-        gone = 0
-        for game_id, used in list(memory.used.items()):
-            if used > since or game_id in memory.waiting or game_id in self._following:
-                continue
-            del memory.used[game_id]
-            if game_id in memory.hearing:
-                hearing.unsubscribe(game_id)
-                memory.stopped_hearing(game_id)
-                gone += 1
-        return gone
-
-    async def let_go_forever(self) -> None:
-        while True:
-            await asyncio.sleep(max(0.05, self.hear_linger_s / 4))
-            self.let_go()
-
-    async def watch_store(self, retry_s: float = 1.0) -> None:
-        """A PING every ``retry_s`` for as long as the process runs, so that a Redis that does
-        not answer (an unreachable ``REDIS_URL`` at start too) is one log line, and one more
-        when it answers again."""
-        lost = False
-        while True:
-            try:
-                await self.store.ping()
-            except (StoreError, OSError) as exc:
-                if not lost:
-                    log.warning(
-                        "%s does not answer (%s): /readyz says 503; trying again every %g s",
-                        self.store.where,
-                        (str(exc).strip().splitlines() or [type(exc).__name__])[0],
-                        retry_s,
-                    )
-                lost = True
-            else:
-                if lost:
-                    log.warning("%s answers again", self.store.where)
-                lost = False
-            await asyncio.sleep(retry_s)
 
     async def sweep(self, lease_s: float = 0) -> int:
         """Resolve every game whose deadline passed; any replica may run this at any time.
