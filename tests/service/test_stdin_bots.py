@@ -201,7 +201,9 @@ def test_referee_tournament_games_n_plays_n_games_and_prints_win_rates(server, t
     result = json.loads(capsys.readouterr().out.splitlines()[-1])
     assert result["games"] == result["scheduled"] == 6
     assert sorted(s["games"] for s in result["standings"]) == [4, 4, 4]
-    assert sum(s["wins"] for s in result["standings"]) <= 6
+    # a first place is a win, shared or not (core.pairing.rate): each 2-seat game gives one
+    # win, or two on a tie
+    assert 6 <= sum(s["wins"] for s in result["standings"]) <= 12
 
     assert main([*args, "--games", "61"]) == 2
     assert "at most 20 per table (60 games here)" in capsys.readouterr().err
