@@ -18,13 +18,14 @@ from ..outbound import Allowed, Outbound
 from ..settings import Settings
 from ..store import AVAILABILITY, STORE_BUSY, STORE_UNAVAILABLE, Store, open_store
 from . import wakes
+from .delivery import Delivery
 from .games import GameService
 from .idempotency import Idempotency
 from .league import LeagueService, LeagueSettings
 from .limits import Limits
 from .seats import Seats
 from .tournaments import TournamentService
-from .webhooks import Delivery, WebhookSeats
+from .webhooks import WebhookSeats
 
 __all__ = [
     "AVAILABILITY",

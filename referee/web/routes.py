@@ -27,7 +27,7 @@ from ..core.refusals import Refusal
 from ..core.views import Shown
 from ..games import ORIGINS, RULESETS
 from ..service import AVAILABILITY, STORE_UNAVAILABLE
-from ..service.webhooks import new_game_id
+from ..service.delivery import new_game_id
 from .access import client_address, organizer_of
 from .caching import (
     NOT_MODIFIED,

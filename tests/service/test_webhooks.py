@@ -19,7 +19,7 @@ from webhook_bot import WebhookBot, wait_finished
 
 from referee.games import RULESETS, verify
 from referee.outbound import Allowed, Failed, Outbound, Refused
-from referee.service.webhooks import Breaker, Delivery, Gone, signed_headers
+from referee.service.delivery import Breaker, Delivery, Gone, signed_headers
 from referee.store.embedded import start_embedded
 
 

@@ -24,8 +24,8 @@ from ...core.league import (
 from ...core.refusals import Refusal, busy
 from ...games import RULESETS
 from ...outbound import Failed, Refused
+from ..delivery import Call, Gone, new_secret
 from ..games import MAX_RETRIES
-from ..webhooks import Call, Gone, new_secret
 from .base import BOTS_KEPT, RECHECK_S, LeagueBase, _not_found
 
 __all__ = ["BotAccounts"]

@@ -14,7 +14,7 @@ from ...core.documents import check_name, new_token, token_hash
 from ...core.league import BotDoc, LeagueGame, Rating, Seek, decode, encode, pair, seat_order
 from ...core.refusals import Refusal, from_rules
 from ...games import GameError, check_seats, get_ruleset, new_seed
-from ..webhooks import Registration
+from ..delivery import Registration
 from .ratings import Ratings
 
 __all__ = ["Arena"]

@@ -22,8 +22,8 @@ from ...core.league import (
 from ...core.refusals import Refusal, busy
 from ...games import RULESETS
 from ...store.league import SettledSeat
+from ..delivery import Registration
 from ..games import MAX_RETRIES
-from ..webhooks import Registration
 from .accounts import BotAccounts
 from .base import LEAGUE_GAMES_KEPT
 
