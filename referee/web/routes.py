@@ -7,9 +7,7 @@ the same bytes."""
 from __future__ import annotations
 
 import logging
-import re
-import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from typing import Annotated, Any
 
 import msgspec
@@ -18,15 +16,12 @@ from litestar.datastructures import State
 from litestar.handlers import HTTPRouteHandler
 from litestar.params import Parameter
 from litestar.response import ServerSentEvent
-from litestar.response.sse import ServerSentEventMessage
 
 from .. import __version__
 from ..core.documents import check_name
-from ..core.game import HIDDEN_STEP
 from ..core.refusals import Refusal
 from ..core.views import Shown
 from ..games import ORIGINS, RULESETS
-from ..service import AVAILABILITY, STORE_UNAVAILABLE
 from ..service.delivery import new_game_id
 from .access import client_address, organizer_of
 from .caching import (
@@ -38,6 +33,7 @@ from .caching import (
     not_modified,
 )
 from .codes import RULESET_CODES
+from .game_stream import game_events
 from .idempotent import REPLAYED, IdempotencyKey, once
 from .models import (
     Claimed,
@@ -80,7 +76,6 @@ from .views import shape_name
 __all__ = ["controllers"]
 
 log = logging.getLogger("referee")
-_EVENT = msgspec.json.Decoder()
 #: the listing of one tournament's games
 OfTournament = Annotated[
     str | None,
@@ -89,27 +84,6 @@ OfTournament = Annotated[
         description="only this tournament's games (its tables); 404 for an unknown tournament",
     ),
 ]
-#: seconds without an event before a stream sends a keep-alive comment
-KEEP_ALIVE_S = 15.0
-#: an event id: a Redis stream id, milliseconds and a sequence, each a 64-bit number
-_STREAM_ID = re.compile(r"([0-9]{1,20})(?:-([0-9]{1,20}))?")
-#: what a stream ended by a stopping process tells an EventSource: reconnect in 1 s
-RETRY_MS = 1000
-_HIDDEN = HIDDEN_STEP["type"]
-
-
-def _event_id(value: str) -> str:
-    """A ``Last-Event-ID``, checked: an id the referee sent (400 for anything else, rather
-    than the store refusing it mid-stream)."""
-    matched = _STREAM_ID.fullmatch(value)
-    if matched is None or any(int(part) >= 2**64 for part in matched.groups() if part):
-        shown = value if len(value) <= 40 else value[:40] + "..."
-        raise Refusal(
-            "invalid-request",
-            f"Last-Event-ID is not an event id of this stream ('ms-seq'): {shown!r}",
-            field="Last-Event-ID",
-        )
-    return value
 
 
 class SystemController(Controller):
@@ -374,64 +348,7 @@ class GameController(Controller):
     async def events(
         self, request: Request[Any, Any, Any], state: State, game_id: GameId
     ) -> ServerSentEvent:
-        check_id(game_id)
-        last_id = _event_id(request.headers.get("last-event-id") or "0")
-        games = services_of(state).games
-        game = await games.current(game_id)  # 404 for an unknown game
-        await games.check_unsealed(game)  # 409 while its dice are dealt elsewhere
-        finished = game.doc.status == "finished"
-        # a grouped game's stored game_over withheld its seed: told now, the group being over
-        game_over = (
-            msgspec.json.encode(game.game_over_event(sealed=False)).decode() if finished else ""
-        )
-        limits = services_of(state).limits
-        address = client_address(request.scope, trusted_of(request))
-        await limits.start_waiting(address)  # 429 past the address's cap
-
-        async def stream() -> AsyncIterator[ServerSentEventMessage]:
-            try:
-                async for message in told():
-                    yield message
-            except STORE_UNAVAILABLE as exc:
-                # the answer has begun: no problem can be sent now, only an end, after which
-                # an EventSource reconnects with Last-Event-ID (no traceback; the log says
-                # so once per outage, as for the requests refused)
-                AVAILABILITY.refused(exc)
-            finally:
-                limits.stop_waiting(address)
-
-        async def told() -> AsyncIterator[ServerSentEventMessage]:
-            cursor = last_id
-            # the keep-alive is due KEEP_ALIVE_S after the last message sent, whatever was
-            # read meanwhile: a hidden step, never told, must not move it either
-            quiet_until = time.monotonic() + KEEP_ALIVE_S
-            while True:
-                # a finished game has nothing more to wait for: read what is left, if its
-                # stream has not expired yet (REFEREE_EVENTS_RETENTION_S), then end
-                wait_s = None if finished else max(0.0, quiet_until - time.monotonic())
-                entries = await games.events_after(game_id, cursor, wait_s)
-                if not entries and finished:
-                    yield ServerSentEventMessage(data=game_over, event="game_over", id=cursor)
-                    return
-                if not entries and games.memory.stopping:  # SIGTERM: reconnect elsewhere
-                    yield ServerSentEventMessage(comment="restarting", data=None, retry=RETRY_MS)
-                    return
-                if not entries:  # a comment alone: EventSource delivers no message for it
-                    yield ServerSentEventMessage(comment="keep-alive", data=None)
-                    quiet_until = time.monotonic() + KEEP_ALIVE_S
-                    continue
-                for cursor, data in entries:
-                    kind = _EVENT.decode(data).get("type", "event")
-                    if kind == _HIDDEN:  # never told: not even that it happened
-                        continue
-                    if kind == "game_over":
-                        told = game_over if game.doc.group else data
-                        yield ServerSentEventMessage(data=told, event=kind, id=cursor)
-                        return
-                    yield ServerSentEventMessage(data=data, event=kind, id=cursor)
-                    quiet_until = time.monotonic() + KEEP_ALIVE_S
-
-        return ServerSentEvent(stream())
+        return await game_events(request, state, game_id)
 
     @get(
         "/{game_id:str}/record",

@@ -293,9 +293,9 @@ def test_names_in_other_scripts_and_with_emoji_are_kept(http):
 def test_an_event_streams_keep_alives_are_comments_only(http, monkeypatch):
     """A keep-alive is a comment and nothing else: a ``data:`` line with it would reach a
     browser's EventSource as an empty message."""
-    from referee.web import routes
+    from referee.web import game_stream
 
-    monkeypatch.setattr(routes, "KEEP_ALIVE_S", 0.2)
+    monkeypatch.setattr(game_stream, "KEEP_ALIVE_S", 0.2)
     game = create(http, "choice", 2)
     lines = []
     with http.stream("GET", f"/v1/games/{game['id']}/events", timeout=10) as stream:
