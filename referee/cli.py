@@ -191,38 +191,6 @@ def _bot(args: argparse.Namespace) -> int:
     return _tool("local_tournament", "bot_main")(args)
 
 
-def _ratings(args: argparse.Namespace) -> int:
-    import asyncio
-
-    from .service import Services
-    from .settings import Settings
-    from .store import open_store
-
-    settings = Settings.from_env()
-    embedded = None
-    url = settings.redis_url
-    if url is None:
-        from .store.embedded import start_embedded
-
-        embedded = start_embedded(settings.data_dir)
-        url = embedded.url
-
-    async def rebuild() -> int:
-        store = open_store(url, cluster=settings.redis_cluster, timeout_s=30)
-        try:
-            return await Services(store, settings).league.rebuild()
-        finally:
-            await store.aclose()
-
-    try:
-        count = asyncio.run(rebuild())
-    finally:
-        if embedded is not None:
-            embedded.stop()
-    print(f"rebuilt the ratings from {count} rated games", file=sys.stderr)
-    return 0
-
-
 def main(argv: list[str] | None = None) -> int:
     from .plugins import load_plugins
 
@@ -432,7 +400,7 @@ def build_parser() -> argparse.ArgumentParser:
         required=True,
         help="compute every rating again from the settled games, in their order",
     )
-    ratings.set_defaults(run=_ratings)
+    ratings.set_defaults(run=lambda args: _tool("ratings")(args))
     new_bot = command(
         "new-bot",
         "write a starter bot and its own test (a game of every ruleset on a local referee) "

@@ -48,3 +48,17 @@ def test_verify_of_a_missing_file_is_one_line():
     assert result.returncode == 2
     assert result.stderr.strip() == "cannot read missing.json: No such file or directory"
     assert result.stdout == ""
+
+
+def test_ratings_rebuild_runs_on_the_server_at_redis_url(tmp_path, monkeypatch, capsys):
+    """``referee ratings --rebuild`` (``referee.tools.ratings``) on a Valkey of its own, with
+    no settled game: every rating rebuilt from none."""
+    from referee.store.embedded import start_embedded
+
+    server = start_embedded(tmp_path / "valkey", keep_alive=False)
+    try:
+        monkeypatch.setenv("REDIS_URL", server.url)
+        assert main(["ratings", "--rebuild"]) == 0
+    finally:
+        server.stop()
+    assert "rebuilt the ratings from 0 rated games" in capsys.readouterr().err
