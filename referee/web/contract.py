@@ -42,24 +42,26 @@ from .league_models import (
 )
 from .models import (
     CREATE_GAMES,
-    CREATE_TOURNAMENTS,
     MOVES,
     Claimed,
     ClaimSeat,
     GameCreated,
     MoveAccepted,
-    NextDecision,
     OneMove,
     PostalMoves,
     Problem,
-    Register,
-    Registered,
     RulesetInfo,
-    TournamentCreated,
     Turn,
 )
 from .problems import PROBLEM
 from .replay_views import REPLAYS, GamePage
+from .tournament_models import (
+    CREATE_TOURNAMENTS,
+    NextDecision,
+    Register,
+    Registered,
+    TournamentCreated,
+)
 from .tournament_views import TOURNAMENT_VIEWS
 from .views import GAME_VIEWS, RECORDS, SEAT_VIEWS, shape_name
 

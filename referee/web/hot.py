@@ -29,8 +29,9 @@ from litestar.routes import HTTPRoute
 from ..core.refusals import Refusal
 from ..service.limits import Limits
 from .access import client_address
-from .models import MoveSubmission, next_decision
+from .models import MoveSubmission
 from .problems import GAME_ID, PROBLEM, answer, bearer
+from .tournament_models import next_decision
 
 __all__ = ["Answer", "HotRoutes", "HotRoutesLitestar", "admitted", "answered", "taken"]
 

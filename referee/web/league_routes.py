@@ -32,9 +32,10 @@ from .league_models import (
     Leaderboard,
     SetWebhook,
 )
-from .models import MoveSubmission, NextDecision, next_decision
+from .models import MoveSubmission
 from .params import ORGANIZER, GameId, Wait, services_of, waiting
 from .problems import check_id, problems, read_body, request_bearer, require_entrant_token
+from .tournament_models import NextDecision, next_decision
 
 __all__ = ["BOT", "LEAGUE_CONTROLLERS"]
 

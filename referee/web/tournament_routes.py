@@ -15,14 +15,6 @@ from ..core.league import is_bot_token
 from ..games import commitment
 from .access import client_address, organizer_of
 from .idempotent import REPLAYED, IdempotencyKey, once
-from .models import (
-    CreateTournament,
-    NextDecision,
-    Register,
-    Registered,
-    TournamentCreated,
-    next_decision,
-)
 from .params import (
     ENTRANT,
     ORGANIZER,
@@ -36,6 +28,14 @@ from .params import (
     waiting,
 )
 from .problems import check_id, problems, read_body, request_bearer, require_entrant_token
+from .tournament_models import (
+    CreateTournament,
+    NextDecision,
+    Register,
+    Registered,
+    TournamentCreated,
+    next_decision,
+)
 from .tournament_views import TournamentPage, TournamentSummary
 
 __all__ = ["MeController", "TournamentController"]
