@@ -145,14 +145,19 @@ class NextDecisions(Challenges):
         if len(self._playing) >= BOTS_KEPT:
             self._playing.clear()
             self._looked.clear()
+        self._found(key, playing, time.monotonic(), elsewhere=bool(entered or inbox))
+        return playing, entered, inbox
+
+    def _found(self, key: str, playing: list[str], at: float, elsewhere: bool = False) -> None:
+        """The games the bot plays, as found at ``at``: taken as found for ``RECHECK_S`` from
+        then while it has neither tournaments nor challenges (``elsewhere``) and plays a
+        game, or plays none where this replica pairs (a game made for it comes through
+        here: ``_made``)."""
         self._playing[key] = playing
-        # a bot with no game is taken as found too where this replica pairs: a game made for
-        # it comes through here (``_made``)
-        if (playing or self.matching) and not entered and not inbox:
-            self._looked[key] = (time.monotonic(), playing)
+        if not elsewhere and (playing or self.matching):
+            self._looked[key] = (at, playing)
         else:
             self._looked.pop(key, None)
-        return playing, entered, inbox
 
     def _changed(self, keys: list[str]) -> None:
         """The bots' games, tournaments or challenges changed through this replica: their
@@ -172,29 +177,22 @@ class NextDecisions(Challenges):
         finds it at once, without reading the league game back nor looking at everything
         again where its games were found lately (``_looked_lately``) and only changed
         through here since."""
-        if len(self._league_games) >= LEAGUE_GAMES_KEPT:
-            self._league_games.clear()
-        self._league_games[game_id] = league_game
+        self._remember_league_game(game_id, league_game)
         for key in keys:
             self._playing_also(key, add=game_id)
             self._tell(key)
 
     def _playing_also(self, key: str, *, add: str = "", drop: str = "") -> None:
         """The bot's games in play as last found, with a game made (``add``) or settled
-        (``drop``) through this replica since: found lately, they stay found as
-        ``_lookout`` keeps them (none at all only where this replica pairs); else the bot's
-        next decision looks at everything again."""
+        (``drop``) through this replica since: found lately, they stay found by the rule of
+        ``_found``; else the bot's next decision looks at everything again."""
         looked = self._looked.get(key)
         if looked is None:
             return
         playing = [game_id for game_id in looked[1] if game_id != drop]
         if add and add not in playing:
             playing.append(add)
-        self._playing[key] = playing
-        if playing or self.matching:
-            self._looked[key] = (looked[0], playing)
-        else:
-            del self._looked[key]
+        self._found(key, playing, looked[0])
 
     def _listen(self, key: str) -> asyncio.Event:
         """What ``_changed`` sets, from now on, when a game, challenge or tournament is made
@@ -265,10 +263,14 @@ class NextDecisions(Challenges):
             blob = await self.store.league_game(game_id)
             if blob is None:
                 return None
-            if len(self._league_games) >= LEAGUE_GAMES_KEPT:
-                self._league_games.clear()
-            league_game = self._league_games[game_id] = decode(blob, LeagueGame)
+            league_game = decode(blob, LeagueGame)
+            self._remember_league_game(game_id, league_game)
         return league_game
+
+    def _remember_league_game(self, game_id: str, league_game: LeagueGame) -> None:
+        if len(self._league_games) >= LEAGUE_GAMES_KEPT:
+            self._league_games.clear()
+        self._league_games[game_id] = league_game
 
     async def _game_now(self, game_id: str) -> LoadedGame:
         """The game as it is now: its remembered form where the commits heard prove it
