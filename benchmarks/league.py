@@ -49,16 +49,24 @@ from referee.store.embedded import start_embedded
 from referee.store.league import LeagueStore, SettledSeat
 from referee.tools.bench import cpu_seconds
 from referee.tools.launch import LOAD_LIMITS, start_referee
-from referee.tools.load import Client, head
+from referee.tools.load import Client, head, prepare_load_process
+
+
+class _Turn(msgspec.Struct):
+    """What an arena bot reads of a turn: it plays the first legal move, sent back verbatim
+    (as the bench's bots read theirs, so that both loads cost their bots alike)."""
+
+    seq: int = 0
+    legal_moves: list[msgspec.Raw] = []
 
 
 class _Next(msgspec.Struct):
-    """What an arena bot reads of ``/v1/me/next`` and ``decideNext``: the game and the
-    first legal move of its turn."""
+    """What an arena bot reads of ``/v1/me/next`` and ``decideNext``: the game and its
+    turn."""
 
     status: str
     game_id: str = ""
-    turn: dict[str, Any] | None = None
+    turn: _Turn | None = None
 
 
 _decode_next = msgspec.json.Decoder(_Next).decode
@@ -98,21 +106,32 @@ async def arena_bots(
     async def bot(token: str) -> None:
         connection = Client(url)
         step = _Next("waiting")
+        # built once, as the bench's bots build theirs (a 5 s wait): a game's only near the
+        # window's end
+        next_5 = head("GET", "/v1/me/next?wait=5", token)
+        moves_5: dict[str, bytes] = {}
         try:
             while True:
                 left = stop - time.time()
                 if left <= 0:
                     return
-                wait = f"{min(5.0, left):.3f}"
+                wait = f"{left:.3f}"
                 if step.status != "your_turn" or step.turn is None:
-                    path = f"/v1/me/next?wait={wait}"
-                    _, reply = await connection.request(head("GET", path, token))
+                    asked = next_5 if left >= 5 else head("GET", f"/v1/me/next?wait={wait}", token)
+                    _, reply = await connection.request(asked)
                     step = _decode_next(reply)
                     continue
                 turn = step.turn
-                decision = msgspec.json.encode({"seq": turn["seq"], "move": turn["legal_moves"][0]})
-                path = f"/v1/me/games/{step.game_id}/moves?wait={wait}"
-                status, reply = await connection.request(head("POST", path, token), decision)
+                decision = msgspec.json.encode({"seq": turn.seq, "move": turn.legal_moves[0]})
+                path = f"/v1/me/games/{step.game_id}/moves?wait="
+                if left < 5:
+                    post = head("POST", path + wait, token)
+                else:
+                    if step.game_id not in moves_5:
+                        moves_5.clear()  # the games before are over
+                        moves_5[step.game_id] = head("POST", path + "5", token)
+                    post = moves_5[step.game_id]
+                status, reply = await connection.request(post, decision)
                 answered = time.time()
                 if answered > stop:
                     return
@@ -132,6 +151,7 @@ async def arena_bots(
 def _arena_process(
     url: str, names: list[str], seconds: float, concurrent: int, warmup: float, pipe: Any
 ) -> None:
+    prepare_load_process()  # as the bench's bots' processes are
     pipe.send(asyncio.run(arena_bots(url, names, seconds, concurrent, warmup, pipe)))
 
 

@@ -17,7 +17,7 @@ import msgspec
 from .._gc import settle_collector
 from ..games import DEFAULT
 
-__all__ = ["BENCH_GAME", "Client", "Http", "head", "play_game", "run_load"]
+__all__ = ["BENCH_GAME", "Client", "Http", "head", "play_game", "prepare_load_process", "run_load"]
 
 #: The game every load generator plays: the registry's default ruleset (CHOICE), 2 seats, no
 #: deadlines.
@@ -281,16 +281,21 @@ async def _games(url: str, bots: int, seconds: float) -> dict[str, Any]:
     return stats
 
 
-def _load_process(kind: str, url: str, concurrency: int, seconds: float, queue: Any) -> None:
+def prepare_load_process() -> None:
+    """A load process runs as the referee does: on uvloop, its collector's passes spaced
+    out (they would stall its loop and add to the latencies it measures). Every harness
+    whose figures are set beside the bench's prepares its bots' processes alike."""
     try:
         import uvloop
 
         uvloop.install()
     except ImportError:  # pragma: no cover
         pass
-    # the bots' own collector passes would stall their loop and add to the latencies they
-    # measure: the same policy as the referee's
     settle_collector()
+
+
+def _load_process(kind: str, url: str, concurrency: int, seconds: float, queue: Any) -> None:
+    prepare_load_process()
     runner = _ceiling if kind == "ceiling" else _games
     queue.put(asyncio.run(runner(url, concurrency, seconds)))
 
