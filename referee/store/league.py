@@ -298,10 +298,16 @@ class LeagueStore:
             await self.redis.hdel(self.SEEN, key)
         return bool(left)
 
-    async def seen(self, key: str, now: float) -> None:
-        """Mark a bot in the pool seen (one script)."""
+    async def seen(self, marks: dict[str, float]) -> None:
+        """Mark bots in the pool seen, each at its time (one script); a bot not in the pool
+        is left unmarked."""
+        if not marks:
+            return
+        args: list[str | float] = []
+        for key, at in marks.items():
+            args += [key, at]
         async with self.patience.bounded():
-            await self._seen(keys=[self.POOL, self.SEEN], args=[key, now])
+            await self._seen(keys=[self.POOL, self.SEEN], args=args)
 
     async def pool(self) -> tuple[dict[str, bytes], dict[str, float], dict[str, float]]:
         """The arena's seeks, when each bot last asked, and since when each has been free

@@ -71,10 +71,13 @@ return {redis.call('SMEMBERS', KEYS[1]), redis.call('SMEMBERS', KEYS[2]),
         redis.call('ZRANGE', KEYS[3], 0, 49)}
 """
 
-# a bot in the pool (ARGV[1]) asked at ARGV[2]
+# bots in the pool asked: ARGV holds pairs (a bot, when it asked); a bot no longer in the
+# pool is left unmarked
 SEEN = """
-if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
-  redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+for i = 1, #ARGV, 2 do
+  if redis.call('HEXISTS', KEYS[1], ARGV[i]) == 1 then
+    redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1])
+  end
 end
 return 0
 """

@@ -863,3 +863,66 @@ def test_bots_coming_free_bring_the_matchmakers_next_round_forward(tmp_path):
     finally:
         valkey.stop()
     assert statuses == ["your_turn", "your_turn"]
+
+
+def test_a_bot_that_stops_asking_leaves_the_pool_and_one_that_asks_stays(tmp_path):
+    """The matchmaker drops a bot unseen for ``stale_s`` (2 s here). A bot that keeps asking
+    is marked seen (the process writes its bots' marks together, at most every
+    ``SEEN_BATCH_S``) and stays; one that joined and never asked again leaves. The two seek
+    different rulesets, so that they are never paired. Services in this process, on a
+    Valkey of their own."""
+    valkey = start_embedded(tmp_path / "valkey", keep_alive=False)
+    other = next(name for name in RULESETS if name != DEFAULT)
+
+    async def wait_and_see() -> tuple[set[str], set[str], float, list[str]]:
+        services = Services.start(msgspec.structs.replace(LOADED, redis_url=valkey.url))
+        league = services.league
+        league.settings = msgspec.structs.replace(league.settings, stale_s=2.0, interval_s=0.1)
+        try:
+            asking = (await league.create_bot("Asking", "", "organizer"))[1]
+            silent = (await league.create_bot("Silent", "", "organizer"))[1]
+            await league.join(asking, DEFAULT, 2, 30, 1)
+            await league.join(silent, other, 2, 30, 1)
+            before = set((await league.store.pool())[0])
+            stop = time.monotonic() + 4.0
+            statuses = set()
+            while time.monotonic() < stop:  # each ask waits up to 0.3 s to be paired
+                statuses.add((await league.next_decision(asking, 0.3))["status"])
+            _, seen, _ = await league.store.pool()
+            after = set((await league.store.pool())[0])
+            return before, after, time.time() - seen.get("asking", 0.0), sorted(statuses)
+        finally:
+            await services.stop()
+
+    try:
+        before, after, unseen_for, statuses = asyncio.run(wait_and_see())
+    finally:
+        valkey.stop()
+    assert before == {"asking", "silent"}
+    assert after == {"asking"}
+    assert unseen_for < 2.0  # marked within RECHECK_S and a batch, not only when it joined
+    assert statuses == ["waiting"]
+
+
+def test_bots_marked_seen_together_only_where_they_are_in_the_pool(tmp_path):
+    """``LeagueStore.seen`` writes many bots' marks in one script; a bot that has left the
+    pool meanwhile is not marked (it would look as if it still asked)."""
+    valkey = start_embedded(tmp_path / "valkey", keep_alive=False)
+
+    async def mark() -> dict[str, float]:
+        store = open_store(valkey.url)
+        try:
+            league = store.league
+            await league.seek("a", b"{}", 1.0)
+            await league.seek("b", b"{}", 1.0)
+            await league.seen({"a": 5.0, "b": 6.0, "gone": 7.0})
+            await league.seen({})
+            return (await league.pool())[1]
+        finally:
+            await store.aclose()
+
+    try:
+        seen = asyncio.run(mark())
+    finally:
+        valkey.stop()
+    assert seen == {"a": 5.0, "b": 6.0}

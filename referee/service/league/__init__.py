@@ -12,6 +12,7 @@ since (then it is read and computed again).
 from __future__ import annotations
 
 import asyncio
+import math
 import secrets
 
 from ...store.league import LeagueStore
@@ -53,7 +54,9 @@ class LeagueService(NextDecisions):
         self._bots = {}
         self._token_of = {}
         self._digests = {}  # see known_bot: a bot token -> its digest
-        self._seen_at = {}  # see _seen
+        self._seen_at = {}  # see _seen: when each bot was last marked
+        self._unmarked = {}  # see _seen: marks not yet written
+        self._marked_at = -math.inf
         self._playing = {}  # each bot's games as last read
         # see _lookout: key -> (when read, its games in play), for a bot then found with games
         # in play and no tournament or challenge

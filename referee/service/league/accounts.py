@@ -26,7 +26,7 @@ from ...games import RULESETS
 from ...outbound import Failed, Refused
 from ..delivery import Call, Gone, new_secret
 from ..games import MAX_RETRIES
-from .base import BOTS_KEPT, RECHECK_S, LeagueBase, _not_found
+from .base import BOTS_KEPT, RECHECK_S, SEEN_BATCH_S, LeagueBase, _not_found
 
 __all__ = ["BotAccounts"]
 
@@ -40,6 +40,8 @@ class BotAccounts(LeagueBase):
     _token_of: dict[str, bytes]
     _digests: dict[str, bytes]
     _seen_at: dict[str, float]
+    _unmarked: dict[str, float]
+    _marked_at: float
 
     # -- bots ----------------------------------------------------------------------------------
 
@@ -144,12 +146,17 @@ class BotAccounts(LeagueBase):
             raise _not_found(name)
         return key, found[0], decode(found[1], BotDoc)
 
-    async def bot_of(self, token: str | None, *, playing: bool = True) -> tuple[str, BotDoc]:
-        """The bot a token belongs to; ``playing``: it must be allowed to play."""
+    async def bot_of(
+        self, token: str | None, *, playing: bool = True, key: str | None = None
+    ) -> tuple[str, BotDoc]:
+        """The bot a token belongs to; ``playing``: it must be allowed to play. ``key``: the
+        bot it belonged to when last looked at (its account alone is read again: the token
+        is current while the account names it)."""
         if not is_bot_token(token):
             raise Refusal("unauthorized", "send a bot token as 'Authorization: Bearer'")
         assert token is not None
-        key = await self.store.bot_of_token(bot_token_hash(token))
+        if key is None:
+            key = await self.store.bot_of_token(bot_token_hash(token))
         found = await self.store.load_bot(key) if key else None
         doc = decode(found[1], BotDoc) if found else None
         if key is None or doc is None or doc.token_hash != bot_token_hash(token):
@@ -173,7 +180,7 @@ class BotAccounts(LeagueBase):
         known = self._bots.get(digest) if digest else None
         if known is not None and time.monotonic() - known[2] < RECHECK_S:
             return known[0], known[1]
-        key, doc = await self.bot_of(token, playing=False)
+        key, doc = await self.bot_of(token, playing=False, key=known[0] if known else None)
         if len(self._bots) >= BOTS_KEPT:
             self._bots.clear()
             self._token_of.clear()
@@ -191,13 +198,20 @@ class BotAccounts(LeagueBase):
 
     async def _seen(self, key: str, now: float) -> None:
         """Mark the bot seen (it asked), at most once in ``RECHECK_S``: the matchmaker looks
-        for bots unseen for ``stale_s``."""
+        for bots unseen for ``stale_s``. The marks of all the process's bots are written
+        together, at most every ``SEEN_BATCH_S`` (one command, not one per bot a second);
+        a mark waits at most until any bot's next request after that."""
         moment = time.monotonic()
-        if moment - self._seen_at.get(key, -math.inf) >= RECHECK_S:
-            if len(self._seen_at) >= BOTS_KEPT:
-                self._seen_at.clear()
-            self._seen_at[key] = moment
-            await self.store.seen(key, now)
+        if moment - self._seen_at.get(key, -math.inf) < RECHECK_S:
+            return
+        if len(self._seen_at) >= BOTS_KEPT:
+            self._seen_at.clear()
+        self._seen_at[key] = moment
+        self._unmarked[key] = now
+        if moment - self._marked_at >= SEEN_BATCH_S:
+            self._marked_at = moment
+            marks, self._unmarked = self._unmarked, {}
+            await self.store.seen(marks)
 
     async def _update_bot(self, key: str, change: Any, **tokens: bytes) -> BotDoc:
         digest: bytes | None = None

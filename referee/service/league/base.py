@@ -15,13 +15,22 @@ from ..games import GameService
 from ..tournaments import TournamentService
 from ..webhooks import WebhookSeats
 
-__all__ = ["BOTS_KEPT", "LEAGUE_GAMES_KEPT", "RECHECK_S", "LeagueBase", "LeagueSettings"]
+__all__ = [
+    "BOTS_KEPT",
+    "LEAGUE_GAMES_KEPT",
+    "RECHECK_S",
+    "SEEN_BATCH_S",
+    "LeagueBase",
+    "LeagueSettings",
+]
 
 
 #: how long a bot's token and account are taken as read for its games' requests (and how
 #: often it is marked seen): a token rotated or revoked through another replica stops
 #: working within this long (through this one: at once)
 RECHECK_S = 1.0
+#: how often a process writes the marks of the bots seen since (see ``_seen``)
+SEEN_BATCH_S = 0.25
 #: bots remembered in the process at most (see ``known_bot``)
 BOTS_KEPT = 10_000
 #: league games' records remembered in the process at most (see ``_league_game``)

@@ -35,8 +35,9 @@ class NextDecisions(Challenges):
         any of them, long-polled up to ``wait_s``: its whole loop in one request."""
         assert self.seats is not None, "the league decides through the seats' service"
         if is_bot_token(token):
-            await self.seats.move(game_id, await self.seat_token(token, game_id), seq, moves)
-            return await self.next_decision(token, wait_s)
+            known = await self.known_bot(token)  # once for the decision and the next
+            await self.seats.move(game_id, await self.seat_token(token, known, game_id), seq, moves)
+            return await self.next_decision(token, wait_s, known)
         # an entrant's own token is its seats' token
         assert self.tournaments is not None
         await self.seats.move(game_id, token, seq, moves)
@@ -50,13 +51,17 @@ class NextDecisions(Challenges):
         assert self.tournaments is not None
         return await self.tournaments.next_decision(token, wait_s)
 
-    async def next_decision(self, token: str | None, wait_s: float) -> dict[str, Any]:
+    async def next_decision(
+        self, token: str | None, wait_s: float, known: tuple[str, BotDoc] | None = None
+    ) -> dict[str, Any]:
         """The bot's next turn in any of its league games, or its open challenges (long-polled
-        while it has neither). The bot is looked at through ``known_bot``: a long poll sees a
-        token rotated or revoked meanwhile within ``RECHECK_S``."""
+        while it has neither). The bot is looked at through ``known_bot`` (``known``: as the
+        same request just found it): a long poll sees a token rotated or revoked meanwhile
+        within ``RECHECK_S``."""
         stop = time.monotonic() + wait_s
         while True:
-            key, doc = await self.known_bot(token)
+            key, doc = known or await self.known_bot(token)
+            known = None
             now = time.time()
             await self._seen(key, now)
             step, in_play = await self._remembered_turn(key, doc)
@@ -283,9 +288,10 @@ class NextDecisions(Challenges):
                 return await self.games.current(game_id, known, reading=True)
         return await self.games.current(game_id, reading=True)
 
-    async def seat_token(self, token: str | None, game_id: str) -> str:
-        """The token of the bot's seat in one of its league games."""
-        key, _ = await self.known_bot(token)
+    async def seat_token(self, token: str | None, known: tuple[str, BotDoc], game_id: str) -> str:
+        """The token of the seat that the bot (``known``, as ``known_bot`` found it from
+        ``token``) holds in one of its league games."""
+        key = known[0]
         league_game = await self._league_game(game_id)
         if league_game is not None and key in league_game.bots and league_game.seat_tokens:
             return league_game.seat_tokens[league_game.bots.index(key)]
