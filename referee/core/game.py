@@ -181,15 +181,14 @@ class LoadedGame(GameViews):
         if doc.deadline_s <= 0:  # a game without deadlines: a None for each seat
             doc.deadlines = [None] * len(doc.seats)
             return
-        deciding = set(ruleset.to_decide(state)) if state is not None else set()
-        deadlines: list[Deadline | None] = []
-        for seat in range(len(doc.seats)):
-            old = doc.deadlines[seat] if seat < len(doc.deadlines) else None
-            if seat not in deciding:
-                deadlines.append(None)
-                continue
+        before = doc.deadlines
+        deadlines: list[Deadline | None] = [None] * len(doc.seats)
+        for seat in ruleset.to_decide(state) if state is not None else ():
+            old = before[seat] if seat < len(before) else None
             seq = ruleset.public_seq(state, seat)  # a hidden step moves no deadline
-            deadlines.append(old if old and old.seq == seq else Deadline(seq, now + doc.deadline_s))
+            deadlines[seat] = (
+                old if old is not None and old.seq == seq else Deadline(seq, now + doc.deadline_s)
+            )
         doc.deadlines = deadlines
 
     def resolve_expired(self, now: float) -> None:
