@@ -126,38 +126,50 @@ class Arena(Ratings):
                 if rated is not None:
                     ratings[(ruleset, key)] = decode(rated, Rating)
         tables = pair(seekers, ratings, last_opponents, now)
-        made = 0
-        for table in tables:
-            order = seat_order(table, last_first)
-            seeks = [seekers[k] for k in order]
-            ruleset = seeks[0].ruleset
-            # a ruleset whose seats draw their own dice pairs two bots in two games with the
-            # same dice and the seats swapped (``arena_duplicates``): luck cancels
-            duplicate = len(order) == 2 and getattr(get_ruleset(ruleset), "arena_duplicates", False)
-            ids = [secrets.token_hex(8) for _ in range(2 if duplicate else 1)]
-            seed, started_here = new_seed(), 0
-            for n, game_id in enumerate(ids):
-                seated = order if n == 0 else order[::-1]
-                started = await self._start(
-                    ruleset,
-                    {},
-                    seated,
-                    [docs[k].name for k in seated],
-                    max(s.deadline_s for s in seeks),
-                    rated=True,
-                    kind="arena",
-                    # the second of two duplicates may join the first in play
-                    concurrent=[seekers[k].concurrent + n for k in seated],
-                    seed=seed,
-                    game_id=game_id,
-                    group=[other for other in ids if other != game_id],
-                    docs=docs,
-                )
-                if started is None:
-                    break
-                started_here += 1
-            made += started_here  # whether each bot sat first is kept when it is settled
-        return made
+        # the tables are seated side by side: their commands share the connection's writes
+        # and their bots are told together, so that they play on in step with one another
+        # (a bot's requests then share the loop's turns with many others')
+        seated = await asyncio.gather(
+            *(self._seat(seat_order(table, last_first), seekers, docs) for table in tables),
+            return_exceptions=True,
+        )
+        for outcome in seated:
+            if isinstance(outcome, BaseException):
+                raise outcome
+        return sum(seated)  # type: ignore[arg-type]  # ints: exceptions were raised
+
+    async def _seat(
+        self, order: list[str], seekers: dict[str, Seek], docs: dict[str, BotDoc]
+    ) -> int:
+        """One table's game (or two duplicates) made: how many were."""
+        seeks = [seekers[k] for k in order]
+        ruleset = seeks[0].ruleset
+        # a ruleset whose seats draw their own dice pairs two bots in two games with the
+        # same dice and the seats swapped (``arena_duplicates``): luck cancels
+        duplicate = len(order) == 2 and getattr(get_ruleset(ruleset), "arena_duplicates", False)
+        ids = [secrets.token_hex(8) for _ in range(2 if duplicate else 1)]
+        seed, started_here = new_seed(), 0
+        for n, game_id in enumerate(ids):
+            seated = order if n == 0 else order[::-1]
+            started = await self._start(
+                ruleset,
+                {},
+                seated,
+                [docs[k].name for k in seated],
+                max(s.deadline_s for s in seeks),
+                rated=True,
+                kind="arena",
+                # the second of two duplicates may join the first in play
+                concurrent=[seekers[k].concurrent + n for k in seated],
+                seed=seed,
+                game_id=game_id,
+                group=[other for other in ids if other != game_id],
+                docs=docs,
+            )
+            if started is None:
+                break
+            started_here += 1
+        return started_here  # whether each bot sat first is kept when it is settled
 
     async def _start(
         self,
