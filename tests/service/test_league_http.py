@@ -52,6 +52,15 @@ def client(league):
         yield http
 
 
+@pytest.fixture
+def own_valkey(tmp_path):
+    """A Valkey of the test's own: the module's referee pairs every bot of its Valkey and
+    holds the matchmaker's lock there."""
+    server = start_embedded(tmp_path / "valkey", keep_alive=False)
+    yield server.url
+    server.stop()
+
+
 def _bot(client: httpx.Client, name: str) -> str:
     reply = client.post("/v1/bots", json={"name": name, "description": f"the {name} bot"})
     assert reply.status_code == 201, reply.text
@@ -783,14 +792,13 @@ def test_referee_bot_exec_plays_the_arena_with_a_program_and_ctrl_c_leaves(clien
     assert game["finished"] and mine and not any(d.get("timeout") for d in mine)
 
 
-def test_the_matchmakers_lock_is_one_replicas_until_it_lapses(tmp_path):
+def test_the_matchmakers_lock_is_one_replicas_until_it_lapses(own_valkey):
     """One holder at a time: taken, refused to another, renewed by its holder (and only by
     it), and taken by another once it lapsed. On a Valkey of its own: the league's referee
     in this module holds the same lock."""
-    valkey = start_embedded(tmp_path / "valkey", keep_alive=False)
 
     async def hold() -> tuple[list[bool], list[int]]:
-        stores = [open_store(valkey.url), open_store(valkey.url)]
+        stores = [open_store(own_valkey), open_store(own_valkey)]
         try:
             a, b = (s.league for s in stores)
             await a.redis.delete(a.LOCK)
@@ -807,26 +815,22 @@ def test_the_matchmakers_lock_is_one_replicas_until_it_lapses(tmp_path):
             for store in stores:
                 await store.aclose()
 
-    try:
-        taken, lives = asyncio.run(hold())
-    finally:
-        valkey.stop()
+    taken, lives = asyncio.run(hold())
     assert taken == [True, False, True, True, True, False]
     assert lives[0] <= 1000 < lives[1]
 
 
-def test_bots_coming_free_bring_the_matchmakers_next_round_forward(tmp_path):
+def test_bots_coming_free_bring_the_matchmakers_next_round_forward(own_valkey):
     """Bots that come free through the replica holding the lock start the next round at
     once rather than at the interval (with rounds every 30 s here): a bot that joins one
     already waiting alone is paired within seconds, and so is a bot waiting alone when a
     game ends and is settled (paired with one of its two bots, which the rematch penalty
     keeps apart). A referee's services in this process, on a Valkey of their own (the
     module's referee pairs every bot of its Valkey)."""
-    valkey = start_embedded(tmp_path / "valkey", keep_alive=False)
     decoder = msgspec.json.Decoder(MoveSubmission)
 
     async def seek() -> list[str]:
-        services = Services.start(msgspec.structs.replace(LOADED, redis_url=valkey.url))
+        services = Services.start(msgspec.structs.replace(LOADED, redis_url=own_valkey))
         league = services.league
         # before its loop first runs (it reads the settings once, when it starts)
         league.settings = msgspec.structs.replace(league.settings, interval_s=30.0)
@@ -858,24 +862,20 @@ def test_bots_coming_free_bring_the_matchmakers_next_round_forward(tmp_path):
         finally:
             await services.stop()
 
-    try:
-        statuses = asyncio.run(seek())
-    finally:
-        valkey.stop()
+    statuses = asyncio.run(seek())
     assert statuses == ["your_turn", "your_turn"]
 
 
-def test_a_bot_that_stops_asking_leaves_the_pool_and_one_that_asks_stays(tmp_path):
+def test_a_bot_that_stops_asking_leaves_the_pool_and_one_that_asks_stays(own_valkey):
     """The matchmaker drops a bot unseen for ``stale_s`` (2 s here). A bot that keeps asking
     is marked seen (the process writes its bots' marks together, at most every
     ``SEEN_BATCH_S``) and stays; one that joined and never asked again leaves. The two seek
     different rulesets, so that they are never paired. Services in this process, on a
     Valkey of their own."""
-    valkey = start_embedded(tmp_path / "valkey", keep_alive=False)
     other = next(name for name in RULESETS if name != DEFAULT)
 
     async def wait_and_see() -> tuple[set[str], set[str], float, list[str]]:
-        services = Services.start(msgspec.structs.replace(LOADED, redis_url=valkey.url))
+        services = Services.start(msgspec.structs.replace(LOADED, redis_url=own_valkey))
         league = services.league
         league.settings = msgspec.structs.replace(league.settings, stale_s=2.0, interval_s=0.1)
         try:
@@ -894,23 +894,19 @@ def test_a_bot_that_stops_asking_leaves_the_pool_and_one_that_asks_stays(tmp_pat
         finally:
             await services.stop()
 
-    try:
-        before, after, unseen_for, statuses = asyncio.run(wait_and_see())
-    finally:
-        valkey.stop()
+    before, after, unseen_for, statuses = asyncio.run(wait_and_see())
     assert before == {"asking", "silent"}
     assert after == {"asking"}
     assert unseen_for < 2.0  # marked within RECHECK_S and a batch, not only when it joined
     assert statuses == ["waiting"]
 
 
-def test_bots_marked_seen_together_only_where_they_are_in_the_pool(tmp_path):
+def test_bots_marked_seen_together_only_where_they_are_in_the_pool(own_valkey):
     """``LeagueStore.seen`` writes many bots' marks in one script; a bot that has left the
     pool meanwhile is not marked (it would look as if it still asked)."""
-    valkey = start_embedded(tmp_path / "valkey", keep_alive=False)
 
     async def mark() -> dict[str, float]:
-        store = open_store(valkey.url)
+        store = open_store(own_valkey)
         try:
             league = store.league
             await league.seek("a", b"{}", 1.0)
@@ -921,8 +917,5 @@ def test_bots_marked_seen_together_only_where_they_are_in_the_pool(tmp_path):
         finally:
             await store.aclose()
 
-    try:
-        seen = asyncio.run(mark())
-    finally:
-        valkey.stop()
+    seen = asyncio.run(mark())
     assert seen == {"a": 5.0, "b": 6.0}
