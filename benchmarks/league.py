@@ -196,10 +196,13 @@ def arena_decisions_per_s(
                 for mine, _ in pipes:
                     mine.send(started)
                 time.sleep(max(0.0, started + warmup - time.time()))
-                commands = counter.info("stats")["total_commands_processed"]
+                stats = counter.info("stats")
+                commands, reads = stats["total_commands_processed"], stats["total_reads_processed"]
                 cpu = cpu_seconds(server)
                 time.sleep(max(0.0, started + warmup + seconds - time.time()))
-                commands = counter.info("stats")["total_commands_processed"] - commands
+                stats = counter.info("stats")
+                commands = stats["total_commands_processed"] - commands
+                reads = stats["total_reads_processed"] - reads
                 cpu = cpu_seconds(server) - cpu
                 results = []
                 for mine, _ in pipes:
@@ -228,6 +231,9 @@ def arena_decisions_per_s(
         "arena_decisions_per_s": round(decisions / seconds, 1),
         "arena_errors": sum(r["errors"] for r in results),
         "arena_redis_commands_per_decision": round(commands / max(decisions, 1), 1),
+        # the server's reads of a client's socket per decision, as ``referee bench``'s
+        # ``redis_reads_per_decision``: how many commands each of the referee's writes carried
+        "arena_redis_reads_per_decision": round(reads / max(decisions, 1), 3),
         # the referee's CPU within the window per decision, and its cores (``referee bench``
         # gives ``referee_cpu_us_per_game_request``, a game request being about one decision,
         # and ``referee_cores_games``)

@@ -91,6 +91,13 @@ def _command_calls(servers: list[redis.Redis]) -> tuple[int, int]:
     return ran, ran - sum(calls.get(name, 0) for name in SCRIPT_COMMANDS)
 
 
+def _reads(servers: list[redis.Redis]) -> int:
+    """Reads of a client's socket the servers processed so far: fewer a decision, the more
+    commands each of the referee's writes carried (``SharedConnection`` writes everything
+    queued in one turn of its loop together)."""
+    return sum(int(server.info("stats")["total_reads_processed"]) for server in servers)
+
+
 def _redis_cpu_seconds(servers: list[redis.Redis]) -> float:
     """CPU time (user + system, main thread and the rest) of the servers so far."""
     total = 0.0
@@ -202,9 +209,9 @@ def run_bench(
         # of the machine's speed during the run weighs on both sides of the ratio alike
         before = _ceiling_phase(url, bots, processes, seconds * 0.15, server)
         ran_before, sent_before = _command_calls(servers)
-        redis_cpu = _redis_cpu_seconds(servers)
+        redis_cpu, reads = _redis_cpu_seconds(servers), _reads(servers)
         games, games_cpu = _measured_load("games", url, bots, processes, seconds * 0.7, server)
-        redis_cpu = _redis_cpu_seconds(servers) - redis_cpu
+        redis_cpu, reads = _redis_cpu_seconds(servers) - redis_cpu, _reads(servers) - reads
         ran_after, sent_after = _command_calls(servers)
         after = _ceiling_phase(url, bots, processes, seconds * 0.15, server)
         ceiling_elapsed = before["elapsed"] + after["elapsed"]
@@ -244,6 +251,8 @@ def run_bench(
             "ceiling_p99_ms": round(_percentile(ceiling_latencies, 0.99), 2),
             "redis_round_trips_per_decision": round(sent / max(decisions, 1), 2),
             "redis_calls_per_decision": round(calls / max(decisions, 1), 2),
+            # how the referee's commands reach the servers: in few large writes, or many
+            "redis_reads_per_decision": round(reads / max(decisions, 1), 3),
             # the servers' own CPU while the games played (every primary's, on a cluster)
             "redis_cores_games": round(redis_cpu / elapsed, 2),
             "redis_cpu_us_per_decision": round(redis_cpu / max(decisions, 1) * 1e6, 1),

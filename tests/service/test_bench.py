@@ -43,6 +43,7 @@ def test_bench_reports_every_figure(short_tmp):
         "ceiling_p99_ms",
         "redis_round_trips_per_decision",
         "redis_calls_per_decision",
+        "redis_reads_per_decision",
         "referee_cores_ceiling",
         "referee_cores_games",
         "referee_cpu_us_per_healthz",
@@ -59,6 +60,10 @@ def test_bench_reports_every_figure(short_tmp):
     assert halves[0] * 0.99 <= figures["ceiling_rps"] <= halves[1] * 1.01
     # a decision takes a commit at least; the commit script's own calls come on top
     assert 1 <= figures["redis_round_trips_per_decision"] < figures["redis_calls_per_decision"]
+    # the server read the clients' commands in no more reads than there were commands (a
+    # write of the referee carries every command queued in one turn of its loop)
+    reads = figures["redis_reads_per_decision"]
+    assert 0 < reads <= figures["redis_round_trips_per_decision"]
     # the referee worked in both phases, and a game request costs it more than /healthz
     assert figures["referee_cores_ceiling"] > 0 and figures["referee_cores_games"] > 0
     assert 0 < figures["cpu_ratio"] < 1
