@@ -133,6 +133,9 @@ class Services:
             task.cancel()
         if self._tasks:
             await asyncio.wait(self._tasks, timeout=5)
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(5):
+                await self.league.stop_marking()
         await self.webhooks.stop()
         # bounded: a stop never sits on a connection that Redis leaves unanswered
         with contextlib.suppress(TimeoutError):

@@ -901,6 +901,39 @@ def test_a_bot_that_stops_asking_leaves_the_pool_and_one_that_asks_stays(own_val
     assert statuses == ["waiting"]
 
 
+def test_a_bots_mark_left_waiting_is_written_within_the_batch_though_none_asks_again(
+    own_valkey,
+):
+    """A mark made just after the process wrote its marks waits for the next write: at most
+    ``SEEN_BATCH_S`` (0.25 s) later, whether or not any bot asks again (a bot that asks
+    rarely must not look as if it had stopped). Two bots seeking different rulesets, so that
+    they are never paired; services in this process, on a Valkey of their own."""
+    other = next(name for name in RULESETS if name != DEFAULT)
+
+    async def ask() -> tuple[float, float, dict[str, float], dict[str, float]]:
+        services = Services.start(msgspec.structs.replace(LOADED, redis_url=own_valkey))
+        league = services.league
+        try:
+            first = (await league.create_bot("First", "", "organizer"))[1]
+            second = (await league.create_bot("Second", "", "organizer"))[1]
+            await league.join(first, DEFAULT, 2, 30, 1)
+            await league.join(second, other, 2, 30, 1)
+            joined = time.time()
+            await asyncio.sleep(0.3)
+            asked = time.time()
+            await league.next_decision(first, 0)  # its mark written at once
+            await league.next_decision(second, 0)  # its mark left waiting
+            right_after = (await league.store.pool())[1]
+            await asyncio.sleep(0.6)  # no one asks meanwhile
+            return joined, asked, right_after, (await league.store.pool())[1]
+        finally:
+            await services.stop()
+
+    joined, asked, right_after, later = asyncio.run(ask())
+    assert right_after["first"] >= asked and right_after["second"] <= joined
+    assert later["second"] >= asked
+
+
 def test_bots_marked_seen_together_only_where_they_are_in_the_pool(own_valkey):
     """``LeagueStore.seen`` writes many bots' marks in one script; a bot that has left the
     pool meanwhile is not marked (it would look as if it still asked)."""

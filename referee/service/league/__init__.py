@@ -57,6 +57,8 @@ class LeagueService(NextDecisions):
         self._seen_at = {}  # see _seen: when each bot was last marked
         self._unmarked = {}  # see _seen: marks not yet written
         self._marked_at = -math.inf
+        self._marking = None  # see _seen: the write of marks left waiting, when due
+        self._marks_written = set()  # see _write_marks_later
         self._playing = {}  # each bot's games as last read
         # see _lookout: key -> (when read, its games in play), for a bot then found with games
         # in play and no tournament or challenge

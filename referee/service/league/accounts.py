@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import math
 import time
@@ -24,6 +26,7 @@ from ...core.league import (
 from ...core.refusals import Refusal, busy
 from ...games import RULESETS
 from ...outbound import Failed, Refused
+from ...store import STORE_UNAVAILABLE
 from ..delivery import Call, Gone, new_secret
 from ..games import MAX_RETRIES
 from .base import BOTS_KEPT, RECHECK_S, SEEN_BATCH_S, LeagueBase, _not_found
@@ -42,6 +45,8 @@ class BotAccounts(LeagueBase):
     _seen_at: dict[str, float]
     _unmarked: dict[str, float]
     _marked_at: float
+    _marking: asyncio.TimerHandle | None
+    _marks_written: set[asyncio.Task[None]]
 
     # -- bots ----------------------------------------------------------------------------------
 
@@ -199,8 +204,9 @@ class BotAccounts(LeagueBase):
     async def _seen(self, key: str, now: float) -> None:
         """Mark the bot seen (it asked), at most once in ``RECHECK_S``: the matchmaker looks
         for bots unseen for ``stale_s``. The marks of all the process's bots are written
-        together, at most every ``SEEN_BATCH_S`` (one command, not one per bot a second);
-        a mark waits at most until any bot's next request after that."""
+        together, at most every ``SEEN_BATCH_S`` (one command, not one per bot a second): a
+        mark is written by the request that makes it where the last write is that old, else
+        by the next write, at most ``SEEN_BATCH_S`` later."""
         moment = time.monotonic()
         if moment - self._seen_at.get(key, -math.inf) < RECHECK_S:
             return
@@ -209,9 +215,41 @@ class BotAccounts(LeagueBase):
         self._seen_at[key] = moment
         self._unmarked[key] = now
         if moment - self._marked_at >= SEEN_BATCH_S:
-            self._marked_at = moment
-            marks, self._unmarked = self._unmarked, {}
-            await self.store.seen(marks)
+            await self._write_marks()
+        elif self._marking is None:
+            loop = asyncio.get_running_loop()
+            self._marking = loop.call_later(SEEN_BATCH_S, self._write_marks_later)
+
+    async def _write_marks(self) -> None:
+        """Write the marks not yet written (``_seen``), in one script."""
+        self._marked_at = time.monotonic()
+        if self._marking is not None:
+            self._marking.cancel()
+            self._marking = None
+        marks, self._unmarked = self._unmarked, {}
+        await self.store.seen(marks)
+
+    async def stop_marking(self) -> None:
+        """The process stops: the marks left waiting are written now, and no write is left
+        due (a store that does not answer loses them)."""
+        if self._marking is not None or self._unmarked:
+            with contextlib.suppress(*STORE_UNAVAILABLE):
+                await self._write_marks()
+        for task in list(self._marks_written):
+            task.cancel()
+
+    def _write_marks_later(self) -> None:
+        """The marks left waiting by ``_seen``, written in a task of their own; a store that
+        does not answer loses them (the bots' next requests mark them again)."""
+        self._marking = None
+
+        async def write() -> None:
+            with contextlib.suppress(*STORE_UNAVAILABLE):
+                await self._write_marks()
+
+        task = asyncio.ensure_future(write())
+        self._marks_written.add(task)
+        task.add_done_callback(self._marks_written.discard)
 
     async def _update_bot(self, key: str, change: Any, **tokens: bytes) -> BotDoc:
         digest: bytes | None = None
