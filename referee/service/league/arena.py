@@ -133,10 +133,12 @@ class Arena(Ratings):
             *(self._seat(seat_order(table, last_first), seekers, docs) for table in tables),
             return_exceptions=True,
         )
+        made = 0
         for outcome in seated:
             if isinstance(outcome, BaseException):
                 raise outcome
-        return sum(seated)  # type: ignore[arg-type]  # ints: exceptions were raised
+            made += outcome
+        return made
 
     async def _seat(
         self, order: list[str], seekers: dict[str, Seek], docs: dict[str, BotDoc]
