@@ -299,15 +299,11 @@ class LeagueStore:
         return bool(left)
 
     async def seen(self, marks: dict[str, float]) -> None:
-        """Mark bots in the pool seen, each at its time (one script); a bot not in the pool
-        is left unmarked."""
-        if not marks:
-            return
-        args: list[str | float] = []
-        for key, at in marks.items():
-            args += [key, at]
-        async with self.patience.bounded():
-            await self._seen(keys=[self.POOL, self.SEEN], args=args)
+        """Mark bots seen, each at its time, in one script (a bot not in the pool: not)."""
+        if marks:
+            args = [part for key, at in marks.items() for part in (key, at)]
+            async with self.patience.bounded():
+                await self._seen(keys=[self.POOL, self.SEEN], args=args)
 
     async def pool(self) -> tuple[dict[str, bytes], dict[str, float], dict[str, float]]:
         """The arena's seeks, when each bot last asked, and since when each has been free
