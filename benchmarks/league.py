@@ -49,24 +49,16 @@ from referee.store.embedded import start_embedded
 from referee.store.league import LeagueStore, SettledSeat
 from referee.tools.bench import cpu_seconds
 from referee.tools.launch import LOAD_LIMITS, start_referee
-from referee.tools.load import Client, head, prepare_load_process
-
-
-class _Turn(msgspec.Struct):
-    """What an arena bot reads of a turn: it plays the first legal move, sent back verbatim
-    (as the bench's bots read theirs, so that both loads cost their bots alike)."""
-
-    seq: int = 0
-    legal_moves: list[msgspec.Raw] = []
+from referee.tools.load import Client, TurnNeeded, head, prepare_load_process
 
 
 class _Next(msgspec.Struct):
     """What an arena bot reads of ``/v1/me/next`` and ``decideNext``: the game and its
-    turn."""
+    turn, read as the bench's bots read theirs (so that both loads cost their bots alike)."""
 
     status: str
     game_id: str = ""
-    turn: _Turn | None = None
+    turn: TurnNeeded | None = None
 
 
 _decode_next = msgspec.json.Decoder(_Next).decode
@@ -109,7 +101,7 @@ async def arena_bots(
         # built once, as the bench's bots build theirs (a 5 s wait): a game's only near the
         # window's end
         next_5 = head("GET", "/v1/me/next?wait=5", token)
-        moves_5: dict[str, bytes] = {}
+        moves_5 = ("", b"")  # the game in play and its decisions' request
         try:
             while True:
                 left = stop - time.time()
@@ -127,10 +119,9 @@ async def arena_bots(
                 if left < 5:
                     post = head("POST", path + wait, token)
                 else:
-                    if step.game_id not in moves_5:
-                        moves_5.clear()  # the games before are over
-                        moves_5[step.game_id] = head("POST", path + "5", token)
-                    post = moves_5[step.game_id]
+                    if moves_5[0] != step.game_id:
+                        moves_5 = (step.game_id, head("POST", path + "5", token))
+                    post = moves_5[1]
                 status, reply = await connection.request(post, decision)
                 answered = time.time()
                 if answered > stop:

@@ -17,15 +17,25 @@ import msgspec
 from .._gc import settle_collector
 from ..games import DEFAULT
 
-__all__ = ["BENCH_GAME", "Client", "Http", "head", "play_game", "prepare_load_process", "run_load"]
+__all__ = [
+    "BENCH_GAME",
+    "Client",
+    "Http",
+    "TurnNeeded",
+    "head",
+    "play_game",
+    "prepare_load_process",
+    "run_load",
+]
 
 #: The game every load generator plays: the registry's default ruleset (CHOICE), 2 seats, no
 #: deadlines.
 BENCH_GAME = {"ruleset": DEFAULT, "seats": [{"name": "a"}, {"name": "b"}], "deadline_s": 0}
 
 
-class _TurnNeeded(msgspec.Struct):
-    """What a bench bot reads of a turn: it plays the first legal move, sent back verbatim."""
+class TurnNeeded(msgspec.Struct):
+    """What a bench bot reads of a turn: it plays the first legal move, sent back verbatim
+    (the arena's bots of ``benchmarks/league.py`` read theirs alike)."""
 
     status: str
     seq: int = 0
@@ -35,13 +45,13 @@ class _TurnNeeded(msgspec.Struct):
 # The bots share the referee's two cores, so their own JSON work is kept small, as a bot in a
 # hurry would keep it: msgspec, decoding only what they act on (the standard library's json,
 # decoding the whole view, took a fifth of a bot's CPU per turn).
-_decode_turn = msgspec.json.Decoder(_TurnNeeded).decode
+_decode_turn = msgspec.json.Decoder(TurnNeeded).decode
 
 
 class _AnswerNeeded(msgspec.Struct):
     """What a bench bot reads of a decision's answer: the next turn it holds."""
 
-    turn: _TurnNeeded | None = None
+    turn: TurnNeeded | None = None
 
 
 _decode_answer = msgspec.json.Decoder(_AnswerNeeded).decode
@@ -226,7 +236,7 @@ async def _games(url: str, bots: int, seconds: float) -> dict[str, Any]:
             only for what is left of it."""
             return built if left >= 5 else head(method, f"{path}{max(0, left):.3f}", token)
 
-        turn: _TurnNeeded | None = None
+        turn: TurnNeeded | None = None
         while True:
             left = stop - time.monotonic()  # a long-poll never waits past the window
             if turn is None or turn.status == "waiting":
