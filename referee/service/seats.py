@@ -31,7 +31,13 @@ class Seats:
 
     # -- a seat's turn -------------------------------------------------------------------------
 
-    async def wait_turn(self, game_id: str, token: str | None, wait_s: float) -> dict[str, Any]:
+    async def wait_turn(
+        self,
+        game_id: str,
+        token: str | None,
+        wait_s: float,
+        decided: tuple[LoadedGame, int] | None = None,
+    ) -> dict[str, Any]:
         """The seat's turn, waiting up to ``wait_s`` while it has nothing to decide.
 
         The game's commits are heard before it is read, so that no commit after the read goes
@@ -39,12 +45,20 @@ class Seats:
         refusal comes only from the game as read. Each pass of the outer loop starts from
         the game as it is now and waits after its newest event; a pass ends when the game's
         commits stop being heard (a commit may then have gone untold: the game is read again).
+        ``decided``: the game the seat's decision just stored, and its seat, which the first
+        pass starts from while it is the game shared as proven current (``_still_shared``).
         """
         stop = time.monotonic() + wait_s
-        await self.games.hear(game_id)
-        known = await self.games.proven_form(game_id)
+        first = self._still_shared(game_id, decided)
+        known = None
+        if first is None:
+            await self.games.hear(game_id)
+            known = await self.games.proven_form(game_id)
         while True:
-            game, seat = await self._game_now(game_id, token, known)
+            if first is not None:
+                (game, seat), first = first, None
+            else:
+                game, seat = await self._game_now(game_id, token, known)
             after = game.last_event_id  # read with the game: no event slips between
             while True:
                 remaining = self._remaining(stop)
@@ -67,6 +81,26 @@ class Seats:
                     game_id, token, await self._form_at(game_id, newest)
                 )
             known = None
+
+    def _still_shared(
+        self, game_id: str, decided: tuple[LoadedGame, int] | None
+    ) -> tuple[LoadedGame, int] | None:
+        """``decided`` if its game is what ``_game_now`` would take for a form proven current
+        (heard, remembered, shared, no deadline due, not finished or surely kept), without
+        looking it up again or hashing the token again; else None."""
+        if decided is None or not self.games.follows(game_id):  # follows: the hearing is kept
+            return None
+        game, memory = decided[0], self.memory
+        shared = memory.shared_reads.get(game_id)
+        if (
+            shared is None
+            or shared[1] is not game
+            or shared[0] is not memory.remembered(game_id)
+            or (game.first_deadline or math.inf) <= time.time()
+            or (game.doc.status == "finished" and not self._surely_kept(game))
+        ):
+            return None
+        return decided
 
     async def _game_now(
         self, game_id: str, token: str | None, known: Stored | None
@@ -132,6 +166,12 @@ class Seats:
     async def move(
         self, game_id: str, token: str | None, seq: int, moves: list[Any]
     ) -> dict[str, Any]:
+        """Decide on the game (``_move``): the answer."""
+        return (await self._move(game_id, token, seq, moves))[0]
+
+    async def _move(
+        self, game_id: str, token: str | None, seq: int, moves: list[Any]
+    ) -> tuple[dict[str, Any], tuple[LoadedGame, int] | None]:
         """Decide on the game as this process last wrote or knew it, committed without
         reading; if it had moved, on the game as the failed commit found it.
 
@@ -141,7 +181,8 @@ class Seats:
         version the second expects is nowhere, and the second is taken again like any
         decision that lost a race. A refusal, or a retry's answer from the record, is never
         given from a game not yet stored: the commit it builds on lands first, then the game
-        is read.
+        is read. With the answer: the game as stored and shared, and the seat, for the turn
+        that follows (None if the answer came from the record, or the game was not shared).
         """
         games, memory = self.games, self.memory
         stored: Stored | None = None
@@ -157,21 +198,21 @@ class Seats:
                 else:
                     game = games.decoded(game_id, stored)
                 try:
-                    answer, sent = await self._decide(game, token, seq, moves)
+                    answer, sent, seat = await self._decide(game, token, seq, moves)
                 except Refusal:
                     if not from_memory:
                         raise
                     # known, not read: good to commit on, not to refuse; ask the store first
-                    answer, sent, game.now_stored = None, None, None
+                    answer, sent, seat, game.now_stored = None, None, -1, None
                 if in_flight is not None and sent is None:
                     await in_flight.landed()  # then read the game as it is
                     answer, game.now_stored = None, None
             if sent is not None:
                 if await games.written(game, sent):
-                    self._share_decided(game)
-                    return answer  # type: ignore[return-value]  # sent: _decide answered
+                    # sent: _decide answered
+                    return answer, self._share_decided(game, seat)  # type: ignore[return-value]
             elif answer is not None:
-                return answer
+                return answer, None
             stored, from_memory = game.now_stored, False
         raise busy()
 
@@ -190,34 +231,37 @@ class Seats:
         """A decision, then the seat's next turn, long-polled up to ``wait_s``: a bot's
         whole loop in one request. Sent again, it is answered alike (a seq decided with the
         same decision is answered from the record), with the turn as it is then."""
-        answer = await self.move(game_id, token, seq, moves)
-        return {**answer, "turn": await self.wait_turn(game_id, token, wait_s)}
+        answer, decided = await self._move(game_id, token, seq, moves)
+        return {**answer, "turn": await self.wait_turn(game_id, token, wait_s, decided)}
 
-    def _share_decided(self, game: LoadedGame) -> None:
+    def _share_decided(self, game: LoadedGame, seat: int) -> tuple[LoadedGame, int] | None:
         """A decision's game, as just stored and remembered, for its readers to share (the
-        seats' turns come next); the decision is done with it."""
+        seats' turns come next), with the deciding seat; the decision is done with it. None
+        if it is not what is remembered."""
         game_id = game.doc.id
         stored = self.memory.remembered(game_id)
-        if stored is not None and stored.version == game.version:
-            game.change, game.dirty = Change(), False
-            self.memory.share(game_id, stored, game)
+        if stored is None or stored.version != game.version:
+            return None
+        game.change, game.dirty = Change(), False
+        self.memory.share(game_id, stored, game)
+        return game, seat
 
     async def _decide(
         self, game: LoadedGame, token: str | None, seq: int, moves: list[Any]
-    ) -> tuple[dict[str, Any] | None, InFlight | None]:
+    ) -> tuple[dict[str, Any] | None, InFlight | None, int]:
         """One try at a decision: the answer and the commit it waits for (None for an answer
-        from the record), or no answer if the game must be taken again."""
+        from the record), or no answer if the game must be taken again; and the seat."""
         seat = game.seat_of(token)
         current = game.current_seq(seat)
         if seq != current:
             if game.dirty:  # resolve expired deadlines first, then answer
                 await self.games.write(game)
-                return None, None
+                return None, None, seat
             if seq < current:
                 decisions = await self.games.decisions(game.doc.id)
                 retried = game.retried(seat, seq, moves, decisions)
                 if retried is not None:
-                    return retried, None
+                    return retried, None, seat
                 raise Refusal(
                     "seq-already-decided",
                     f"seq {seq} was decided with a different decision; the current seq is "
@@ -237,4 +281,4 @@ class Seats:
             if game.dirty:  # expired deadlines were resolved on load: keep that, not this
                 await self.games.write(game)
             raise
-        return answer, self.games.send(game)
+        return answer, self.games.send(game), seat

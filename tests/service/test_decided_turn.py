@@ -1,0 +1,66 @@
+"""A decision with its next turn (``Seats.move_then_turn``, the bots' one request) answers the
+turn from the game the decision just stored, shared as proven current, not by looking the game
+up again; and what it answers is what a separate turn request answers. Against the real
+embedded Valkey."""
+
+from __future__ import annotations
+
+import asyncio
+
+from helpers import counted_redis
+
+from referee.service import GameService, Seats
+from referee.store import GameStore
+
+
+def test_the_deciders_turn_comes_from_the_game_it_just_stored(valkey, monkeypatch):
+    async def scenario():
+        games = GameService(GameStore(counted_redis(valkey)))
+        seats = Seats(games)
+        game, tokens = await games.create("choice", {}, [{"name": "a"}, {"name": "b"}], 0)
+        gid = game.doc.id
+        first = await seats.wait_turn(gid, tokens[0], 0)
+        looked_up = []
+        current = games.current
+
+        async def counted(*args, **kwargs):
+            looked_up.append(args[0])
+            return await current(*args, **kwargs)
+
+        monkeypatch.setattr(games, "current", counted)
+        answer = await seats.move_then_turn(gid, tokens[0], 0, [first["legal_moves"][0]], 0)
+        lookups = len(looked_up)
+        again = await seats.wait_turn(gid, tokens[0], 0)
+        await games.store.aclose()
+        await games.store.redis.aclose()
+        return answer, lookups, again
+
+    answer, lookups, again = asyncio.run(scenario())
+    assert answer["accepted"] and answer["next_seq"] == 1
+    assert answer["turn"]["status"] == "waiting"  # seat 1 has not decided yet
+    assert lookups == 0, "the decider's turn looked the game up again"
+    assert answer["turn"] == again
+
+
+def test_a_decided_game_no_longer_shared_is_looked_up(valkey, monkeypatch):
+    """Where the stored game is not what the process shares as current (here: forgotten), the
+    turn is looked up as any turn is, and answers alike."""
+
+    async def scenario():
+        games = GameService(GameStore(counted_redis(valkey)))
+        seats = Seats(games)
+        game, tokens = await games.create("choice", {}, [{"name": "a"}, {"name": "b"}], 0)
+        gid = game.doc.id
+        first = await seats.wait_turn(gid, tokens[0], 0)
+        share = games.memory.share
+        monkeypatch.setattr(games.memory, "share", lambda *a: None)  # nothing shared
+        answer = await seats.move_then_turn(gid, tokens[0], 0, [first["legal_moves"][0]], 0)
+        monkeypatch.setattr(games.memory, "share", share)
+        again = await seats.wait_turn(gid, tokens[0], 0)
+        await games.store.aclose()
+        await games.store.redis.aclose()
+        return answer, again
+
+    answer, again = asyncio.run(scenario())
+    assert answer["turn"] == again
+    assert answer["turn"]["seq"] == 1
