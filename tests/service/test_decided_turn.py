@@ -13,13 +13,18 @@ from referee.service import GameService, Seats
 from referee.store import GameStore
 
 
+async def _started(url: str) -> tuple[GameService, Seats, str, list, dict]:
+    """A 2-seat CHOICE game: its services, id, tokens and seat 0's first turn."""
+    games = GameService(GameStore(counted_redis(url)))
+    seats = Seats(games)
+    game, tokens = await games.create("choice", {}, [{"name": "a"}, {"name": "b"}], 0)
+    gid = game.doc.id
+    return games, seats, gid, tokens, await seats.wait_turn(gid, tokens[0], 0)
+
+
 def test_the_deciders_turn_comes_from_the_game_it_just_stored(valkey, monkeypatch):
     async def scenario():
-        games = GameService(GameStore(counted_redis(valkey)))
-        seats = Seats(games)
-        game, tokens = await games.create("choice", {}, [{"name": "a"}, {"name": "b"}], 0)
-        gid = game.doc.id
-        first = await seats.wait_turn(gid, tokens[0], 0)
+        games, seats, gid, tokens, first = await _started(valkey)
         looked_up = []
         current = games.current
 
@@ -47,11 +52,7 @@ def test_a_decided_game_no_longer_shared_is_looked_up(valkey, monkeypatch):
     turn is looked up as any turn is, and answers alike."""
 
     async def scenario():
-        games = GameService(GameStore(counted_redis(valkey)))
-        seats = Seats(games)
-        game, tokens = await games.create("choice", {}, [{"name": "a"}, {"name": "b"}], 0)
-        gid = game.doc.id
-        first = await seats.wait_turn(gid, tokens[0], 0)
+        games, seats, gid, tokens, first = await _started(valkey)
         share = games.memory.share
         monkeypatch.setattr(games.memory, "share", lambda *a: None)  # nothing shared
         answer = await seats.move_then_turn(gid, tokens[0], 0, [first["legal_moves"][0]], 0)
