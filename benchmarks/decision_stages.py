@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -58,7 +59,7 @@ def _instrument(out: Path) -> None:
     from referee.service.limits import Limits
     from referee.service.memory import Memory
     from referee.service.seats import Seats
-    from referee.store import connection
+    from referee.store import connection, hearing
     from referee.web import hot, serving
 
     clock = time.thread_time_ns
@@ -98,7 +99,7 @@ def _instrument(out: Path) -> None:
             cycle = self.cycle
             kind = "other"
             if type(cycle) is serving._HotCycle:
-                kind = "moves" if cycle.route[1] else "turn"
+                kind = "turn" if cycle.route[1] == hot.TURN else "moves"
             sums[f"parse:{kind}"] += clock() - began
             calls[f"parse:{kind}"] += 1
 
@@ -116,8 +117,9 @@ def _instrument(out: Path) -> None:
     connection._Replies.data_received = timed(  # type: ignore[method-assign]
         "script:replies", connection._Replies.data_received
     )
-    connection._Messages.data_received = timed(  # type: ignore[method-assign]
-        "wake", connection._Messages.data_received
+    # the commits heard on the subscribed connection (its replies parsed, waiters woken)
+    hearing._Subscriber.data_received = timed(  # type: ignore[method-assign]
+        "wake", hearing._Subscriber.data_received
     )
     Memory.heard_commit = timed("wake:heard", Memory.heard_commit)  # type: ignore[method-assign]
     GameViews.turn = timed("turn view", GameViews.turn)  # type: ignore[method-assign]
@@ -174,7 +176,7 @@ def measure(games: int, valgrind: bool = False) -> dict[str, Any]:
     import httpx
 
     from referee.store.embedded import start_embedded
-    from referee.tools.launch import free_port
+    from referee.tools.launch import answers, free_port
     from referee.tools.load import play_game
 
     workdir = Path(tempfile.mkdtemp(prefix="referee-stages-"))
@@ -192,16 +194,8 @@ def measure(games: int, valgrind: bool = False) -> dict[str, Any]:
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 300
-        while True:
-            try:
-                if httpx.get(url + "/readyz", timeout=10).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline or server.poll() is not None:
-                raise RuntimeError("the referee did not start")
-            time.sleep(0.2)
+        if not answers(server, url + "/readyz", within=300, patience=10):
+            raise RuntimeError("the referee did not start")
         with httpx.Client(base_url=url, timeout=600) as http:
             for _ in range(3):
                 play_game(http)  # warm-up: imports, caches, the Lua script
@@ -217,6 +211,7 @@ def measure(games: int, valgrind: bool = False) -> dict[str, Any]:
         server.terminate()
         server.wait(timeout=30)
         valkey.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
     stages = measured["stages"]
     decisions = stages["validate"]["calls"]
 

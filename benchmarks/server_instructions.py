@@ -35,7 +35,7 @@ from pathlib import Path
 import httpx
 
 from referee.store.embedded import start_embedded
-from referee.tools.launch import LOAD_LIMITS, free_port
+from referee.tools.launch import LOAD_LIMITS, answers, free_port
 from referee.tools.load import BENCH_GAME, play_game, run_load
 
 #: how the harness's games are created (``--deadline`` gives them a deadline)
@@ -153,16 +153,8 @@ def measure(
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 300
-        while True:
-            try:
-                if httpx.get(url + "/readyz", timeout=10).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline or server.poll() is not None:
-                raise RuntimeError("the referee did not start under valgrind")
-            time.sleep(0.5)
+        if not answers(server, url + "/readyz", within=300, patience=10):
+            raise RuntimeError("the referee did not start under valgrind")
         play(url, 2)  # warm-up: imports, caches, the Lua script
         healthz(url, 20)
         figures: dict[str, float] = {}

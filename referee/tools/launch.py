@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 
-__all__ = ["LOAD_LIMITS", "free_port", "start_referee"]
+__all__ = ["LOAD_LIMITS", "answers", "free_port", "start_referee"]
 
 #: Limits for a referee that one machine's bots load on purpose (the bench, a local
 #: tournament, the tests): its bots share one address and never think, and the limits a
@@ -79,13 +79,23 @@ def start_referee(
         text=True,
     )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
+    if answers(process, url + ready):
+        return process, url
+    process.kill()
+    raise RuntimeError("the referee did not start")
+
+
+def answers(
+    process: subprocess.Popen[Any], url: str, within: float = 30, patience: float = 1
+) -> bool:
+    """Whether ``url`` answers 200 within ``within`` seconds while ``process`` (the server)
+    runs; each try waits ``patience`` seconds at most (more under valgrind)."""
+    deadline = time.monotonic() + within
     while time.monotonic() < deadline and process.poll() is None:
         try:
-            if httpx.get(url + ready, timeout=1).status_code == 200:
-                return process, url
+            if httpx.get(url, timeout=patience).status_code == 200:
+                return True
         except httpx.HTTPError:
             pass
         time.sleep(0.1)
-    process.kill()
-    raise RuntimeError("the referee did not start")
+    return False
