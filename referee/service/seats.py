@@ -36,7 +36,7 @@ class Seats:
         game_id: str,
         token: str | None,
         wait_s: float,
-        decided: tuple[LoadedGame, int] | None = None,
+        decided: int | None = None,
     ) -> dict[str, Any]:
         """The seat's turn, waiting up to ``wait_s`` while it has nothing to decide.
 
@@ -45,8 +45,9 @@ class Seats:
         refusal comes only from the game as read. Each pass of the outer loop starts from
         the game as it is now and waits after its newest event; a pass ends when the game's
         commits stop being heard (a commit may then have gone untold: the game is read again).
-        ``decided``: the game the seat's decision just stored, and its seat, which the first
-        pass starts from while it is the game shared as proven current (``_still_shared``).
+        ``decided``: the seat, whose decision just stored and shared the game: the first pass
+        starts from the game shared as proven current, as a pass woken by a commit does
+        (``_shared``), without looking the game up again.
         """
         stop = time.monotonic() + wait_s
         first = self._still_shared(game_id, decided)
@@ -77,30 +78,34 @@ class Seats:
                     game, seat = await self._game_now(game_id, token, None)
                     continue
                 after = newest
-                game, seat = await self._game_now(
-                    game_id, token, await self._form_at(game_id, newest)
-                )
+                form = await self._form_at(game_id, newest)
+                shared = self._shared(game_id, form, seat)
+                game, seat = shared or await self._game_now(game_id, token, form)
             known = None
 
-    def _still_shared(
-        self, game_id: str, decided: tuple[LoadedGame, int] | None
-    ) -> tuple[LoadedGame, int] | None:
-        """``decided`` if its game is what ``_game_now`` would take for a form proven current
-        (heard, remembered, shared, no deadline due, not finished or surely kept), without
-        looking it up again or hashing the token again; else None."""
-        if decided is None or not self.games.follows(game_id):  # follows: the hearing is kept
+    def _still_shared(self, game_id: str, seat: int | None) -> tuple[LoadedGame, int] | None:
+        """The game shared as proven current, and ``seat`` (a seat whose decision just stored
+        it, or None), while the game's commits are heard; else None."""
+        if seat is None or not self.games.follows(game_id):  # follows: the hearing is kept
             return None
-        game, memory = decided[0], self.memory
-        shared = memory.shared_reads.get(game_id)
-        if (
-            shared is None
-            or shared[1] is not game
-            or shared[0] is not memory.remembered(game_id)
-            or (game.first_deadline or math.inf) <= time.time()
-            or (game.doc.status == "finished" and not self._surely_kept(game))
+        return self._shared(game_id, self.memory.remembered(game_id), seat)
+
+    def _shared(
+        self, game_id: str, form: Stored | None, seat: int
+    ) -> tuple[LoadedGame, int] | None:
+        """The game the readers of ``form`` (a form proven current) share, with ``seat``
+        (a token's seat never changes: no hash of the token again), where ``_game_now`` would
+        take it too: no deadline due, not a finished game that may have expired; else None
+        (``_game_now`` then looks)."""
+        shared = self.memory.shared_reads.get(game_id) if form is not None else None
+        if shared is None or shared[0] is not form:
+            return None
+        game = shared[1]
+        if (game.first_deadline or math.inf) <= time.time() or (
+            game.doc.status == "finished" and not self._surely_kept(game)
         ):
             return None
-        return decided
+        return game, seat
 
     async def _game_now(
         self, game_id: str, token: str | None, known: Stored | None
@@ -171,7 +176,7 @@ class Seats:
 
     async def _move(
         self, game_id: str, token: str | None, seq: int, moves: list[Any]
-    ) -> tuple[dict[str, Any], tuple[LoadedGame, int] | None]:
+    ) -> tuple[dict[str, Any], int | None]:
         """Decide on the game as this process last wrote or knew it, committed without
         reading; if it had moved, on the game as the failed commit found it.
 
@@ -181,8 +186,8 @@ class Seats:
         version the second expects is nowhere, and the second is taken again like any
         decision that lost a race. A refusal, or a retry's answer from the record, is never
         given from a game not yet stored: the commit it builds on lands first, then the game
-        is read. With the answer: the game as stored and shared, and the seat, for the turn
-        that follows (None if the answer came from the record, or the game was not shared).
+        is read. With the answer: the seat, if the game it stored is shared with its readers
+        (the turn that follows among them); None if the answer came from the record.
         """
         games, memory = self.games, self.memory
         stored: Stored | None = None
@@ -234,17 +239,17 @@ class Seats:
         answer, decided = await self._move(game_id, token, seq, moves)
         return {**answer, "turn": await self.wait_turn(game_id, token, wait_s, decided)}
 
-    def _share_decided(self, game: LoadedGame, seat: int) -> tuple[LoadedGame, int] | None:
+    def _share_decided(self, game: LoadedGame, seat: int) -> int | None:
         """A decision's game, as just stored and remembered, for its readers to share (the
-        seats' turns come next), with the deciding seat; the decision is done with it. None
-        if it is not what is remembered."""
+        seats' turns come next); the decision is done with it. The deciding ``seat``, or
+        None if the game is not what is remembered."""
         game_id = game.doc.id
         stored = self.memory.remembered(game_id)
         if stored is None or stored.version != game.version:
             return None
         game.change, game.dirty = Change(), False
         self.memory.share(game_id, stored, game)
-        return game, seat
+        return seat
 
     async def _decide(
         self, game: LoadedGame, token: str | None, seq: int, moves: list[Any]

@@ -22,22 +22,34 @@ async def _started(url: str) -> tuple[GameService, Seats, str, list, dict]:
     return games, seats, gid, tokens, await seats.wait_turn(gid, tokens[0], 0)
 
 
+async def _asked_again(games: GameService, seats: Seats, gid: str, token: str) -> dict:
+    """The seat's turn asked on its own, as any turn request asks it; then the store closed."""
+    again = await seats.wait_turn(gid, token, 0)
+    await games.store.aclose()
+    await games.store.redis.aclose()
+    return again
+
+
+def _lookups(games: GameService, monkeypatch) -> list[str]:
+    """The games looked up (``GameService.current``) from now on, by id."""
+    looked_up: list[str] = []
+    current = games.current
+
+    async def counted(*args, **kwargs):
+        looked_up.append(args[0])
+        return await current(*args, **kwargs)
+
+    monkeypatch.setattr(games, "current", counted)
+    return looked_up
+
+
 def test_the_deciders_turn_comes_from_the_game_it_just_stored(valkey, monkeypatch):
     async def scenario():
         games, seats, gid, tokens, first = await _started(valkey)
-        looked_up = []
-        current = games.current
-
-        async def counted(*args, **kwargs):
-            looked_up.append(args[0])
-            return await current(*args, **kwargs)
-
-        monkeypatch.setattr(games, "current", counted)
+        looked_up = _lookups(games, monkeypatch)
         answer = await seats.move_then_turn(gid, tokens[0], 0, [first["legal_moves"][0]], 0)
         lookups = len(looked_up)
-        again = await seats.wait_turn(gid, tokens[0], 0)
-        await games.store.aclose()
-        await games.store.redis.aclose()
+        again = await _asked_again(games, seats, gid, tokens[0])
         return answer, lookups, again
 
     answer, lookups, again = asyncio.run(scenario())
@@ -57,11 +69,34 @@ def test_a_decided_game_no_longer_shared_is_looked_up(valkey, monkeypatch):
         monkeypatch.setattr(games.memory, "share", lambda *a: None)  # nothing shared
         answer = await seats.move_then_turn(gid, tokens[0], 0, [first["legal_moves"][0]], 0)
         monkeypatch.setattr(games.memory, "share", share)
-        again = await seats.wait_turn(gid, tokens[0], 0)
-        await games.store.aclose()
-        await games.store.redis.aclose()
+        again = await _asked_again(games, seats, gid, tokens[0])
         return answer, again
 
     answer, again = asyncio.run(scenario())
     assert answer["turn"] == again
     assert answer["turn"]["seq"] == 1
+
+
+def test_a_waiting_seat_woken_by_a_commit_takes_the_game_it_shares(valkey, monkeypatch):
+    """Seat 1 decides and waits for seat 0; seat 0's decision in the same process wakes it,
+    and its turn is told from the game seat 0's decision stored and shared, not looked up."""
+
+    async def scenario():
+        games, seats, gid, tokens, first = await _started(valkey)
+        other = await seats.wait_turn(gid, tokens[1], 0)
+        waiting = asyncio.create_task(
+            seats.move_then_turn(gid, tokens[1], 0, [other["legal_moves"][0]], 10)
+        )
+        await asyncio.sleep(0.3)
+        assert not waiting.done(), "seat 1 did not wait for seat 0"
+        looked_up = _lookups(games, monkeypatch)
+        await seats.move(gid, tokens[0], 0, [first["legal_moves"][0]])
+        woken = await asyncio.wait_for(waiting, 5)
+        lookups = len(looked_up)
+        again = await _asked_again(games, seats, gid, tokens[1])
+        return woken, lookups, again
+
+    woken, lookups, again = asyncio.run(scenario())
+    assert woken["turn"]["status"] == "your_turn" and woken["turn"]["seq"] == 1
+    assert lookups == 0, "the woken seat looked the game up again"
+    assert woken["turn"] == again
