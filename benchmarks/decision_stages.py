@@ -21,8 +21,9 @@ process's CPU per decision:
 - script: ``GameService.send`` (the stored form encoded, the commit script's command packed
   and queued) and the replies read (``_Replies.data_received``); the round trip itself, from
   sending to the reply's turn in the loop, is given apart as wall time;
-- wake: the commit heard on the subscribed connection (``_Messages.data_received``: its
-  reply parsed, ``Memory.heard_commit`` waking the seats that wait);
+- wake: the commit heard on the subscribed connection
+  (``hearing._Subscriber.data_received``: its reply parsed, ``Memory.heard_commit`` waking
+  the seats that wait);
 - turn: ``GameViews.turn``, the seat's view;
 - encode: the answers' JSON (``hot._encode``).
 

@@ -31,6 +31,7 @@ import argparse
 import asyncio
 import json
 import random
+import shutil
 import statistics
 import tempfile
 import time
@@ -311,6 +312,7 @@ def main() -> None:
         referee.wait(timeout=30)
         valkey.close()
         embedded.stop()
+        shutil.rmtree(directory, ignore_errors=True)
     print(json.dumps(figures))
 
 
