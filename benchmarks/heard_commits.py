@@ -155,8 +155,9 @@ def measure(rates: list[int], seconds: float, local_cluster: int, replicas: int,
                     "commits_per_s": round(published / elapsed),
                     "referee_cores": [round(s, 4) for s in spent],
                     "redis_cores": round(redis_spent, 3),
-                    "redis_cpu_us_per_commit_all_nodes": round(
-                        redis_spent / max(published / elapsed, 1) * 1e6, 2
+                    # none at rate 0: the servers' CPU beyond idle is then noise, not a cost
+                    "redis_cpu_us_per_commit_all_nodes": (
+                        round(redis_spent / (published / elapsed) * 1e6, 2) if published else None
                     ),
                 }
             )

@@ -41,9 +41,10 @@ from referee.tools.launch import LOAD_LIMITS, free_port, start_referee
 from referee.tools.load import BENCH_GAME, run_load
 
 
-def _serve_bot(port: int, referee: str, body: dict, turns: Any, created: Any) -> None:
+def _serve_bot(port: int, referee: str, body: dict, turns: Any, created: Any, refused: Any) -> None:
     """The webhook bot: the first legal move for each turn, 204 for start and end; like the
-    polled bench's tables, it creates a game as each of its games ends (seat 0's end)."""
+    polled bench's tables, it creates a game as each of its games ends (seat 0's end), and
+    counts the creations the referee refused."""
     import asyncio
 
     import uvicorn
@@ -54,9 +55,15 @@ def _serve_bot(port: int, referee: str, body: dict, turns: Any, created: Any) ->
     async def create() -> None:
         nonlocal client
         client = client or httpx.AsyncClient(base_url=referee, timeout=30)
-        reply = await client.post("/v1/games", json=body)
-        assert reply.status_code == 201, reply.text
-        created.value += 1
+        try:
+            reply = await client.post("/v1/games", json=body)
+        except httpx.HTTPError:
+            refused.value += 1
+            return
+        if reply.status_code == 201:
+            created.value += 1
+        else:
+            refused.value += 1
 
     async def app(scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -90,11 +97,12 @@ def _cpu_s(process: psutil.Process) -> float:
 
 def _webhook_phase(url: str, bots: int, seconds: float, referee: psutil.Process) -> dict[str, Any]:
     context = multiprocessing.get_context("spawn")
-    turns, created = context.Value("l", 0, lock=False), context.Value("l", 0, lock=False)
+    turns, created, refused = (context.Value("l", 0, lock=False) for _ in range(3))
     port = free_port()
     hook = {"webhook": {"url": f"http://127.0.0.1:{port}/"}}
     body = {**BENCH_GAME, "seats": [hook, hook], "deadline_s": 30}
-    server = context.Process(target=_serve_bot, args=(port, url, body, turns, created), daemon=True)
+    counts = (turns, created, refused)
+    server = context.Process(target=_serve_bot, args=(port, url, body, *counts), daemon=True)
     server.start()
     try:
         for _ in range(100):  # the bot server answers
@@ -118,6 +126,7 @@ def _webhook_phase(url: str, bots: int, seconds: float, referee: psutil.Process)
         "decisions": decisions,
         "elapsed": elapsed,
         "games_created": created.value,
+        "creations_refused": refused.value,
         "cpu_s": cpu,
     }
 
@@ -162,6 +171,10 @@ def main() -> int:
                 "webhook_decisions_per_s": round(webhook_rate, 1),
                 "webhook_over_polled": round(webhook_rate / polled_rate, 3),
                 "webhook_games_created": webhook["games_created"],
+                # the polled bots' refused or failed requests; the webhook bot's creations
+                # the referee refused (its calls' failures show as fewer decisions)
+                "polled_errors": polled["errors"],
+                "webhook_creations_refused": webhook["creations_refused"],
                 "referee_cpu_us_per_polled_decision": round(polled_us, 1),
                 "referee_cpu_us_per_webhook_decision": round(webhook_us, 1),
                 "polled_over_webhook_cpu": round(polled_us / webhook_us, 3),
