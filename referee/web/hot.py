@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 from litestar import Litestar
@@ -32,6 +32,10 @@ from .access import client_address
 from .models import MoveSubmission
 from .problems import GAME_ID, PROBLEM, answer, bearer
 from .tournament_models import next_decision
+
+if TYPE_CHECKING:
+    from ..service.league import LeagueService
+    from ..service.seats import Seats
 
 __all__ = ["Answer", "HotRoutes", "HotRoutesLitestar", "admitted", "answered", "taken"]
 
@@ -84,8 +88,8 @@ class HotRoutes:
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
-        self.seats: Any = None
-        self.league: Any = None
+        self.seats: Seats | None = None
+        self.league: LeagueService | None = None
         self.limits: Limits | None = None
         self.trusted: tuple[str, ...] = ()
 
@@ -146,15 +150,19 @@ async def answered(
     body: bytes,
 ) -> Answer | None:
     """The answer to a request ``taken`` with its whole ``body``, once it passed the limits;
-    None for a body the strict decoder refuses (the handler answers it)."""
+    None for a body the strict decoder refuses, or a service stopped since the request was
+    taken (the handler answers it)."""
     game_id, asked, wait = route
-    seats = routes.seats
-    if asked == ONLY_NEXT:
-        call = routes.league.next_of(token, wait)
-        return await _long_poll(routes, address, wait or 0, call, path, _next_decision)
+    seats, league = routes.seats, routes.league
+    if seats is None or (league is None and asked in (ONLY_NEXT, NEXT)):
+        return None
+    waited = wait or 0.0  # a wait is given for all but a decision without one (``taken``)
+    if asked == ONLY_NEXT and league is not None:
+        call = league.next_of(token, waited)
+        return await _long_poll(routes, address, waited, call, path, _next_decision)
     if asked == TURN:
-        call = seats.wait_turn(game_id, token, wait)
-        return await _long_poll(routes, address, wait or 0, call, path)
+        call = seats.wait_turn(game_id, token, waited)
+        return await _long_poll(routes, address, waited, call, path)
     try:
         data = _submission.decode(body)
     except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
@@ -163,9 +171,9 @@ async def answered(
         decided = data.decided()
     except Refusal as exc:
         return problem(exc, path)
-    if asked == NEXT:
-        call = routes.league.decide_next(token, game_id, data.seq, decided, wait)
-        return await _long_poll(routes, address, wait or 0, call, path, _next_decision)
+    if asked == NEXT and league is not None:
+        call = league.decide_next(token, game_id, data.seq, decided, waited)
+        return await _long_poll(routes, address, waited, call, path, _next_decision)
     if wait is None:
         return await _answer(seats.move(game_id, token, data.seq, decided), path)
     call = seats.move_then_turn(game_id, token, data.seq, decided, wait)

@@ -4,6 +4,7 @@ handlers."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 
 import httpx
@@ -13,7 +14,7 @@ from helpers import auth, create
 
 from referee.service.seats import Seats
 from referee.settings import Settings
-from referee.web import create_app
+from referee.web import create_app, hot
 from referee.web.hot import HotRoutesLitestar
 
 
@@ -225,3 +226,19 @@ def test_the_front_skips_nothing_litestar_would_do_to_an_answer():
     app = create_app(Settings(redis_url="redis://unused"))
     assert isinstance(app, HotRoutesLitestar)
     assert not app.before_send
+
+
+@pytest.mark.parametrize(
+    ("asked", "seats_running"),
+    [(hot.TURN, False), (hot.MOVES, False), (hot.NEXT, True), (hot.ONLY_NEXT, True)],
+)
+def test_a_request_taken_as_its_service_stops_goes_to_the_handlers(asked, seats_running):
+    """A hot request taken before the app began to stop (its head read), whose body came
+    after the app let go of its services: none to answer it, so the handlers do (they answer
+    a stopping referee's requests), not a failure of the hot route."""
+    routes = hot.HotRoutes(1024)
+    routes.seats = object() if seats_running else None  # the league's requests need both
+    route = ("" if asked == hot.ONLY_NEXT else "0123456789abcdef", asked, 0.0)
+    body = b'{"seq": 0, "move": {"type": "pass"}}'
+    answer = asyncio.run(hot.answered(routes, route, "token", "127.0.0.1", "/v1/x", body))
+    assert answer is None
