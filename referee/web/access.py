@@ -8,10 +8,13 @@ import hashlib
 import hmac
 import ipaddress
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.refusals import Refusal
 from .problems import bearer
+
+if TYPE_CHECKING:
+    from litestar.connection import ASGIConnection
 
 __all__ = ["Organizers", "address_of", "client_address", "organizer_of"]
 
@@ -63,7 +66,7 @@ class Organizers:
         """No keys: anyone may create (for local use)."""
         return not self.key_hashes
 
-    def owner(self, connection: Any) -> str:
+    def owner(self, connection: ASGIConnection[Any, Any, Any, Any]) -> str:
         """The owner of a creation: the organizer whose key the request bears; with no keys
         set, the client's address. 401 without a key, 403 with a wrong one."""
         if self.open:
@@ -85,7 +88,7 @@ class Organizers:
         return "k" + found.hex()[:20]
 
 
-def organizer_of(request: Any) -> str:
+def organizer_of(request: ASGIConnection[Any, Any, Any, Any]) -> str:
     """The owner of a creation (``Organizers.owner``), which its handler asks before it reads
     the body. Not a Litestar guard: a guard is handed a copy of its route handler, which
     cost a game's creation a fifth of its time."""

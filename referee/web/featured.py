@@ -7,12 +7,16 @@ not jump from game to game as the gaps change."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from ..core.league import LeagueGame, Rating, decode
 from ..core.refusals import Refusal
+
+if TYPE_CHECKING:
+    from ..service import Services
+    from ..service.league import LeagueService
 
 __all__ = ["CANDIDATES", "Candidate", "featured", "leader_gap", "pick"]
 
@@ -63,7 +67,7 @@ def pick(candidates: list[Candidate]) -> tuple[Candidate, str] | None:
     return candidates[0], "newest"
 
 
-async def _rating(league: Any, game_id: str) -> float | None:
+async def _rating(league: LeagueService, game_id: str) -> float | None:
     """The mean conservative rating of the game's bots, if the league made it and rates every
     one of them in its ruleset; else None."""
     blob = await league.store.league_game(game_id)
@@ -77,7 +81,7 @@ async def _rating(league: Any, game_id: str) -> float | None:
     return sum(r.ordinal for r in ratings) / len(ratings)
 
 
-async def featured(services: Any) -> dict[str, Any]:
+async def featured(services: Services) -> dict[str, Any]:
     """``{"id", "ruleset", "seats", "why", "gap", "rating"}`` of the featured game, or
     ``{"id": None}`` when no game runs."""
     listed = await services.games.listed(None, 100)

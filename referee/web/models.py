@@ -15,7 +15,7 @@ import msgspec
 
 from ..core.documents import NAME_PATTERN
 from ..core.refusals import Refusal
-from ..games import RULESETS
+from ..games import RULESETS, Ruleset
 from ..plugins import load_plugins
 from .codes import PROBLEM_CODES, RULESET_CODES
 from .views import (
@@ -183,7 +183,7 @@ class _NewGame(msgspec.Struct, forbid_unknown_fields=True, tag_field="ruleset", 
         return self.__struct_config__.tag  # type: ignore[return-value]
 
 
-def _create_game(ruleset: Any) -> type[_NewGame]:
+def _create_game(ruleset: Ruleset) -> type[_NewGame]:
     """A new game of one ruleset: its seats within its limits, its options."""
     low, high = ruleset.min_seats, ruleset.max_seats
     seats = Annotated[
@@ -200,7 +200,7 @@ def _create_game(ruleset: Any) -> type[_NewGame]:
 
 
 def ruleset_body(
-    ruleset: Any, kind: str, fields: list[Any], base: type, doc: str, **config: Any
+    ruleset: Ruleset, kind: str, fields: list[Any], base: type, doc: str, **config: Any
 ) -> Any:
     """A creation's body for one ruleset: ``fields`` and the ruleset's options over ``base``,
     tagged by ``ruleset``, strict."""
