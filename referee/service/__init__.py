@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..games import warm_caches
 from ..outbound import Allowed, Outbound
@@ -26,6 +26,9 @@ from .limits import Limits
 from .seats import Seats
 from .tournaments import TournamentService
 from .webhooks import WebhookSeats
+
+if TYPE_CHECKING:
+    from ..store.embedded import Embedded
 
 __all__ = [
     "AVAILABILITY",
@@ -46,7 +49,7 @@ __all__ = [
 class Services:
     """Everything one referee process serves requests with, and its background tasks."""
 
-    def __init__(self, store: Store, settings: Settings, embedded: Any = None) -> None:
+    def __init__(self, store: Store, settings: Settings, embedded: Embedded | None = None) -> None:
         self.store = store
         self.limits = Limits(store.limits, settings)
         self.games = GameService(

@@ -177,7 +177,7 @@ class Memory:
     def remembered(self, game_id: str) -> Stored | None:
         return self.recent.get(game_id) if self.recent is not None else None
 
-    def share(self, game_id: str, stored: Stored, game: Any) -> None:
+    def share(self, game_id: str, stored: Stored, game: LoadedGame) -> None:
         """The readers of ``stored`` (the very object) take ``game`` instead of decoding the
         form again; nothing changes it any more, so its public view is built once for all."""
         game.shared = True

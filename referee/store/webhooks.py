@@ -19,9 +19,11 @@ from __future__ import annotations
 import asyncio
 import itertools
 import secrets
-from typing import Any, cast
+from typing import cast
 
 from redis.asyncio import Redis, RedisCluster
+
+from .connection import Commands
 
 __all__ = ["LIVE", "Claim", "WebhookStore"]
 
@@ -68,7 +70,9 @@ class Claim:
 class WebhookStore:
     """Registrations, the live set and claims; it keeps bytes and decides nothing."""
 
-    def __init__(self, redis: Redis | RedisCluster, shared: Any, *, timeout_s: float = 10) -> None:
+    def __init__(
+        self, redis: Redis | RedisCluster, shared: Commands, *, timeout_s: float = 10
+    ) -> None:
         self.redis = redis
         self.shared = shared  # the process's shared connection (``store.connection``)
         self.timeout_s = timeout_s
