@@ -23,13 +23,13 @@ def decisions_tried(monkeypatch):
     """How many times a decision reached the seats' service (both replicas run in this
     process, and the tests ask one at a time)."""
     calls = []
-    real = Seats.move
+    real = Seats._move  # every decision's way, with its next turn (``?wait=``) or without
 
     async def counted(self, *args):
         calls.append(args)
         return await real(self, *args)
 
-    monkeypatch.setattr(Seats, "move", counted)
+    monkeypatch.setattr(Seats, "_move", counted)
     return calls
 
 
