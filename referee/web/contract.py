@@ -1,6 +1,8 @@
 """The committed contract (``openapi/openapi.json``) made as exact as the validators: the
 component schemas come from msgspec (tuple lengths, dice ranges, patterns, closed objects),
-and a created game links to the operations that take its id."""
+the bodies and answers are stated exactly (``contract_schemas``), every operation's edge
+answers and headers once (``contract_edge``), and a created game links to the operations
+that take its id."""
 
 from __future__ import annotations
 
@@ -17,12 +19,9 @@ from litestar.openapi.spec import (
     Discriminator,
     License,
     Link,
-    OpenAPIHeader,
-    OpenAPIMediaType,
     OpenAPIResponse,
     OpenAPIType,
     Reference,
-    RequestBody,
     Schema,
     SecurityScheme,
     Tag,
@@ -31,18 +30,13 @@ from litestar.response import Redirect
 
 from .. import __version__
 from ..games import RULESETS
+from .contract_edge import EDGE_STATUSES, RESPONSE_HEADERS, operations, state_edge
+from .contract_schemas import exact_bodies, explicit_optionals, name_unions, typed_answers
 from .league_models import (
     LEAGUE_MODELS,
-    ChangeBotStatus,
-    CreateBot,
-    CreateChallenge,
-    DeclineChallenge,
-    JoinArena,
-    SetWebhook,
 )
 from .models import (
     CREATE_GAMES,
-    MOVES,
     Claimed,
     ClaimSeat,
     GameCreated,
@@ -53,7 +47,6 @@ from .models import (
     RulesetInfo,
     Turn,
 )
-from .problems import PROBLEM
 from .replay_views import REPLAYS, GamePage
 from .tournament_models import (
     CREATE_TOURNAMENTS,
@@ -63,7 +56,7 @@ from .tournament_models import (
     TournamentCreated,
 )
 from .tournament_views import TOURNAMENT_VIEWS
-from .views import GAME_VIEWS, RECORDS, SEAT_VIEWS, shape_name
+from .views import GAME_VIEWS, RECORDS
 
 __all__ = [
     "DOCS_ASSETS",
@@ -352,19 +345,17 @@ def finish_contract(app: Litestar) -> None:
         (*_MODELS, *(shape for s in scorers for shape in (s.request, s.response))),
         ref_template="#/components/schemas/{name}",
     )
-    _name_unions(definitions)
-    _explicit_optionals(definitions)
+    name_unions(definitions)
+    explicit_optionals(definitions)
     schema = app.openapi_schema
     components = schema.components.schemas
     for name, definition in definitions.items():
         # a struct that forbids unknown fields is already closed (additionalProperties: false)
         components[name] = _spec(definition)
     _open_free_form_objects(schema)
-    _limits_and_security(schema)
-    _edge_statuses(schema)
-    _response_headers(schema)
-    _exact_bodies(schema)
-    _typed_answers(schema)
+    state_edge(schema)
+    exact_bodies(schema)
+    typed_answers(schema)
     _described(schema)
     _optional_wait(schema)
     created = schema.paths["/v1/games"].post.responses["201"]  # type: ignore[index,union-attr]
@@ -375,180 +366,11 @@ def finish_contract(app: Litestar) -> None:
     }
 
 
-#: what each operation's body is: one object, or one of several (told apart by ``ruleset``
-#: where it names one; OneMove and PostalMoves by which of ``move`` and ``moves`` they hold)
-_BODIES: dict[tuple[str, str], tuple[tuple[Any, ...], str | None]] = {
-    ("/v1/games", "post"): (
-        CREATE_GAMES,
-        "ruleset",
-    ),
-    ("/v1/games/{game_id}/seats", "post"): ((ClaimSeat,), None),
-    ("/v1/games/{game_id}/moves", "post"): ((OneMove, PostalMoves), None),
-    ("/v1/tournaments", "post"): (
-        CREATE_TOURNAMENTS,
-        "ruleset",
-    ),
-    ("/v1/tournaments/{tournament_id}/entrants", "post"): ((Register,), None),
-    ("/v1/bots", "post"): ((CreateBot,), None),
-    ("/v1/me/games/{game_id}/moves", "post"): ((OneMove, PostalMoves), None),
-    ("/v1/bots/{name}/status", "post"): ((ChangeBotStatus,), None),
-    ("/v1/bots/{name}/webhook", "post"): ((SetWebhook,), None),
-    ("/v1/arena", "post"): ((JoinArena,), None),
-    ("/v1/challenges", "post"): ((CreateChallenge,), None),
-    ("/v1/challenges/{challenge_id}/decline", "post"): ((DeclineChallenge,), None),
-}
-
-
-def _ref(model: Any) -> Reference:
-    return Reference(ref=f"#/components/schemas/{model.__name__}")
-
-
-def _exact_bodies(schema: Any) -> None:
-    """The handlers read their bodies themselves, strictly (``problems.read_body``): each
-    operation's body is stated here, one object per ruleset where it names one (and each
-    ruleset's score calculator's, from the registry)."""
-    bodies = dict(_BODIES)
-    for ruleset in RULESETS.values():
-        if (scorer := getattr(ruleset, "scorer", None)) is not None:
-            bodies[(f"/v1/rulesets/{ruleset.id}/score", "post")] = ((scorer.request,), None)
-    for (path, method), (models, tag) in bodies.items():
-        if len(models) == 1:
-            body_schema: Schema | Reference = _ref(models[0])
-        else:
-            union = Schema(one_of=[_ref(model) for model in models])
-            if tag is not None:
-                mapping = {model.__struct_config__.tag: _ref(model).ref for model in models}
-                union.discriminator = Discriminator(property_name=tag, mapping=mapping)
-            name = _BODY_NAMES.get((path, method))
-            if name is None:
-                body_schema = union
-            else:
-                schema.components.schemas[name] = union
-                body_schema = Reference(ref=f"#/components/schemas/{name}")
-        operation = getattr(schema.paths[path], method)
-        operation.request_body = RequestBody(
-            content={"application/json": OpenAPIMediaType(schema=body_schema)}, required=True
-        )
-
-
-#: the unions of the bodies, each a component of its own: every ruleset's new game, tournament
-_BODY_NAMES = {("/v1/games", "post"): "CreateGame", ("/v1/tournaments", "post"): "CreateTournament"}
-
-#: the answers the handlers build as plain values (the views), one per ruleset, each union a
-#: component of its own
-_ANSWERS: dict[tuple[str, str], tuple[str, tuple[Any, ...]]] = {
-    ("/v1/games/{game_id}", "get"): ("GameView", GAME_VIEWS),
-    ("/v1/games/{game_id}/record", "get"): ("GameRecord", RECORDS),
-    ("/v1/games/{game_id}/replay", "get"): ("GameReplay", REPLAYS),
-    ("/v1/tournaments/{tournament_id}", "get"): ("TournamentView", TOURNAMENT_VIEWS),
-}
-
-
-#: the answers encoded as their Structs are: what each field may be is exactly what it is sent as
-_ANSWERED = (MoveAccepted, Problem, NextDecision)
-
-
-def _explicit_optionals(definitions: dict[str, Any]) -> None:
-    """Optional or nullable, never left to guess: a field of an answer that omits its defaults
-    is absent rather than null (so optional, not nullable), and every field of one that
-    omits nothing is sent, null or not (so required)."""
-    for struct in _ANSWERED:
-        definition = definitions[struct.__name__]
-        properties = definition["properties"]
-        if struct.__struct_config__.omit_defaults:
-            for field in msgspec.structs.fields(struct):
-                if field.default is None and field.encode_name in properties:
-                    prop = properties[field.encode_name]
-                    kept = [x for x in prop.get("anyOf", ()) if x != {"type": "null"}]
-                    if len(kept) == 1 and len(prop["anyOf"]) == 2:
-                        rest = {k: v for k, v in prop.items() if k != "anyOf"}
-                        properties[field.encode_name] = {**kept[0], **rest} if rest else kept[0]
-        else:
-            definition["required"] = list(properties)
-
-
-def _union_names() -> dict[frozenset[str], str]:
-    """The unions of moves and seat views that the Structs hold, by the components they join:
-    every move (``AnyMove``), each ruleset's moves (``<Ruleset>Move``), the seat views
-    (``SeatView``)."""
-
-    def refs(types: Any) -> frozenset[str]:
-        return frozenset(_ref(t).ref for t in types)
-
-    names = {refs(MOVES): "AnyMove", refs(SEAT_VIEWS): "SeatView"}
-    for ruleset in RULESETS.values():
-        moves = getattr(ruleset.Move, "__args__", ())
-        if len(moves) > 1:
-            names.setdefault(refs(moves), f"{shape_name(ruleset.id)}Move")
-    return names
-
-
-def _name_unions(definitions: dict[str, Any]) -> None:
-    """Each union of moves or seat views, one component that the others reference, rather
-    than the same ``oneOf`` copied into each place it appears."""
-    names = _union_names()
-    found: dict[str, Any] = {}
-
-    def named(node: Any) -> Any:
-        if isinstance(node, dict):
-            members = node.get("oneOf", node.get("anyOf"))
-            if members is not None and "discriminator" in node:
-                key = frozenset(x.get("$ref", "") for x in members)
-                if key in names:
-                    found[names[key]] = node
-                    return {"$ref": f"#/components/schemas/{names[key]}"}
-            return {k: named(v) for k, v in node.items()}
-        if isinstance(node, list):
-            return [named(v) for v in node]
-        return node
-
-    for name in list(definitions):
-        definitions[name] = named(definitions[name])
-    definitions.update(found)
-
-
-def _typed_answers(schema: Any) -> None:
-    """The views are built as plain values (``referee.core.views``) and described by
-    ``referee.web.views`` and ``tournament_views``: each 200 answer is one of them, told
-    apart by ``ruleset``."""
-    replaced: set[str] = set()
-    for (path, method), (name, models) in _ANSWERS.items():
-        mapping = {model.__struct_config__.tag: _ref(model).ref for model in models}
-        schema.components.schemas[name] = Schema(
-            one_of=[_ref(model) for model in models],
-            discriminator=Discriminator(property_name="ruleset", mapping=mapping),
-        )
-        answer = Reference(ref=f"#/components/schemas/{name}")
-        response = getattr(schema.paths[path], method).responses["200"]
-        before = response.content["application/json"].schema if response.content else None
-        response.content = {"application/json": OpenAPIMediaType(schema=answer)}
-        # the handler's annotation (e.g. a Struct base, or one of it and a dict), if now unused
-        replaced.update(_refs(before))
-    for ref in replaced:
-        if msgspec.json.encode(schema.to_schema()).count(ref.encode()) == 0:
-            del schema.components.schemas[ref.rpartition("/")[2]]
-
-
-def _refs(node: Any) -> set[str]:
-    """The component references in an OpenAPI schema object."""
-    if isinstance(node, Reference):
-        return {node.ref}
-    found: set[str] = set()
-    for part in getattr(node, "one_of", None) or getattr(node, "any_of", None) or ():
-        found |= _refs(part)
-    return found
-
-
 def _described(schema: Any) -> None:
     """Each operation's description; nextDecision's 401 names the token it wants."""
-    for item in schema.paths.values():
-        for method in ("get", "post", "delete"):
-            operation = getattr(item, method, None)
-            if operation is not None:
-                # a ruleset's score route says its own (``Scorer.description``)
-                operation.description = _DESCRIPTIONS.get(
-                    operation.operation_id, operation.description
-                )
+    for operation in operations(schema):
+        # a ruleset's score route says its own (``Scorer.description``)
+        operation.description = _DESCRIPTIONS.get(operation.operation_id, operation.description)
     next_decision = schema.paths["/v1/me/next"].get
     next_decision.responses["401"].description = "Unauthorized: send the entrant token"
     for path in ("/v1/games/{game_id}/turn", "/v1/games/{game_id}/moves"):
@@ -566,132 +388,6 @@ def _optional_wait(schema: Any) -> None:
             parameter.schema = Schema(
                 type=OpenAPIType.NUMBER, minimum=0, maximum=60, description=described
             )
-
-
-def _limits_and_security(schema: Any) -> None:
-    """An operation with no security of its own is public (``security: []``). An organizer
-    key is optional (needed only where the referee has keys): stated once, at the top
-    (``security: [{}, {organizer: []}]``), and inherited by the creations, which state none;
-    a client generator then lets them be called with or without a token."""
-    schema.security = [{}, {"organizer": []}]
-    for item in schema.paths.values():
-        for method in ("get", "post", "delete"):
-            operation = getattr(item, method, None)
-            if operation is None:
-                continue
-            if operation.security is None:
-                operation.security = []
-            elif {"organizer": []} in operation.security:
-                operation.security = None
-
-
-#: what any operation may be answered, whatever it does, by the HTTP edge (web/serving.py),
-#: the shared limits (web/hot.py) or the store: stated here, once, for every operation
-EDGE_STATUSES = {
-    408: "Request Timeout: the request's body did not arrive within REFEREE_BODY_TIMEOUT_S "
-    "of its headers: the connection is closed",
-    413: "Body too large: past REFEREE_MAX_BODY_BYTES",
-    429: "Too many requests (rate-limited, too-many-waiting, quota-exceeded): wait "
-    "Retry-After seconds",
-    414: "URI too long: the request line is longer than a header line may be "
-    "(REFEREE_MAX_HEADER_LINE_BYTES): the connection is closed",
-    431: "Request header fields too large (REFEREE_MAX_HEADER_LINE_BYTES, "
-    "REFEREE_MAX_HEADER_FIELDS, REFEREE_MAX_HEADER_BYTES): the connection is closed",
-    503: "Unavailable: the store does not answer (redis-unavailable) or the game changed too "
-    "often while the request was tried (busy); nothing changed: retry after Retry-After "
-    "seconds",
-}
-_MALFORMED = (
-    "Bad request (invalid-request): the request is not valid HTTP/1.1 (field names the part "
-    "at fault: url, headers, content-length, transfer-encoding, body, ...): the connection is "
-    "closed"
-)
-#: the edge statuses an operation never meets: the health checks pass the limits free, and
-#: /healthz does not ask the store
-_EDGE_EXEMPT = {"healthz": {429, 503}, "readyz": {429}}
-
-
-def _edge_statuses(schema: Any) -> None:
-    """Every operation's answers include the edge's (``EDGE_STATUSES``), each a problem."""
-    for item in schema.paths.values():
-        for method in ("get", "post", "delete"):
-            operation = getattr(item, method, None)
-            if operation is None:
-                continue
-            exempt = _EDGE_EXEMPT.get(operation.operation_id, set())
-            # any request may be refused by the HTTP parser (``web.serving``); an operation
-            # that reads input says more of its own 400s
-            operation.responses.setdefault(
-                "400",
-                OpenAPIResponse(
-                    description=_MALFORMED,
-                    content={PROBLEM: OpenAPIMediaType(schema=_ref(Problem))},
-                ),
-            )
-            for status, description in EDGE_STATUSES.items():
-                if status in exempt:
-                    continue
-                operation.responses[str(status)] = OpenAPIResponse(
-                    description=description,
-                    content={PROBLEM: OpenAPIMediaType(schema=_ref(Problem))},
-                )
-
-
-#: the headers the referee sends beyond HTTP's own (Content-Type, Content-Length, Date, ...),
-#: each stated on every answer that carries it (tests/service/test_contract.py checks that
-#: nothing else is sent)
-RESPONSE_HEADERS = {
-    "Retry-After": OpenAPIHeader(
-        schema=Schema(type=OpenAPIType.INTEGER, minimum=0),
-        description="seconds to wait before trying again",
-        required=True,
-    ),
-    "Location": OpenAPIHeader(
-        schema=Schema(type=OpenAPIType.STRING),
-        description="where what was created is read: a game's or a tournament's view, a "
-        "seat's turn (with the seat's token), an entrant's next decision (with the entrant "
-        "token)",
-        required=True,
-    ),
-    "ETag": OpenAPIHeader(
-        schema=Schema(type=OpenAPIType.STRING),
-        description="once the game is over: its hash chain, quoted; send it back in "
-        "If-None-Match and a 304 says the copy held is this one",
-        required=False,
-    ),
-    "Cache-Control": OpenAPIHeader(
-        schema=Schema(type=OpenAPIType.STRING),
-        description="once the game is over: public, max-age=31536000, immutable (a finished "
-        "game's record and replay never change)",
-        required=False,
-    ),
-}
-#: which answers carry which header, by status, and by operation and status
-_HEADERS_OF = {"201": ("Location",), "429": ("Retry-After",), "503": ("Retry-After",)}
-_OPERATION_HEADERS = {
-    (operation, status): ("ETag", "Cache-Control")
-    for operation in ("getRecord", "getReplay")
-    for status in ("200", "304")
-}
-
-
-def _response_headers(schema: Any) -> None:
-    """Each header the referee sends, stated on the answers that carry it."""
-    schema.components.headers = dict(RESPONSE_HEADERS)
-    for item in schema.paths.values():
-        for method in ("get", "post", "delete"):
-            operation = getattr(item, method, None)
-            if operation is None:
-                continue
-            for status, response in operation.responses.items():
-                names = _HEADERS_OF.get(status, ()) + _OPERATION_HEADERS.get(
-                    (operation.operation_id, status), ()
-                )
-                if names:  # beside those an operation states itself (Idempotent-Replayed)
-                    response.headers = {
-                        **(response.headers or {}),
-                        **{name: Reference(ref=f"#/components/headers/{name}") for name in names},
-                    }
 
 
 def _open_free_form_objects(node: Any, seen: set[int] | None = None) -> None:
