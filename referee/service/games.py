@@ -163,19 +163,32 @@ class GameService(HeardGames):
         """
         if stored.blob is None:
             raise not_found("game", game_id)
-        now = time.time()
+        shared = self.shared_for(game_id, stored) if reading else None
+        if shared is not None:
+            return shared
+        game = LoadedGame.read(stored.version, stored.blob, stored.last_event_id, time.time())
         memory = self.memory
-        shared = memory.shared_reads.get(game_id) if reading else None
-        if (
-            shared is not None
-            and shared[0] is stored
-            and (shared[1].first_deadline or math.inf) > now
-        ):
-            return shared[1]
-        game = LoadedGame.read(stored.version, stored.blob, stored.last_event_id, now)
         if reading and not game.dirty and memory.remembered(game_id) is stored:
             memory.share(game_id, stored, game)
         return game
+
+    def shared_for(self, game_id: str, stored: Stored | None) -> LoadedGame | None:
+        """The game decoded for the readers of ``stored`` (the very object), while none of
+        its deadlines has passed; else None."""
+        shared = self.memory.shared_reads.get(game_id) if stored is not None else None
+        if shared is None or shared[0] is not stored:
+            return None
+        game = shared[1]
+        return game if (game.first_deadline or math.inf) > time.time() else None
+
+    def shared_now(self, game_id: str) -> LoadedGame | None:
+        """The game as it is now, where its readers share it already: its commits heard, its
+        form remembered (so proven current: ``proven_form``) and shared, no deadline due; else
+        None (``proven_form`` and ``current`` look)."""
+        memory = self.memory
+        return (
+            self.shared_for(game_id, memory.remembered(game_id)) if memory.hears(game_id) else None
+        )
 
     async def current(
         self, game_id: str, stored: Stored | None = None, *, reading: bool = False

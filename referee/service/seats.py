@@ -97,13 +97,8 @@ class Seats:
         (a token's seat never changes: no hash of the token again), where ``_game_now`` would
         take it too: no deadline due, not a finished game that may have expired; else None
         (``_game_now`` then looks)."""
-        shared = self.memory.shared_reads.get(game_id) if form is not None else None
-        if shared is None or shared[0] is not form:
-            return None
-        game = shared[1]
-        if (game.first_deadline or math.inf) <= time.time() or (
-            game.doc.status == "finished" and not self._surely_kept(game)
-        ):
+        game = self.games.shared_for(game_id, form)
+        if game is None or (game.doc.status == "finished" and not self._surely_kept(game)):
             return None
         return game, seat
 

@@ -6,6 +6,7 @@ embedded Valkey."""
 from __future__ import annotations
 
 import asyncio
+import time
 
 from helpers import counted_redis
 
@@ -100,3 +101,33 @@ def test_a_waiting_seat_woken_by_a_commit_takes_the_game_it_shares(valkey, monke
     assert woken["turn"]["status"] == "your_turn" and woken["turn"]["seq"] == 1
     assert lookups == 0, "the woken seat looked the game up again"
     assert woken["turn"] == again
+
+
+def test_the_game_shared_now_is_the_proven_form_while_heard_and_no_deadline_is_due(
+    valkey, monkeypatch
+):
+    """``GameService.shared_now`` (the league's look at a bot's games after each decision):
+    the game the readers share while its commits are heard and its form remembered; nothing
+    once the commits are no longer heard, or once a deadline of the game is due."""
+
+    async def scenario():
+        games = GameService(GameStore(counted_redis(valkey)))
+        seats = Seats(games)
+        game, tokens = await games.create("choice", {}, [{"name": "a"}, {"name": "b"}], 30)
+        gid = game.doc.id
+        await seats.wait_turn(gid, tokens[0], 0)  # heard, read, shared with its readers
+        shared = games.memory.shared_reads[gid]
+        found = games.shared_now(gid)
+        later = time.time() + 31  # past the 30 s deadline of a seat
+        monkeypatch.setattr("referee.service.games.time.time", lambda: later)
+        due = games.shared_now(gid)
+        monkeypatch.undo()
+        games.memory.stopped_hearing(gid)
+        unheard = games.shared_now(gid)
+        await _asked_again(games, seats, gid, tokens[0])
+        return shared, found, due, unheard
+
+    shared, found, due, unheard = asyncio.run(scenario())
+    assert found is shared[1]
+    assert due is None
+    assert unheard is None

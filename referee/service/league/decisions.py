@@ -228,15 +228,21 @@ class NextDecisions(Challenges):
         waiting_on: dict[str, str] | None = {}
         for game_id in self._playing.get(key, ()):
             league_game = self._league_games.get(game_id)
-            known = await self.games.proven_form(game_id) if league_game else None
-            if league_game is None or known is None:
+            if league_game is None:
                 waiting_on = None
                 continue
-            try:
-                game = await self.games.current(game_id, known, reading=True)
-            except Refusal:
-                waiting_on = None
-                continue
+            # shared as it is now (nearly always, right after a decision or a commit heard)
+            game = self.games.shared_now(game_id)
+            if game is None:
+                known = await self.games.proven_form(game_id)
+                if known is None:
+                    waiting_on = None
+                    continue
+                try:
+                    game = await self.games.current(game_id, known, reading=True)
+                except Refusal:
+                    waiting_on = None
+                    continue
             seat = league_game.seat_of(key)
             if game.doc.status == "finished" or (doc.webhook and seat in league_game.webhooks):
                 waiting_on = None
