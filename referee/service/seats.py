@@ -46,11 +46,13 @@ class Seats:
         the game as it is now and waits after its newest event; a pass ends when the game's
         commits stop being heard (a commit may then have gone untold: the game is read again).
         ``decided``: the seat, whose decision just stored and shared the game: the first pass
-        starts from the game shared as proven current, as a pass woken by a commit does
-        (``_shared``), without looking the game up again.
+        starts from the game shared as proven current (``GameService.shared_now``), as a pass
+        woken by a commit does (``shared_for``), without looking the game up again.
         """
         stop = time.monotonic() + wait_s
-        first = self._still_shared(game_id, decided)
+        first = None
+        if decided is not None and self.games.follows(game_id):  # follows: the hearing is kept
+            first = self._kept(self.games.shared_now(game_id), decided)
         known = None
         if first is None:
             await self.games.hear(game_id)
@@ -79,28 +81,18 @@ class Seats:
                     continue
                 after = newest
                 form = await self._form_at(game_id, newest)
-                shared = self._shared(game_id, form, seat)
+                shared = self._kept(self.games.shared_for(game_id, form), seat)
                 game, seat = shared or await self._game_now(game_id, token, form)
             known = None
 
-    def _still_shared(self, game_id: str, seat: int | None) -> tuple[LoadedGame, int] | None:
-        """The game shared as proven current, and ``seat`` (a seat whose decision just stored
-        it, or None), while the game's commits are heard; else None."""
-        if seat is None or not self.games.follows(game_id):  # follows: the hearing is kept
+    def _kept(self, shared: LoadedGame | None, seat: int) -> tuple[LoadedGame, int] | None:
+        """A game the readers share as proven current (``GameService.shared_for``), with
+        ``seat`` (a token's seat never changes: no hash of the token again), where
+        ``_game_now`` would take it too: not a finished game that may have expired; else
+        None (``_game_now`` then looks)."""
+        if shared is None or (shared.doc.status == "finished" and not self._surely_kept(shared)):
             return None
-        return self._shared(game_id, self.memory.remembered(game_id), seat)
-
-    def _shared(
-        self, game_id: str, form: Stored | None, seat: int
-    ) -> tuple[LoadedGame, int] | None:
-        """The game the readers of ``form`` (a form proven current) share, with ``seat``
-        (a token's seat never changes: no hash of the token again), where ``_game_now`` would
-        take it too: no deadline due, not a finished game that may have expired; else None
-        (``_game_now`` then looks)."""
-        game = self.games.shared_for(game_id, form)
-        if game is None or (game.doc.status == "finished" and not self._surely_kept(game)):
-            return None
-        return game, seat
+        return shared, seat
 
     async def _game_now(
         self, game_id: str, token: str | None, known: Stored | None
