@@ -107,6 +107,19 @@ class LoadedGame(GameViews):
         game.resolve_expired(now)
         return game
 
+    def copied(self, now: float) -> LoadedGame:
+        """What ``read`` gives of the form this game was shared for, without decoding its
+        document again: a copy to change, the document copied as deep as a change replaces
+        in place (the seats' list; every other field a change assigns anew) and the rules'
+        state decoded from the form's own bytes. This game, shared, stays as it is."""
+        doc = msgspec.structs.replace(self.doc)
+        doc.seats = list(doc.seats)
+        game = LoadedGame(self.version, doc)
+        game.last_event_id = self.last_event_id
+        game.first_deadline = first_deadline(doc)
+        game.resolve_expired(now)
+        return game
+
     def as_stored(self) -> LoadedGame:
         """The game as just committed, with nothing more to write."""
         game = LoadedGame(self.version, self.doc)

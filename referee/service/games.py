@@ -159,16 +159,22 @@ class GameService(HeardGames):
 
         ``reading``: the caller only reads the game, so the game decoded for the last reader of
         the same remembered form (the very object) may be shared, while none of its deadlines
-        has passed.
+        has passed. Else the caller changes it: a copy of that shared game where there is one
+        (``LoadedGame.copied``: its document is not decoded again), or the form decoded.
         """
         if stored.blob is None:
             raise not_found("game", game_id)
-        shared = self.shared_for(game_id, stored) if reading else None
+        if not reading:  # a copy to change: of the game its readers share, if they do
+            pair = self.memory.shared_reads.get(game_id)
+            if pair is not None and pair[0] is stored:
+                return pair[1].copied(time.time())
+            return LoadedGame.read(stored.version, stored.blob, stored.last_event_id, time.time())
+        shared = self.shared_for(game_id, stored)
         if shared is not None:
             return shared
         game = LoadedGame.read(stored.version, stored.blob, stored.last_event_id, time.time())
         memory = self.memory
-        if reading and not game.dirty and memory.remembered(game_id) is stored:
+        if not game.dirty and memory.remembered(game_id) is stored:
             memory.share(game_id, stored, game)
         return game
 

@@ -199,7 +199,7 @@ class GameController(Controller):
             )
             # bot accounts' seats (their tokens the league's: none shown here)
             accounts: list[str] = []
-            if any("account" in s for s in seats):
+            if any(s.account is not None for s in data.seats):  # each dict has the key
                 game_id = game_id or new_game_id()
                 accounts = await services.league.seat_accounts(
                     game_id, data.ruleset, seats, owner, data.deadline_s

@@ -131,3 +131,42 @@ def test_the_game_shared_now_is_the_proven_form_while_heard_and_no_deadline_is_d
     assert found is shared[1]
     assert due is None
     assert unheard is None
+
+
+def test_a_decision_on_the_shared_game_changes_a_copy_and_decodes_no_document(valkey, monkeypatch):
+    """Seat 0's decision shares the game it stored; seat 1's decision then builds on a copy of
+    that game (``LoadedGame.copied``: the document is not decoded again), and the shared game
+    stays exactly as it was: a reader holding it sees nothing of a decision not yet stored.
+    What the copy commits is what a decision on the decoded form commits."""
+    from referee.core import game as game_module
+    from referee.core.documents import encode
+
+    async def scenario():
+        games, seats, gid, tokens, first = await _started(valkey)
+        other = await seats.wait_turn(gid, tokens[1], 0)
+        await seats.move_then_turn(gid, tokens[0], 0, [first["legal_moves"][0]], 0)
+        stored, shared = games.memory.shared_reads[gid]
+        before = (encode(shared.doc), encode(shared.state), shared.turn(0), shared.turn(1))
+        decoded: list[bytes] = []
+        decode_doc = game_module.decode_doc
+
+        def counted(blob):
+            decoded.append(blob)
+            return decode_doc(blob)
+
+        monkeypatch.setattr(game_module, "decode_doc", counted)
+        copy = games.decoded(gid, stored)
+        from_form = game_module.LoadedGame.read(stored.version, stored.blob, "0", time.time())
+        made = len(decoded)
+        monkeypatch.undo()
+        assert copy is not shared and copy.doc.seats is not shared.doc.seats
+        assert encode(copy.doc) == encode(from_form.doc) and copy.state == from_form.state
+        answer = await seats.move(gid, tokens[1], 0, [other["legal_moves"][0]])
+        after = (encode(shared.doc), encode(shared.state), shared.turn(0), shared.turn(1))
+        await _asked_again(games, seats, gid, tokens[1])
+        return made, before, after, answer
+
+    made, before, after, answer = asyncio.run(scenario())
+    assert made == 1, "only the form read to compare with was decoded"
+    assert answer["accepted"]
+    assert after == before, "a decision changed the game its readers share"
