@@ -33,7 +33,7 @@ import redis
 from referee.store.cluster import slot_of
 from referee.store.embedded import start_embedded
 from referee.store.hearing import channel_of
-from referee.tools.bench import _primaries, _redis_cpu_seconds
+from referee.tools.bench import _primaries, redis_cpu_seconds
 from referee.tools.launch import LOAD_LIMITS, start_referee
 from referee.tools.load import BENCH_GAME
 from referee.tools.local_cluster import start_local_cluster
@@ -116,15 +116,15 @@ def measure(rates: list[int], seconds: float, local_cluster: int, replicas: int,
         )
         processes = [psutil.Process(r.pid) for r in referees]
         before = [_cpu(p) for p in processes]
-        redis_before = _redis_cpu_seconds(servers)
+        redis_before = redis_cpu_seconds(servers)
         time.sleep(seconds)
         idle = [(_cpu(p) - b) / seconds for p, b in zip(processes, before, strict=True)]
-        redis_idle = (_redis_cpu_seconds(servers) - redis_before) / seconds
+        redis_idle = (redis_cpu_seconds(servers) - redis_before) / seconds
         rnd = random.Random(1)
         phases = []
         for rate in rates:
             before = [_cpu(p) for p in processes]
-            redis_before = _redis_cpu_seconds(servers)
+            redis_before = redis_cpu_seconds(servers)
             began = time.monotonic()
             published = 0
             tick = 0.05
@@ -149,7 +149,7 @@ def measure(rates: list[int], seconds: float, local_cluster: int, replicas: int,
             spent = [
                 (_cpu(p) - b) / elapsed - i for p, b, i in zip(processes, before, idle, strict=True)
             ]
-            redis_spent = (_redis_cpu_seconds(servers) - redis_before) / elapsed - redis_idle
+            redis_spent = (redis_cpu_seconds(servers) - redis_before) / elapsed - redis_idle
             phases.append(
                 {
                     "commits_per_s": round(published / elapsed),

@@ -20,7 +20,11 @@ bench raises them, and one load process whose every seat has an HTTP connection 
    so the seat that posts first waits for the other's commit: its answer is timed from the
    moment the other's decision was sent (``thinking_wake_ms``), and answers that took over a
    second past it are counted (``thinking_wakes_over_1s``); the referee's own figure as above
-   (``thinking_server_wake_ms``).
+   (``thinking_server_wake_ms``). What a decision costs while they play (the games' creation
+   before it excluded): the referee's CPU (``thinking_referee_cpu_us_per_decision``),
+   Redis's (``thinking_redis_cpu_us_per_decision``) and the commands the referee sent
+   (``thinking_redis_round_trips_per_decision``), the figures a capacity plan for bots that
+   think takes (``docs/CAPACITY.md``).
 
 ``python benchmarks/thinking_bots.py [--waiting N] [--games N] [--think A B] [--seconds S]``
 """
@@ -43,6 +47,7 @@ import redis
 
 from referee.service.wakes import bucket_ns, percentile
 from referee.store.embedded import start_embedded
+from referee.tools.bench import command_calls, cpu_seconds, redis_cpu_seconds
 from referee.tools.launch import LOAD_LIMITS, start_referee
 from referee.tools.load import BENCH_GAME, Client, head
 
@@ -216,9 +221,20 @@ async def hold(
     } | _server_wakes(times, before, "")
 
 
-async def thinking(url: str, count: int, think: tuple[float, float], seconds: float, times: Path):
+async def thinking(
+    url: str,
+    count: int,
+    think: tuple[float, float],
+    seconds: float,
+    times: Path,
+    process: psutil.Process,
+    valkey: redis.Redis,
+):
     games = await _created(url, count)
     before = _wake_counts(times)
+    # the play alone: the games' creation above is not a decision's cost
+    cpu, redis_cpu = cpu_seconds(process), redis_cpu_seconds([valkey])
+    sent = command_calls([valkey])[1]
     stop = time.monotonic() + seconds
     rnd = random.Random(7)
     stats = {"decisions": 0, "errors": 0, "wakes": [], "games": 0}
@@ -264,7 +280,10 @@ async def thinking(url: str, count: int, think: tuple[float, float], seconds: fl
     began = time.monotonic()
     await asyncio.gather(*(table(g) for g in games))
     elapsed = time.monotonic() - began
+    cpu, redis_cpu = cpu_seconds(process) - cpu, redis_cpu_seconds([valkey]) - redis_cpu
+    sent = command_calls([valkey])[1] - sent
     wakes = stats["wakes"]
+    decisions = max(stats["decisions"], 1)
     return {
         "thinking_games": count,
         "thinking_seats": 2 * count,
@@ -277,6 +296,13 @@ async def thinking(url: str, count: int, think: tuple[float, float], seconds: fl
         "thinking_wake_ms_max": round(max(wakes), 2) if wakes else None,
         "thinking_wakes_over_1s": sum(w > 1000 for w in wakes),
         "thinking_wakes": len(wakes),
+        # what a decision of bots that think costs, beside ``referee bench``'s bots that never
+        # do: the referee's CPU, Redis's, and the commands the referee sent (the rate limits'
+        # leases too: a thinking bot's every request falls in a second of its own)
+        "thinking_referee_cores": round(cpu / elapsed, 2),
+        "thinking_referee_cpu_us_per_decision": round(cpu / decisions * 1e6, 1),
+        "thinking_redis_cpu_us_per_decision": round(redis_cpu / decisions * 1e6, 1),
+        "thinking_redis_round_trips_per_decision": round(sent / decisions, 2),
     } | _server_wakes(times, before, "thinking_")
 
 
@@ -301,11 +327,10 @@ def main() -> None:
         if args.waiting:
             figures |= uvloop.run(hold(url, args.waiting, args.wake_rate, process, valkey, times))
         if args.games:
-            cpu = process.cpu_times()
-            figures |= uvloop.run(thinking(url, args.games, tuple(args.think), args.seconds, times))
-            spent = process.cpu_times()
-            used = spent.user + spent.system - cpu.user - cpu.system
-            figures["thinking_referee_cores"] = round(used / figures["thinking_seconds"], 2)
+            think = (args.think[0], args.think[1])
+            figures |= uvloop.run(
+                thinking(url, args.games, think, args.seconds, times, process, valkey)
+            )
         figures["referee_rss_mb_end"] = round(process.memory_info().rss / 2**20, 1)
     finally:
         referee.terminate()

@@ -5,6 +5,10 @@ a request's path.
   second's budget at a time (a quarter) and spends it locally, so a bot's requests cost a
   Redis call now and then, not one each; the budget is counted in Redis, so every replica
   together grants at most the limit (a slice leased and not spent is lost to that second).
+  With each lease it takes a small slice (a sixteenth) of each of the next ``LEASE_AHEAD``
+  seconds' budgets too: a bot that thinks a second or two between requests, as real bots
+  do, would otherwise find a second of its own at every request, and pay a Redis round trip
+  before each.
 - **Open event streams and long-polls per address**: a process holds a few units of the
   address's cap at a time and gives back what it no longer needs; its holding lapses if it
   dies (it renews it every ``RENEW_S``).
@@ -29,7 +33,7 @@ from ..settings import Settings
 from ..store import STORE_UNAVAILABLE
 from ..store.limits import LimitStore
 
-__all__ = ["RENEW_S", "Limits"]
+__all__ = ["LEASE_AHEAD", "RENEW_S", "Limits"]
 
 log = logging.getLogger("referee")
 #: how often a process renews what it holds of the addresses' caps (they lapse after 3 ×)
@@ -38,16 +42,21 @@ RENEW_S = 20.0
 #: Redis call about once a second, and what one replica leases and leaves unspent in a
 #: second is at most a quarter of the budget
 _SLICES = 4
+#: and with it a sixteenth of each of the next three seconds' (those it holds none of yet):
+#: a bot asking about once a second or less leases once every four seconds, not at each
+#: request; what a replica holds of a second ahead of it is at most 3/16 of its budget
+LEASE_AHEAD = 3
+_AHEAD_SLICES = 16
 
 
 class _Budget:
     """This process's lease of one second's budget: ``left`` to spend; ``refused``: Redis
     granted none in that second (no call until the next)."""
 
-    __slots__ = ("left", "refused", "second")
+    __slots__ = ("left", "refused")
 
-    def __init__(self, second: int, left: int, refused: bool) -> None:
-        self.second, self.left, self.refused = second, left, refused
+    def __init__(self, left: int, refused: bool) -> None:
+        self.left, self.refused = left, refused
 
 
 class Limits:
@@ -60,9 +69,9 @@ class Limits:
         self.rate_per_token = settings.rate_per_token
         self.rate_per_address = settings.rate_per_address
         self.process = secrets.token_hex(6)
-        # this second's budget of a token (by its hash, ``token_hash``, remembered for the
-        # seats playing now) or of an address (by itself)
-        self._budgets: dict[bytes | str, _Budget] = {}
+        # a second's budget of a token (by its hash, ``token_hash``, remembered for the
+        # seats playing now) or of an address (by itself), by (who, second)
+        self._budgets: dict[tuple[bytes | str, int], _Budget] = {}
         self._held: dict[str, list[int]] = {}  # address -> [in use, held in Redis]
         self._tasks: set[asyncio.Task[Any]] = set()
         self._leasing: dict[bytes | str, asyncio.Future[Any]] = {}  # who -> its lease on its way
@@ -78,15 +87,15 @@ class Limits:
         budgets = self._budgets
         by_token = None
         if token is not None and self.rate_per_token > 0:
-            by_token = budgets.get(token_hash(token))
-            if by_token is None or by_token.second != second:
+            by_token = budgets.get((token_hash(token), second))
+            if by_token is None:
                 return None
             if by_token.left <= 0:
                 return False if by_token.refused else None
         by_address = None
         if self.rate_per_address > 0:
-            by_address = budgets.get(address)
-            if by_address is None or by_address.second != second:
+            by_address = budgets.get((address, second))
+            if by_address is None:
                 return None
             if by_address.left <= 0:
                 return False if by_address.refused else None
@@ -119,8 +128,9 @@ class Limits:
         name = "t" + who[:10].hex() if isinstance(who, bytes) else who
         while True:
             second = int(time.time())
-            budget = self._budgets.get(who)
-            if budget is not None and budget.second == second:
+            budgets = self._budgets
+            budget = budgets.get((who, second))
+            if budget is not None:
                 if budget.left > 0:
                     budget.left -= 1
                     return True
@@ -131,13 +141,24 @@ class Limits:
                 await asyncio.shield(pending)
                 continue
             self._leasing[who] = asyncio.get_running_loop().create_future()
+            ahead = range(second + 1, second + 1 + LEASE_AHEAD)
+            seconds = [second, *(s for s in ahead if (who, s) not in budgets)]
+            slices = max(1, limit // _SLICES), max(1, limit // _AHEAD_SLICES)
             try:
-                granted = await self.store.lease_rate(name, second, max(1, limit // _SLICES), limit)
+                granted = await self.store.lease_rate(name, seconds, *slices, limit)
             finally:
                 self._leasing.pop(who).set_result(None)
-            if len(self._budgets) > 65536:  # seconds gone by
-                self._budgets = {k: b for k, b in self._budgets.items() if b.second == second}
-            self._budgets[who] = _Budget(second, granted, granted == 0)
+            budgets = self._budgets  # as it is now, after the lease
+            if len(budgets) > 65536:  # seconds gone by
+                budgets = self._budgets = {k: b for k, b in budgets.items() if k[1] >= second}
+            for each, grant in zip(seconds, granted, strict=True):
+                # a second's budget leased twice (a slice ahead, then one in it) adds up
+                held = budgets.get((who, each))
+                if held is None:
+                    budgets[(who, each)] = _Budget(grant, grant == 0)
+                else:
+                    held.left += grant
+                    held.refused = held.left <= 0 and grant == 0
 
     # -- open streams and long-polls -----------------------------------------------------------
 

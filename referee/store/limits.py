@@ -4,7 +4,9 @@ Each count is one key (its own hash tag, so each script touches one cluster slot
 to live; the scripts check and count in one step, so two replicas cannot both take the last
 unit.
 
-- ``referee:rate:{<who>}:<second>``   string: requests leased in that second (2 s to live)
+- ``referee:rate:{<who>}:<second>``   string: requests leased in that second (leased up to
+                                     ``LEASE_AHEAD`` seconds before it; it lives until a
+                                     second after it)
 - ``referee:open:{<who>}``           hash: per process, the open streams and long-polls it
                                      holds; ``referee:open:{<who>}:until`` says until when
                                      each process's holding is good (it renews it while it
@@ -31,15 +33,19 @@ def live_key(owner: str, kind: str) -> str:
     return f"referee:live:{{{owner}}}:{kind}"
 
 
-# Lease up to ARGV[1] requests of this second's budget ARGV[2]: how many were granted.
+# Lease up to ARGV[1] requests of the budget ARGV[3] of the second KEYS[1], and up to ARGV[2]
+# of each later second's KEYS[2..]: how many were granted of each, in order.
 _RATE = """
-local lease = tonumber(ARGV[1])
-local used = redis.call('INCRBY', KEYS[1], lease)
-if used == lease then redis.call('EXPIRE', KEYS[1], 2) end
-local before = used - lease
-local limit = tonumber(ARGV[2])
-if before >= limit then return 0 end
-return math.min(lease, limit - before)
+local limit = tonumber(ARGV[3])
+local grants = {}
+for i, key in ipairs(KEYS) do
+  local lease = tonumber(i == 1 and ARGV[1] or ARGV[2])
+  local used = redis.call('INCRBY', key, lease)
+  if used == lease then redis.call('EXPIRE', key, #KEYS + 1) end
+  local before = used - lease
+  grants[i] = before >= limit and 0 or math.min(lease, limit - before)
+end
+return grants
 """
 
 # A process (ARGV[1]) takes (ARGV[2] > 0) or gives back (< 0) units of a shared cap (ARGV[3]),
@@ -108,9 +114,13 @@ class LimitStore:
     async def _run(self, script: str, keys: list[str], args: list[Any]) -> Any:
         return await self._scripts[script](keys, args)
 
-    async def lease_rate(self, who: str, second: int, lease: int, limit: int) -> int:
-        """Requests granted (0..``lease``) of ``who``'s budget of ``limit`` for ``second``."""
-        return int(await self._run(_RATE, [f"referee:rate:{{{who}}}:{second}"], [lease, limit]))
+    async def lease_rate(
+        self, who: str, seconds: list[int], lease: int, ahead: int, limit: int
+    ) -> list[int]:
+        """Requests granted of ``who``'s budget of ``limit`` for each of ``seconds``: up to
+        ``lease`` of the first (this one), up to ``ahead`` of each later one."""
+        keys = [f"referee:rate:{{{who}}}:{second}" for second in seconds]
+        return [int(g) for g in await self._run(_RATE, keys, [lease, ahead, limit])]
 
     async def hold(
         self, who: str, process: str, units: int, cap: int, now: float, until: float

@@ -42,7 +42,7 @@ from .launch import LOAD_LIMITS, start_referee
 from .load import BENCH_GAME, play_game, run_load
 from .local_cluster import start_local_cluster
 
-__all__ = ["cpu_seconds", "main", "run_bench"]
+__all__ = ["command_calls", "cpu_seconds", "main", "redis_cpu_seconds", "run_bench"]
 
 
 # --- the referee's own CPU ---------------------------------------------------------------
@@ -79,7 +79,7 @@ def _primaries(url: str, cluster: bool) -> list[redis.Redis]:
     ]
 
 
-def _command_calls(servers: list[redis.Redis]) -> tuple[int, int]:
+def command_calls(servers: list[redis.Redis]) -> tuple[int, int]:
     """Commands the servers ran (also those a script called) and commands clients sent."""
     calls: dict[str, int] = {}
     for server in servers:
@@ -98,7 +98,7 @@ def _reads(servers: list[redis.Redis]) -> int:
     return sum(int(server.info("stats")["total_reads_processed"]) for server in servers)
 
 
-def _redis_cpu_seconds(servers: list[redis.Redis]) -> float:
+def redis_cpu_seconds(servers: list[redis.Redis]) -> float:
     """CPU time (user + system, main thread and the rest) of the servers so far."""
     total = 0.0
     for server in servers:
@@ -208,11 +208,11 @@ def run_bench(
         # the ceiling is measured in two halves, before and after the games, so that a drift
         # of the machine's speed during the run weighs on both sides of the ratio alike
         before = _ceiling_phase(url, bots, processes, seconds * 0.15, server)
-        ran_before, sent_before = _command_calls(servers)
-        redis_cpu, reads = _redis_cpu_seconds(servers), _reads(servers)
+        ran_before, sent_before = command_calls(servers)
+        redis_cpu, reads = redis_cpu_seconds(servers), _reads(servers)
         games, games_cpu = _measured_load("games", url, bots, processes, seconds * 0.7, server)
-        redis_cpu, reads = _redis_cpu_seconds(servers) - redis_cpu, _reads(servers) - reads
-        ran_after, sent_after = _command_calls(servers)
+        redis_cpu, reads = redis_cpu_seconds(servers) - redis_cpu, _reads(servers) - reads
+        ran_after, sent_after = command_calls(servers)
         after = _ceiling_phase(url, bots, processes, seconds * 0.15, server)
         ceiling_elapsed = before["elapsed"] + after["elapsed"]
         ceiling_rps = (before["requests"] + after["requests"]) / ceiling_elapsed

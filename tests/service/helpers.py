@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import os
 import random
+import subprocess
+import sys
+import threading
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import redis
 
 
 def create(
@@ -47,6 +54,23 @@ def ready(url: str) -> bool:
 def referee_leftovers(directory: Path) -> list[str]:
     """What the referee and its tools left behind in a temporary directory (``TMPDIR``)."""
     return [p.name for p in directory.iterdir() if p.name.startswith("referee-")]
+
+
+def run_benchmark(script: str, args: list[str], tmp: Path) -> dict:
+    """A script of ``benchmarks/`` run as a user runs it, its temporary files in ``tmp``: the
+    JSON object it prints last (the run must succeed)."""
+    root = Path(__file__).parents[2]
+    result = subprocess.run(
+        [sys.executable, f"benchmarks/{script}", *args],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        cwd=root,
+        env={**os.environ, "TMPDIR": str(tmp)},
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    figures: dict = json.loads(result.stdout.strip().splitlines()[-1])
+    return figures
 
 
 def auth(token: str) -> dict[str, str]:
@@ -168,3 +192,37 @@ def counted_redis(url: str):
     pool = ConnectionPool.from_url(url)
     pool.connection_class = type("CountedConnection", (Counted, pool.connection_class), {})
     return Redis.from_pool(pool)
+
+
+class Monitor:
+    """Every command the Redis server at ``url`` runs while it lasts, as MONITOR prints it:
+    what the referee asks of its store, watched from outside."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.client = redis.Redis.from_url(url)
+        self.commands: list[str] = []
+        self._stop = f"stop-{uuid.uuid4().hex}"
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def _watch(self) -> None:
+        with self.client.monitor() as monitor:
+            self._ready.set()
+            while True:
+                command = monitor.next_command()["command"]
+                if self._stop in command:
+                    return
+                self.commands.append(command)
+
+    def __enter__(self) -> Monitor:
+        self._thread.start()
+        self._ready.wait(10)
+        time.sleep(0.1)  # MONITOR answered before the first command is watched
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with redis.Redis.from_url(self.url) as other:
+            other.echo(self._stop)
+        self._thread.join(10)
+        self.client.close()

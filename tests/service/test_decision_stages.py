@@ -4,28 +4,11 @@ reached by a game's requests (the times themselves are not asserted)."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
-from helpers import referee_leftovers
-
-ROOT = Path(__file__).parents[2]
+from helpers import referee_leftovers, run_benchmark
 
 
 def test_every_stage_is_timed(short_tmp):
-    result = subprocess.run(
-        [sys.executable, "benchmarks/decision_stages.py", "--games", "1", "--json"],
-        capture_output=True,
-        text=True,
-        timeout=240,
-        cwd=ROOT,
-        env={**os.environ, "TMPDIR": str(short_tmp)},
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    figures = json.loads(result.stdout.strip().splitlines()[-1])
+    figures = run_benchmark("decision_stages.py", ["--games", "1", "--json"], short_tmp)
     assert figures["decisions"] > 0
     assert figures["turns_per_decision"] >= 1  # the bench's loop asks its turn, then moves
     timed = figures["stages_us_per_decision"]

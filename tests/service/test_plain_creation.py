@@ -5,49 +5,13 @@ in the process for good. Watched from outside, with the real server's MONITOR.""
 
 from __future__ import annotations
 
-import threading
 import time
-import uuid
 
-import redis
-from helpers import create
-
-
-class _Monitor:
-    """Every command the server runs while it lasts, as MONITOR prints it."""
-
-    def __init__(self, url: str) -> None:
-        self.url = url
-        self.client = redis.Redis.from_url(url)
-        self.commands: list[str] = []
-        self._stop = f"stop-{uuid.uuid4().hex}"
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._watch, daemon=True)
-
-    def _watch(self) -> None:
-        with self.client.monitor() as monitor:
-            self._ready.set()
-            while True:
-                command = monitor.next_command()["command"]
-                if self._stop in command:
-                    return
-                self.commands.append(command)
-
-    def __enter__(self) -> _Monitor:
-        self._thread.start()
-        self._ready.wait(10)
-        time.sleep(0.1)  # MONITOR answered before the first command is watched
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        with redis.Redis.from_url(self.url) as other:
-            other.echo(self._stop)
-        self._thread.join(10)
-        self.client.close()
+from helpers import Monitor, create
 
 
 def test_a_plain_game_reads_no_webhook_registrations(http, valkey):
-    with _Monitor(valkey) as monitor:
+    with Monitor(valkey) as monitor:
         created = create(http, "choice", [{"name": "a"}, {"name": "b"}, {"bot": "random"}])
         gid = created["id"]
         for seat in created["seats"][:2]:

@@ -12,8 +12,9 @@ import time
 import httpx
 import pytest
 from conftest import ThreadServer
-from helpers import auth, create, play_out, wait_until
+from helpers import Monitor, auth, create, play_out, wait_until
 
+from referee.service.limits import LEASE_AHEAD
 from referee.settings import key_hashes
 from referee.tools.launch import start_referee
 
@@ -145,6 +146,31 @@ def test_a_token_past_its_rate_is_refused_with_retry_after_across_replicas(valke
         assert refused.json()["code"] == "rate-limited"
         other = httpx.get(one.url + path, headers=auth(game["seats"][1]["token"]))
         assert other.status_code == 200, "another token keeps its own budget"
+
+
+def test_a_bot_asking_about_once_a_second_leases_its_rate_once_for_several_seconds(valkey):
+    """A bot that thinks between its requests finds a second of its own at each. Each lease
+    takes a slice of the next ``LEASE_AHEAD`` seconds' budgets too, so requests a second apart
+    lease once, not before each request (a Redis round trip each). Watched from outside: the
+    leases that name the token's budget, with the server's MONITOR."""
+    with (
+        ThreadServer(valkey, rate_per_token=100) as server,
+        httpx.Client(base_url=server.url) as http,
+    ):
+        game = create(http, "choice", 2)
+        token = game["seats"][0]["token"]
+        name = "t" + hashlib.sha256(token.encode()).digest()[:10].hex()
+        path = f"/v1/games/{game['id']}/turn"
+        second = int(time.time())
+        while int(time.time()) == second:  # start at the beginning of a second
+            time.sleep(0.01)
+        with Monitor(valkey) as monitor:
+            start = int(time.time())
+            for ahead in range(LEASE_AHEAD + 1):  # the middle of each second
+                time.sleep(max(0.0, start + ahead + 0.5 - time.time()))
+                assert http.get(path, headers=auth(token)).status_code == 200
+    leases = [c for c in monitor.commands if c.startswith("EVALSHA") and f"{{{name}}}" in c]
+    assert len(leases) == 1, leases
 
 
 def test_live_games_per_organizer_are_capped_until_one_finishes(valkey):
