@@ -44,7 +44,8 @@ RENEW_S = 20.0
 _SLICES = 4
 #: and with it a sixteenth of each of the next three seconds' (those it holds none of yet):
 #: a bot asking about once a second or less leases once every four seconds, not at each
-#: request; what a replica holds of a second ahead of it is at most 3/16 of its budget
+#: request; what a replica holds of a second before that second comes is at most a
+#: sixteenth of its budget
 LEASE_AHEAD = 3
 _AHEAD_SLICES = 16
 
