@@ -148,15 +148,11 @@ def test_a_token_past_its_rate_is_refused_with_retry_after_across_replicas(valke
         assert other.status_code == 200, "another token keeps its own budget"
 
 
-def test_a_bot_asking_about_once_a_second_leases_its_rate_once_for_several_seconds(valkey):
-    """A bot that thinks between its requests finds a second of its own at each. Each lease
-    takes a slice of the next ``LEASE_AHEAD`` seconds' budgets too, so requests a second apart
-    lease once, not before each request (a Redis round trip each). Watched from outside: the
-    leases that name the token's budget, with the server's MONITOR."""
-    with (
-        ThreadServer(valkey, rate_per_token=100) as server,
-        httpx.Client(base_url=server.url) as http,
-    ):
+def _leases_a_second_apart(server, valkey: str) -> int | None:
+    """A new token's requests, one in each of ``LEASE_AHEAD`` + 1 seconds in a row: the
+    leases that named its budget, watched with the server's MONITOR; None if a request was
+    not sent and answered within its own second of the window (a stalled machine)."""
+    with httpx.Client(base_url=server.url) as http:
         game = create(http, "choice", 2)
         token = game["seats"][0]["token"]
         name = "t" + hashlib.sha256(token.encode()).digest()[:10].hex()
@@ -168,9 +164,24 @@ def test_a_bot_asking_about_once_a_second_leases_its_rate_once_for_several_secon
             start = int(time.time())
             for ahead in range(LEASE_AHEAD + 1):  # the middle of each second
                 time.sleep(max(0.0, start + ahead + 0.5 - time.time()))
+                sent = int(time.time())
                 assert http.get(path, headers=auth(token)).status_code == 200
-    leases = [c for c in monitor.commands if c.startswith("EVALSHA") and f"{{{name}}}" in c]
-    assert len(leases) == 1, leases
+                if not sent == int(time.time()) == start + ahead:
+                    return None
+    return sum(c.startswith("EVALSHA") and f"{{{name}}}" in c for c in monitor.commands)
+
+
+def test_a_bot_asking_about_once_a_second_leases_its_rate_once_for_several_seconds(valkey):
+    """A bot that thinks between its requests finds a second of its own at each. Each lease
+    takes a slice of the next ``LEASE_AHEAD`` seconds' budgets too, so requests a second apart
+    lease once, not before each request (a Redis round trip each). Watched from outside: the
+    leases that name the token's budget."""
+    with ThreadServer(valkey, rate_per_token=100) as server:
+        for _ in range(3):  # a window a stalled machine spoiled is played again
+            leases = _leases_a_second_apart(server, valkey)
+            if leases is not None:
+                break
+    assert leases == 1
 
 
 def test_live_games_per_organizer_are_capped_until_one_finishes(valkey):
