@@ -101,11 +101,7 @@ class LoadedGame(GameViews):
     @classmethod
     def read(cls, version: str, blob: bytes, last_event_id: str, now: float) -> LoadedGame:
         """The game a stored form gives, its expired deadlines resolved (``dirty`` if any)."""
-        game = cls(version, decode_doc(blob))
-        game.last_event_id = last_event_id
-        game.first_deadline = first_deadline(game.doc)
-        game.resolve_expired(now)
-        return game
+        return cls._as_read(version, decode_doc(blob), last_event_id, now)
 
     def copied(self, now: float) -> LoadedGame:
         """What ``read`` gives of the form this game was shared for, without decoding its
@@ -114,8 +110,12 @@ class LoadedGame(GameViews):
         state decoded from the form's own bytes. This game, shared, stays as it is."""
         doc = msgspec.structs.replace(self.doc)
         doc.seats = list(doc.seats)
-        game = LoadedGame(self.version, doc)
-        game.last_event_id = self.last_event_id
+        return LoadedGame._as_read(self.version, doc, self.last_event_id, now)
+
+    @classmethod
+    def _as_read(cls, version: str, doc: GameDoc, last_event_id: str, now: float) -> LoadedGame:
+        game = cls(version, doc)
+        game.last_event_id = last_event_id
         game.first_deadline = first_deadline(doc)
         game.resolve_expired(now)
         return game

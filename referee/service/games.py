@@ -164,28 +164,30 @@ class GameService(HeardGames):
         """
         if stored.blob is None:
             raise not_found("game", game_id)
-        if not reading:  # a copy to change: of the game its readers share, if they do
-            pair = self.memory.shared_reads.get(game_id)
-            if pair is not None and pair[0] is stored:
-                return pair[1].copied(time.time())
-            return LoadedGame.read(stored.version, stored.blob, stored.last_event_id, time.time())
-        shared = self.shared_for(game_id, stored)
+        now, memory = time.time(), self.memory
+        shared = self._decoded_for(game_id, stored)
         if shared is not None:
-            return shared
-        game = LoadedGame.read(stored.version, stored.blob, stored.last_event_id, time.time())
-        memory = self.memory
-        if not game.dirty and memory.remembered(game_id) is stored:
+            if not reading:  # a copy to change
+                return shared.copied(now)
+            if (shared.first_deadline or math.inf) > now:
+                return shared
+        game = LoadedGame.read(stored.version, stored.blob, stored.last_event_id, now)
+        if reading and not game.dirty and memory.remembered(game_id) is stored:
             memory.share(game_id, stored, game)
         return game
+
+    def _decoded_for(self, game_id: str, stored: Stored | None) -> LoadedGame | None:
+        """The game its readers share, decoded from ``stored`` (the very object); else None."""
+        pair = self.memory.shared_reads.get(game_id) if stored is not None else None
+        return pair[1] if pair is not None and pair[0] is stored else None
 
     def shared_for(self, game_id: str, stored: Stored | None) -> LoadedGame | None:
         """The game decoded for the readers of ``stored`` (the very object), while none of
         its deadlines has passed; else None."""
-        shared = self.memory.shared_reads.get(game_id) if stored is not None else None
-        if shared is None or shared[0] is not stored:
-            return None
-        game = shared[1]
-        return game if (game.first_deadline or math.inf) > time.time() else None
+        game = self._decoded_for(game_id, stored)
+        return (
+            game if game is not None and (game.first_deadline or math.inf) > time.time() else None
+        )
 
     def shared_now(self, game_id: str) -> LoadedGame | None:
         """The game as it is now, where its readers share it already: its commits heard, its

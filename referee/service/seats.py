@@ -90,9 +90,7 @@ class Seats:
         ``seat`` (a token's seat never changes: no hash of the token again), where
         ``_game_now`` would take it too: not a finished game that may have expired; else
         None (``_game_now`` then looks)."""
-        if shared is None or (shared.doc.status == "finished" and not self._surely_kept(shared)):
-            return None
-        return shared, seat
+        return (shared, seat) if shared is not None and self._surely_kept(shared) else None
 
     async def _game_now(
         self, game_id: str, token: str | None, known: Stored | None
@@ -105,7 +103,7 @@ class Seats:
             with contextlib.suppress(Refusal):
                 game = await games.current(game_id, known, reading=True)
                 seat = game.seat_of(token)
-                if game.doc.status != "finished" or self._surely_kept(game):
+                if self._surely_kept(game):
                     return game, seat
         game = await games.current(game_id, reading=True)
         return game, game.seat_of(token)
@@ -149,7 +147,10 @@ class Seats:
         return recent if recent is not None and recent.last_event_id == event_id else None
 
     def _surely_kept(self, game: LoadedGame) -> bool:
-        """A finished game stays, unchanged, for the retention after it ended."""
+        """Whether a game known as current is still there to answer from: one not finished
+        is; a finished one stays, unchanged, for the retention after it ended."""
+        if game.doc.status != "finished":
+            return True
         finished_at = game.doc.finished_at
         return finished_at is not None and time.time() < finished_at + self.games.retention_s - 60
 
