@@ -67,11 +67,17 @@ class Organizers:
         return not self.key_hashes
 
     def owner(self, connection: ASGIConnection[Any, Any, Any, Any]) -> str:
-        """The owner of a creation: the organizer whose key the request bears; with no keys
-        set, the client's address. 401 without a key, 403 with a wrong one."""
+        """The owner of a creation (``owner_of``)."""
         if self.open:
             return "a" + client_address(connection.scope, self.trusted)
-        key = bearer(connection.headers.get("authorization", ""))
+        return self.owner_of("", bearer(connection.headers.get("authorization", "")))
+
+    def owner_of(self, address: str, key: str | None) -> str:
+        """The owner of a creation from ``address`` (the client's, as ``address_of`` gives
+        it) bearing ``key``: the organizer whose key it is; with no keys set, the client's
+        address. 401 without a key, 403 with a wrong one."""
+        if self.open:
+            return "a" + address
         if key is None:
             raise Refusal(
                 "organizer-key-required",

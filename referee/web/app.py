@@ -40,12 +40,13 @@ def create_app(settings: Settings | None = None) -> Litestar:
         if settings.fast_routes:
             app.hot.seats = services.seats
             app.hot.league = services.league
+            app.hot.services = services
         # the app, the engines' caches and the pools live as long as the process (see _gc)
         settle_collector()
         try:
             yield
         finally:
-            app.hot.seats = app.hot.limits = app.hot.league = None
+            app.hot.seats = app.hot.limits = app.hot.league = app.hot.services = None
             await services.stop()
 
     app = HotRoutesLitestar(
@@ -66,7 +67,9 @@ def create_app(settings: Settings | None = None) -> Litestar:
         debug=False,
     )
     app.hot.trusted = settings.trusted_proxies
-    app.state.organizers = Organizers(settings.organizer_keys, settings.trusted_proxies)
+    app.state.organizers = app.hot.organizers = Organizers(
+        settings.organizer_keys, settings.trusted_proxies
+    )
     finish_contract(app)
     return app
 

@@ -20,20 +20,28 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
+from io import BytesIO
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 from litestar import Litestar
+from litestar.enums import CompressionEncoding
+from litestar.middleware.compression.gzip_facade import GzipCompression
 from litestar.routes import HTTPRoute
 
 from ..core.refusals import Refusal
 from ..service.limits import Limits
-from .access import client_address
-from .models import MoveSubmission
-from .problems import GAME_ID, PROBLEM, answer, bearer
+from .access import Organizers, client_address
+from .compression import COMPRESSION
+from .creation import game_created
+from .models import CreateGame, MoveSubmission
+from .problems import GAME_ID, PROBLEM, answer, bearer, decoded_body
 from .tournament_models import next_decision
 
 if TYPE_CHECKING:
+    from litestar.middleware.compression.facade import CompressionFacade
+
+    from ..service import Services
     from ..service.league import LeagueService
     from ..service.seats import Seats
 
@@ -56,11 +64,12 @@ _RATE_LIMITED = Refusal(
 #: an answer: status, media type, body and any more headers (lower-case names)
 Answer = tuple[int, bytes, bytes, list[tuple[bytes, bytes]]]
 #: a request the hot routes answer: its game, what it asks (``TURN``, ``MOVES``, ``NEXT``: a
-#: decision then the next in any of the bot's games, or ``ONLY_NEXT``, that alone, for no
-#: game) and its wait (None: none asked)
+#: decision then the next in any of the bot's games, ``ONLY_NEXT``, that alone, for no
+#: game, or ``CREATE``, a new game) and its wait (None: none asked)
 Route = tuple[str, str, float | None]
-TURN, MOVES, NEXT, ONLY_NEXT = "turn", "moves", "next", "only-next"
+TURN, MOVES, NEXT, ONLY_NEXT, CREATE = "turn", "moves", "next", "only-next", "create"
 _ME_NEXT = "/v1/me/next"
+_CREATION = "/v1/games"
 
 
 def _wait(query: bytes) -> float:
@@ -79,17 +88,20 @@ def token_of(headers: list[tuple[bytes, bytes]]) -> str | None:
 
 
 class HotRoutes:
-    """What the hot routes answer with: the seats' service, set once the app has started
-    (None: the handlers answer every request), and the app's limit on a body; and the
-    shared limits every request passes (None until started), with the proxies trusted to
-    name a client's address."""
+    """What the hot routes answer with: the seats' service and every service a creation
+    uses, set once the app has started (None: the handlers answer every request), the
+    organizers who may create, and the app's limit on a body; and the shared limits every
+    request passes (None until started), with the proxies trusted to name a client's
+    address."""
 
-    __slots__ = ("league", "limit", "limits", "seats", "trusted")
+    __slots__ = ("league", "limit", "limits", "organizers", "seats", "services", "trusted")
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.seats: Seats | None = None
         self.league: LeagueService | None = None
+        self.services: Services | None = None
+        self.organizers: Organizers | None = None
         self.limits: Limits | None = None
         self.trusted: tuple[str, ...] = ()
 
@@ -99,7 +111,12 @@ def taken(
 ) -> Route | None:
     """The game, what is asked and the wait of a request the hot routes answer; None for
     one the handlers answer: another path or method, no token, a query other than
-    ``wait=s`` (0 to 60), or the service not started."""
+    ``wait=s`` (0 to 60), or the service not started. A creation needs no token (the
+    organizer's key, where there are keys, is checked as it is answered)."""
+    if path == _CREATION:
+        if method != b"POST" or query or routes.services is None:
+            return None
+        return "", CREATE, None
     if token is None or routes.seats is None:
         return None
     if path == _ME_NEXT:
@@ -144,15 +161,20 @@ def rate_limited(path: str) -> Answer:
 async def answered(
     routes: HotRoutes,
     route: Route,
-    token: str,
+    token: str | None,
     address: str,
     path: str,
     body: bytes,
+    headers: list[tuple[bytes, bytes]],
 ) -> Answer | None:
-    """The answer to a request ``taken`` with its whole ``body``, once it passed the limits;
-    None for a body the strict decoder refuses, or a service stopped since the request was
-    taken (the handler answers it)."""
+    """The answer to a request ``taken`` with its whole ``body`` and its ``headers``, once it
+    passed the limits; None for a body the strict decoder refuses, or a service stopped
+    since the request was taken (the handler answers it)."""
     game_id, asked, wait = route
+    if asked == CREATE:
+        return await _created(routes, token, address, path, body, headers)
+    if token is None:  # ``taken`` takes no other request without one
+        return None
     seats, league = routes.seats, routes.league
     if seats is None or (league is None and asked in (ONLY_NEXT, NEXT)):
         return None
@@ -178,6 +200,61 @@ async def answered(
         return await _answer(seats.move(game_id, token, data.seq, decided), path)
     call = seats.move_then_turn(game_id, token, data.seq, decided, wait)
     return await _long_poll(routes, address, wait, call, path)
+
+
+async def _created(
+    routes: HotRoutes,
+    key: str | None,
+    address: str,
+    path: str,
+    body: bytes,
+    headers: list[tuple[bytes, bytes]],
+) -> Answer | None:
+    """A new game, as ``createGame`` answers it (``creation.game_created``); None for what
+    the handler answers: a request with an ``Idempotency-Key`` (made once per key), and
+    every refusal before the game is made (an organizer key missing or refused, a body the
+    strict decoder refuses)."""
+    services, organizers = routes.services, routes.organizers
+    if services is None or organizers is None:
+        return None
+    accepted = None
+    for name, value in headers:
+        if name == b"idempotency-key":
+            return None
+        if name == b"accept-encoding" and accepted is None:  # the first, as Litestar reads
+            accepted = value.decode("latin-1")
+    try:
+        owner = organizers.owner_of(address, key)
+        data = decoded_body(body, CreateGame, names_ruleset=True)
+    except Refusal:
+        return None
+    try:
+        created = await game_created(services, data, owner)
+    except Exception as exc:
+        return problem(exc, path)
+    encoded, extra = _compressed(_encode(created), accepted or "")
+    return 201, _JSON, encoded, [(b"location", created.location.encode()), *extra]
+
+
+def _compressed(body: bytes, accepted: str) -> tuple[bytes, list[tuple[bytes, bytes]]]:
+    """``body`` and its added headers as the app's compression middleware sends them to a
+    client that accepts ``accepted`` (``compression.COMPRESSION``): compressed from its
+    minimum size, with the app's encoding where accepted, else gzip where accepted."""
+    config = COMPRESSION
+    if len(body) < config.minimum_size:
+        return body, []
+    facade: type[CompressionFacade] = config.compression_facade
+    encoding = facade.encoding
+    if encoding not in accepted:
+        if not config.gzip_fallback or CompressionEncoding.GZIP not in accepted:
+            return body, []
+        facade, encoding = GzipCompression, CompressionEncoding.GZIP
+    buffer = BytesIO()
+    compressor = facade(buffer=buffer, compression_encoding=encoding, config=config)
+    compressor.write(body)
+    compressor.close()
+    headers = [(b"content-encoding", encoding.encode()), (b"vary", b"Accept-Encoding")]
+    return buffer.getvalue(), headers
 
 
 def _as_is(answer: dict[str, Any]) -> bytes:

@@ -25,6 +25,7 @@ __all__ = [
     "answer",
     "bearer",
     "check_id",
+    "decoded_body",
     "exception_handlers",
     "problem_body",
     "problems",
@@ -185,13 +186,18 @@ _MISSING = re.compile(r"missing required field `(?P<name>[^`]*)`")
 async def read_body(
     request: Request[Any, Any, Any], model: Any, *, names_ruleset: bool = False
 ) -> Any:
-    """The request's JSON body as ``model``, checked strictly as the contract states it:
-    ``"5"`` is not ``5`` and ``0`` is not ``false`` (Litestar's own decoding would take them),
-    but ``5.0`` is the integer 5, as in JSON Schema. A refusal names the field at fault; for
-    a body that names its ruleset, an unknown ruleset, a seat count or an option keeps the
-    rules' own code."""
+    """The request's JSON body as ``model`` (``decoded_body``)."""
+    return decoded_body(await request.body(), model, names_ruleset=names_ruleset)
+
+
+def decoded_body(body: bytes, model: Any, *, names_ruleset: bool = False) -> Any:
+    """A JSON body as ``model``, checked strictly as the contract states it: ``"5"`` is not
+    ``5`` and ``0`` is not ``false`` (Litestar's own decoding would take them), but ``5.0``
+    is the integer 5, as in JSON Schema. A refusal names the field at fault; for a body that
+    names its ruleset, an unknown ruleset, a seat count or an option keeps the rules' own
+    code."""
     try:
-        value = _integral(_JSON.decode(await request.body()))
+        value = _integral(_JSON.decode(body))
         return msgspec.convert(value, model)
     except msgspec.ValidationError as exc:
         message = str(exc)

@@ -22,7 +22,6 @@ from ..core.documents import check_name
 from ..core.refusals import Refusal
 from ..core.views import Shown
 from ..games import ORIGINS, RULESETS
-from ..service.delivery import new_game_id
 from .access import client_address, organizer_of
 from .caching import (
     NOT_MODIFIED,
@@ -33,6 +32,7 @@ from .caching import (
     not_modified,
 )
 from .codes import RULESET_CODES
+from .creation import game_created
 from .game_stream import game_events
 from .idempotent import REPLAYED, IdempotencyKey, once
 from .models import (
@@ -45,7 +45,6 @@ from .models import (
     RulesetCode,
     RulesetInfo,
     RulesetOption,
-    SeatToken,
     Turn,
     move_accepted,
 )
@@ -190,51 +189,7 @@ class GameController(Controller):
 
         async def make() -> GameCreated:
             data = await read_body(request, CreateGame, names_ruleset=True)
-            services = services_of(state)
-            seats = [msgspec.to_builtins(s) for s in data.seats]
-            games = services.games
-            # webhook seats are registered first, under the id the game is then created with
-            game_id, secrets = await services.webhooks.prepare(
-                seats, data.deadline_s, games.idle_ttl_s + games.retention_s
-            )
-            # bot accounts' seats (their tokens the league's: none shown here)
-            accounts: list[str] = []
-            if any(s.account is not None for s in data.seats):  # each dict has the key
-                game_id = game_id or new_game_id()
-                accounts = await services.league.seat_accounts(
-                    game_id, data.ruleset, seats, owner, data.deadline_s
-                )
-            hidden = {i for i, s in enumerate(data.seats) if s.account is not None}
-            try:
-                game, tokens = await games.create(
-                    data.ruleset,
-                    data.options,
-                    seats,
-                    data.deadline_s,
-                    owner=owner,
-                    invite_code=data.invite_code,
-                    game_id=game_id,
-                )
-            except Refusal:
-                if accounts and game_id is not None:
-                    await services.league.seated(game_id, accounts, created=False)
-                raise
-            doc = game.doc
-            if game_id is not None:
-                services.webhooks.follow(game_id)
-            return GameCreated(
-                doc.id,
-                # the document keeps a str of each: one of RulesetId, of GameStatus
-                doc.ruleset,
-                doc.status,  # type: ignore[arg-type]
-                doc.commitment,
-                [
-                    SeatToken(i, s.name, None, secrets[i])
-                    if i in secrets
-                    else SeatToken(i, s.name, None if i in hidden else tokens[i])
-                    for i, s in enumerate(doc.seats)
-                ],
-            )
+            return await game_created(services_of(state), data, owner)
 
         return await once(request, state, idempotency_key, f"createGame {owner}", 201, make)
 

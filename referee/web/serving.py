@@ -117,7 +117,7 @@ class _HotCycle:
     )
     message_event = _NoEvent()
 
-    def __init__(self, route: Any, token: str, keep_alive: bool, scope: Any) -> None:
+    def __init__(self, route: Any, token: str | None, keep_alive: bool, scope: Any) -> None:
         self.route = route
         self.token = token
         self.keep_alive = keep_alive
@@ -535,7 +535,7 @@ class PublicHttp(HttpToolsProtocol):
         routes = self._routes
         if (
             routes is not None
-            and self.url.startswith((b"/v1/games/", b"/v1/me/"))  # else not hot: no parse
+            and self.url.startswith((b"/v1/games", b"/v1/me/"))  # else not hot: no parse
             and routes.seats is not None
             and not self.expect_100_continue
             and not self.root_path
@@ -563,14 +563,15 @@ class PublicHttp(HttpToolsProtocol):
         scope["raw_path"] = raw_path
         scope["query_string"] = query
         keep_alive = version != "1.0" and self.parser.should_keep_alive()
-        # a route was taken only with a token (``hot.taken``)
-        self.cycle = _HotCycle(route, token, keep_alive, scope)  # type: ignore[arg-type]
+        self.cycle = _HotCycle(route, token, keep_alive, scope)
 
     def on_body(self, body: bytes) -> None:
         cycle = self.cycle
         self._body_bytes += len(body)
         if self._body_bytes > self._max_body:
             self._stop(self._body_refusal(), cycle)
+        if self._declined:  # parsed again without the offer (``_without_upgrade``): the
+            return  # current cycle is still the last request's
         if type(cycle) is not _HotCycle:
             super().on_body(body)
             return
@@ -578,10 +579,11 @@ class PublicHttp(HttpToolsProtocol):
 
     def on_message_complete(self) -> None:
         self._body_due = self._body_bytes = 0  # the body timer, if any, runs on (_body_late)
+        if self._declined:  # as in ``on_body``: the last request's cycle, answered already
+            return
         cycle = self.cycle
         if type(cycle) is not _HotCycle:
-            if not self._declined:
-                super().on_message_complete()
+            super().on_message_complete()
             return
         self._run(self._answer(cycle))
 
@@ -591,15 +593,15 @@ class PublicHttp(HttpToolsProtocol):
         # a hot cycle is made only where the app has hot routes (``on_headers_complete``)
         routes: hot.HotRoutes
         routes, scope = self._routes, cycle.scope  # type: ignore[assignment]
-        path = scope["path"]
+        path, headers = scope["path"], scope["headers"]
         answer: hot.Answer | None
         try:
-            address = address_of(self._address, scope["headers"], routes.trusted)
+            address = address_of(self._address, headers, routes.trusted)
             if not await hot.admitted(routes, address, cycle.token):
                 answer = hot.rate_limited(path)
             else:
                 answer = await hot.answered(
-                    routes, cycle.route, cycle.token, address, path, bytes(cycle.body)
+                    routes, cycle.route, cycle.token, address, path, bytes(cycle.body), headers
                 )
                 if answer is None:
                     self._hand_over(cycle, self.app.routed, more_body=False)

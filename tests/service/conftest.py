@@ -111,6 +111,13 @@ def liars_referee(tmp_path_factory):
         own.stop()
 
 
+@pytest.fixture(scope="session")
+def handlers_only(valkey):
+    """A replica on the same store whose handlers answer everything (no hot routes)."""
+    with ThreadServer(valkey, fast_routes=False) as running:
+        yield running
+
+
 @pytest.fixture
 def http(server):
     with httpx.Client(base_url=server.url, timeout=30) as client:
@@ -150,15 +157,23 @@ def process_server(valkey):
 
 @pytest.fixture
 def fast_answers(monkeypatch):
-    """The statuses of the answers the hot routes sent themselves (``web.hot``)."""
-    sent = []
+    """The statuses of the answers the hot routes sent themselves (``web.hot``), but to
+    creations (``fast_answers.created``: those alone)."""
+    sent = _HotAnswers()
     real = hot.answered
 
     async def counted(*args):
         answer = await real(*args)
         if answer is not None:
-            sent.append(answer[0])
+            asked = args[1][1]
+            (sent.created if asked == hot.CREATE else sent).append(answer[0])
         return answer
 
     monkeypatch.setattr(hot, "answered", counted)
     return sent
+
+
+class _HotAnswers(list):
+    def __init__(self) -> None:
+        super().__init__()
+        self.created: list[int] = []

@@ -9,7 +9,6 @@ import random
 
 import httpx
 import pytest
-from conftest import ThreadServer
 from helpers import auth, create
 
 from referee.service.seats import Seats
@@ -31,13 +30,6 @@ def decisions_tried(monkeypatch):
 
     monkeypatch.setattr(Seats, "_move", counted)
     return calls
-
-
-@pytest.fixture(scope="module")
-def handlers_only(valkey):
-    """A replica on the same store whose handlers answer everything."""
-    with ThreadServer(valkey, fast_routes=False) as running:
-        yield running
 
 
 def _same(fast: httpx.Response, full: httpx.Response) -> None:
@@ -243,5 +235,5 @@ def test_a_request_taken_as_its_service_stops_goes_to_the_handlers(asked, seats_
     routes.seats = object() if seats_running else None  # the league's requests need both
     route = ("" if asked == hot.ONLY_NEXT else "0123456789abcdef", asked, 0.0)
     body = b'{"seq": 0, "move": {"type": "pass"}}'
-    answer = asyncio.run(hot.answered(routes, route, "token", "127.0.0.1", "/v1/x", body))
+    answer = asyncio.run(hot.answered(routes, route, "token", "127.0.0.1", "/v1/x", body, []))
     assert answer is None

@@ -322,6 +322,9 @@ def test_a_post_offering_h2c_is_served_as_http_1_1_with_its_body(server, http):
         assert json.loads(accepted)["seq"] == turn["seq"]
         sock.sendall(_get("/healthz", H2C))  # and a plain GET after them
         assert answers.read(4)[3][0] == 200
+        # each request answered once: an offer declined never answers the one before again
+        assert len(answers.read(5, seconds=0.5)) == 4
+    assert "legal_moves" in turn and "legal_moves" not in json.loads(accepted)
     after = http.get(f"/v1/games/{game['id']}/turn", headers=auth(token)).json()
     assert (after["seq"], after["status"]) != (turn["seq"], turn["status"]), "the move counted"
 
