@@ -12,6 +12,11 @@ the problem the handler would send (``problems.answer``), so a request reaches t
 once. Anything else (no token, any other query, a body the strict decoder refuses) goes on to
 the handler, which owns the contract.
 
+``POST /v1/games`` is answered here too (``creation.game_created``, as its handler makes
+it): through Litestar, a bench game's creation cost about as much as two of its game
+requests (py-spy, ``referee bench``), here about one. One with an ``Idempotency-Key``, or
+refused before the game is made, goes on to the handler.
+
 In front of Litestar, ``HotRoutesLitestar`` passes every request through the shared limits
 and answers ``OPTIONS`` on fixed paths itself.
 """
