@@ -68,9 +68,8 @@ class Organizers:
 
     def owner(self, connection: ASGIConnection[Any, Any, Any, Any]) -> str:
         """The owner of a creation (``owner_of``)."""
-        if self.open:
-            return "a" + client_address(connection.scope, self.trusted)
-        return self.owner_of("", bearer(connection.headers.get("authorization", "")))
+        key = bearer(connection.headers.get("authorization", ""))
+        return self.owner_of(client_address(connection.scope, self.trusted), key)
 
     def owner_of(self, address: str, key: str | None) -> str:
         """The owner of a creation from ``address`` (the client's, as ``address_of`` gives

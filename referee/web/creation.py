@@ -16,9 +16,10 @@ __all__ = ["game_created"]
 
 
 async def game_created(services: Services, data: Any, owner: str) -> GameCreated:
-    """The game a checked ``CreateGame`` body asks for, created for ``owner``: its webhook
-    seats registered first, under the id it is then created with, and its bot accounts'
-    seats taken from their league (their tokens the league's: none shown here)."""
+    """The game a checked ``CreateGame`` body (its ruleset's own Struct) asks for, created
+    for ``owner``: its webhook seats registered first, under the id it is then created
+    with, and its bot accounts' seats taken from their league (their tokens the league's:
+    none shown here)."""
     seats = [msgspec.to_builtins(s) for s in data.seats]
     games = services.games
     game_id, secrets = await services.webhooks.prepare(
