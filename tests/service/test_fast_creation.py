@@ -17,6 +17,7 @@ from conftest import ThreadServer
 from helpers import auth
 
 from referee.settings import key_hashes
+from referee.store.limits import live_key
 
 _MADE = re.compile(rb'"(id|commitment|token)":"[^"]*"')
 _LOCATION = re.compile(r"/v1/games/[0-9a-f]{16}")
@@ -150,23 +151,22 @@ def test_a_refusal_while_creating_is_the_hot_routes_with_the_handlers_bytes(
     keyed, fast_answers, redis_client
 ):
     """Past the seats a game may have here: refused as the game is made, by the hot route
-    itself, with the handler's bytes; and nothing is written."""
+    itself, with the handler's bytes; and the organizer has no game more (a game made
+    counts among its live games before it is written)."""
     fast, full = keyed
-    keys = _written(redis_client)
+    live = live_key("k" + hashlib.sha256(KEYS.encode()).hexdigest()[:20], "games")
     with (
         httpx.Client(base_url=fast.url, timeout=30) as fast_http,
         httpx.Client(base_url=full.url, timeout=30) as full_http,
     ):
+        created = fast_http.post("/v1/games", json=_body(), headers=auth(KEYS)).json()["id"]
+        before = redis_client.zrange(live, 0, -1)
+        assert created.encode() in before, "the organizer's live games, as counted"
         made = fast_http.post("/v1/games", json=_body(4), headers=auth(KEYS))
         assert made.status_code == 422 and made.json()["code"] == "too-many-seats"
-        _alike(made, full_http.post("/v1/games", json=_body(4), headers=auth(KEYS)))
-        assert (
-            made.content == full_http.post("/v1/games", json=_body(4), headers=auth(KEYS)).content
-        )
-    assert fast_answers.created == [422]
-    assert _written(redis_client) == keys
-
-
-def _written(client) -> set[bytes]:
-    """The store's keys but the rate limits' (each second of requests leases its own)."""
-    return {k for k in client.scan_iter(count=1000) if not k.startswith(b"referee:rate:")}
+        full_made = full_http.post("/v1/games", json=_body(4), headers=auth(KEYS))
+        _alike(made, full_made)
+        refused = full_http.post("/v1/games", json=_body(4), headers=auth(KEYS))
+        assert made.content == refused.content
+    assert fast_answers.created == [201, 422]
+    assert redis_client.zrange(live, 0, -1) == before
