@@ -116,8 +116,9 @@ class LoadedGame(GameViews):
     def _as_read(cls, version: str, doc: GameDoc, last_event_id: str, now: float) -> LoadedGame:
         game = cls(version, doc)
         game.last_event_id = last_event_id
-        game.first_deadline = first_deadline(doc)
-        game.resolve_expired(now)
+        game.first_deadline = first = first_deadline(doc)
+        if first is not None and first < now:  # else nothing is due: nothing to look at
+            game.resolve_expired(now)
         return game
 
     def as_stored(self) -> LoadedGame:
