@@ -10,16 +10,20 @@ request line over ``REFEREE_MAX_HEADER_LINE_BYTES`` is 414, a header field line 
 than ``REFEREE_MAX_HEADER_FIELDS`` fields or more than ``REFEREE_MAX_HEADER_BYTES`` of them
 431; a body whose Content-Length, or whose bytes received, pass ``REFEREE_MAX_BODY_BYTES`` is
 413, and one that has not arrived whole ``REFEREE_BODY_TIMEOUT_S`` after its headers 408. Each
-is a problem, sent unless another answer is under way, and the connection is closed
-(httptools keeps a header whole in memory until it ends: 100 MB of headers cost some 167 MB).
-So is a request the parser refuses (Content-Length with Transfer-Encoding, two
-Content-Lengths, obs-fold, a bad chunk, bytes no request line holds): 400 ``invalid-request``,
-its ``field`` the part the parser names.
+is a problem, and the connection is closed after it (httptools keeps a header whole in memory
+until it ends: 100 MB of headers cost some 167 MB). So is a request the parser refuses
+(Content-Length with Transfer-Encoding, two Content-Lengths, obs-fold, a bad chunk, bytes no
+request line holds, a target it cannot parse): 400 ``invalid-request``, its ``field`` the
+part the parser names; and CONNECT, 405 (the bytes after its head would be a tunnel's). A
+request refused behind earlier ones on its connection (pipelined, or sent while a long-poll
+waits) is answered after their answers, each once and in order, and nothing more is read;
+one whose own answer has begun closes the connection.
 
 A request that offers an upgrade the referee does not speak (``Upgrade: h2c``, which curl
 --http2 and Java's HttpClient send, or ``websocket``: uvicorn runs with ``ws="none"``) is
 served as HTTP/1.1, its body included: httptools skips the body of any request that offers
-one, so such a request is parsed again without its offer.
+one, so such a request is parsed again without its offer (in a loop: hundreds pipelined
+in one write are each answered).
 
 When uvicorn stops (SIGTERM), every wait of the process ends (``Memory.stop_waiting``): a
 long-poll is answered as it is, an event stream ends with a ``retry:`` hint, and each
@@ -36,6 +40,7 @@ from __future__ import annotations
 import asyncio
 import math
 import resource
+from collections import deque
 from typing import Any
 
 import httptools
@@ -59,6 +64,11 @@ __all__ = ["PublicHttp", "raise_file_limit"]
 # uvicorn makes the protocol from its class alone: the class reads the process's settings
 _SETTINGS = Settings.from_env()
 _PROBLEM = PROBLEM.encode()
+#: CONNECT asks for a tunnel: refused, and the connection closed (what follows its head would
+#: be the tunnel's bytes, not requests)
+_NOT_A_PROXY = Refusal(
+    "method-not-allowed", "CONNECT: the referee is no proxy, it serves its routes", field="method"
+)
 #: the parts of an upgrade offer that a request served as HTTP/1.1 is parsed again without
 _OFFER = (b"upgrade", b"http2-settings")
 
@@ -205,6 +215,7 @@ class PublicHttp(HttpToolsProtocol):
     _declined = False  # it offered an upgrade the referee does not speak
     _refusal: Refusal | None = None
     _refused_cycle: Any = None
+    _refused_after: bytes | None = None  # a refusal's answer, once the earlier ones are sent
     _max_body: float = math.inf
 
     # a TCP connection's transport is an asyncio.Transport, as uvicorn's own protocol says
@@ -264,6 +275,10 @@ class PublicHttp(HttpToolsProtocol):
             cycle, app = self.pipeline.pop()
             self._start_asgi_task(cycle, app)
             return
+        if self._refused_after is not None:  # a later request refused: its answer now
+            self.transport.write(self._refused_after)
+            _Lingering.take_over(self)
+            return
         loop = self.loop
         self._idle_since = loop.time()
         if self._idle_timer is None:
@@ -290,26 +305,36 @@ class PublicHttp(HttpToolsProtocol):
         """uvicorn's, with the refusals of this protocol, an upgrade it does not speak served
         as HTTP/1.1, the bytes of an unfinished head counted (those of a chunk wholly within
         one: a count that never exceeds the head, checked once per chunk), and a body that
-        did not come with its head checked once (``_body_awaited``)."""
+        did not come with its head checked once (``_body_awaited``). Once a request is
+        refused behind an answer still to come, what follows is dropped (``_refuse``)."""
+        if self._refused_after is not None:
+            return
+        rest: bytes | None = data
+        while rest is not None:  # each declined offer parsed again: a loop, not a recursion
+            rest = self._fed(rest)
+
+    def _fed(self, data: bytes) -> bytes | None:
+        """``data`` through the parser; what it must parse again, if a request offered an
+        upgrade the referee declines (``_without_upgrade``)."""
         self._idle_since = None  # uvicorn's _unset_keepalive_if_required, inlined
         self._chunk = len(data)
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserUpgrade as upgrade:
             if self._declined:
-                self._without_upgrade(data[upgrade.args[0] :])
-            elif self._should_upgrade():
+                return self._without_upgrade(data[upgrade.args[0] :])
+            if self._should_upgrade():
                 self.handle_websocket_upgrade()
             else:
                 self._unsupported_upgrade_warning()
-            return
+            return None
         except httptools.HttpParserError as exc:
             if self._refusal is None:  # the parser's own refusal: a problem, as every other
-                # in a body, the request's own cycle is the current one
+                # in a body, the request's own cycle is the current one (its head made it)
                 self._refusal = _malformed(exc)
                 self._refused_cycle = self.cycle if self._body_due else None
             self._refuse()
-            return
+            return None
         heading = self._heading
         if heading:  # the chunk ended inside a head
             if heading == 1:  # it began in this chunk: counted from the next one
@@ -319,9 +344,10 @@ class PublicHttp(HttpToolsProtocol):
                 if self._head_fed > self.max_head + self.max_line:
                     self._refusal = self._head_refusal()
                     self._refuse()
-                    return
+                    return None
         if self._body_due == 1:
             self._body_awaited()
+        return None
 
     def on_url(self, url: bytes) -> None:
         """uvicorn's, noting that a head began (the target is a request's first field); its
@@ -450,32 +476,41 @@ class PublicHttp(HttpToolsProtocol):
             return
         if cycle is None:  # refused before its cycle: an earlier one may still answer
             current = self.cycle
-            free = current is None or current.response_complete
+            earlier = current is not None and not current.response_complete
         else:
-            free = not (
-                getattr(cycle, "response_started", False)
-                or cycle.response_complete
-                or cycle in (queued for queued, _ in self.pipeline)
-            )
+            if getattr(cycle, "response_started", False) or cycle.response_complete:
+                self.transport.close()  # its own answer has begun: none can follow it
+                return
+            # queued behind an earlier request (pipelined): it never runs
+            earlier = any(queued is cycle for queued, _ in self.pipeline)
+            if earlier:
+                self.pipeline = deque(q for q in self.pipeline if q[0] is not cycle)
             cycle.disconnected = True  # the app's receive ends, and its answer is dropped
             cycle.message_event.set()
-        if free:
-            status = status_of(refusal.code)
-            path = self._instance()
-            body = problem_body(status, refusal.code, refusal.detail, refusal.field, path)
-            content = [STATUS_LINE[status]]
-            for name, value in self.server_state.default_headers:
-                content += (name, b": ", value, b"\r\n")
-            content += (
-                b"content-type: ",
-                _PROBLEM,
-                b"\r\ncontent-length: %d\r\nconnection: close\r\n\r\n" % len(body),
-                body,
-            )
-            self.transport.write(b"".join(content))
-            _Lingering.take_over(self)
-        else:
-            self.transport.close()
+        answer = self._refusal_answer(refusal)
+        if earlier or self.pipeline:
+            # the earlier requests' answers first, each once and in order, then this one
+            # (``on_response_complete``); nothing more is read meanwhile (``data_received``)
+            self._refused_after = answer
+            return
+        self.transport.write(answer)
+        _Lingering.take_over(self)
+
+    def _refusal_answer(self, refusal: Refusal) -> bytes:
+        """A refusal's problem, with the connection's end announced."""
+        status = status_of(refusal.code)
+        path = self._instance()
+        body = problem_body(status, refusal.code, refusal.detail, refusal.field, path)
+        content = [STATUS_LINE[status]]
+        for name, value in self.server_state.default_headers:
+            content += (name, b": ", value, b"\r\n")
+        content += (
+            b"content-type: ",
+            _PROBLEM,
+            b"\r\ncontent-length: %d\r\nconnection: close\r\n\r\n" % len(body),
+            body,
+        )
+        return b"".join(content)
 
     def _instance(self) -> str | None:
         """The path of the request being read, for a problem's ``instance``, if known."""
@@ -488,10 +523,10 @@ class PublicHttp(HttpToolsProtocol):
                 path = None
         return path
 
-    def _without_upgrade(self, rest: bytes) -> None:
-        """A request that offered an upgrade the referee does not speak (h2c), parsed again
-        without the offer (``Upgrade``, ``HTTP2-Settings`` and their ``Connection`` tokens),
-        with the rest of what came: its body, and any request behind it."""
+    def _without_upgrade(self, rest: bytes) -> bytes:
+        """A request that offered an upgrade the referee does not speak (h2c), to be parsed
+        again without the offer (``Upgrade``, ``HTTP2-Settings`` and their ``Connection``
+        tokens), with the rest of what came: its body, and any request behind it."""
         self._declined = False
         parser = self.parser
         head = [parser.get_method(), b" ", self.url, b" HTTP/"]
@@ -508,7 +543,7 @@ class PublicHttp(HttpToolsProtocol):
         head.append(b"\r\n")
         self.parser = httptools.HttpRequestParser(self)
         self.parser.set_dangerous_leniencies(lenient_data_after_close=True)
-        self.data_received(b"".join(head) + rest)
+        return b"".join(head) + rest
 
     def shutdown(self) -> None:
         """uvicorn stops: every wait of the process ends now (its long-polls are answered as
@@ -527,10 +562,11 @@ class PublicHttp(HttpToolsProtocol):
         if heading != 1 or self._chunk > self._whole_below or len(self.headers) > self.max_fields:
             self._check_head()
         upgrade = self.parser.should_upgrade()
-        if upgrade and not self._should_upgrade() and self.parser.get_method() != b"CONNECT":
+        if self.parser.get_method() == b"CONNECT":  # its bytes after the head are a tunnel's
+            self._stop(_NOT_A_PROXY)
+        if upgrade and not self._should_upgrade():
             self._declined = True  # served once the parser stops at the offer
             return
-        self._body_due = 1  # until the message completes
         route = None
         routes = self._routes
         if (
@@ -552,7 +588,8 @@ class PublicHttp(HttpToolsProtocol):
                 method = self.parser.get_method()
                 route = hot.taken(routes, method, path, query, token)
         if route is None:
-            super().on_headers_complete()
+            super().on_headers_complete()  # may refuse its target: no cycle of its own yet
+            self._body_due = 1  # its cycle made: until the message completes
             return
         version = self.parser.get_http_version()
         scope = self.scope  # kept whole for a hand-over, as uvicorn would have filled it
@@ -564,6 +601,7 @@ class PublicHttp(HttpToolsProtocol):
         scope["query_string"] = query
         keep_alive = version != "1.0" and self.parser.should_keep_alive()
         self.cycle = _HotCycle(route, token, keep_alive, scope)
+        self._body_due = 1  # until the message completes
 
     def on_body(self, body: bytes) -> None:
         cycle = self.cycle
@@ -591,6 +629,8 @@ class PublicHttp(HttpToolsProtocol):
         """What the app would answer, past the shared limits, in one write; or the request
         handed to Litestar's handlers, which own whatever is not plainly well-formed."""
         # a hot cycle is made only where the app has hot routes (``on_headers_complete``)
+        if cycle.disconnected or self.transport.is_closing():
+            return  # its client is gone: no decision or game for an answer no one reads
         routes: hot.HotRoutes
         routes, scope = self._routes, cycle.scope  # type: ignore[assignment]
         path, headers = scope["path"], scope["headers"]

@@ -5,6 +5,7 @@ and a ``Last-Event-ID`` that is no event id is a 400."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import time
@@ -336,6 +337,103 @@ def test_a_chunked_post_offering_h2c_keeps_its_body(server):
         sock.sendall(_post("/v1/games", None, H2C + "Transfer-Encoding: chunked\r\n", chunked))
         status, _, created = _Answers(sock).read()[0]
         assert status == 201, created
+
+
+# -- 4. answers on one connection: each request's once, in order ---------------------------
+
+#: an absolute-form target the parser takes and the URL parser refuses (no host): a 400
+#: refused as its head completes, before the request has a cycle of its own
+NO_HOST = b"GET http:///x HTTP/1.1\r\nHost: x\r\n\r\n"
+CREATE = json.dumps({"ruleset": "choice", "seats": [{"name": "a"}, {"name": "b"}]}).encode()
+
+
+def _games_listed(http: httpx.Client) -> set[str]:
+    return {g["id"] for g in http.get("/v1/games", params={"limit": 100}).json()["games"]}
+
+
+def test_a_request_refused_behind_an_answer_to_come_is_answered_after_it(server, http):
+    """A hot move, then a request refused as its head completes, in one write: the move's
+    answer, then the refusal's, then the connection closes; the move counts once."""
+    game = create(http, "choice", 2)
+    token = game["seats"][0]["token"]
+    path = f"/v1/games/{game['id']}"
+    turn = http.get(path + "/turn", headers=auth(token)).json()
+    move = json.dumps({"seq": turn["seq"], "move": turn["legal_moves"][0]}).encode()
+    bearer = f"Authorization: Bearer {token}\r\n"
+    with _connect(server.url) as sock:
+        sock.sendall(_post(path + "/moves", len(move), bearer, move) + NO_HOST)
+        answers = _Answers(sock)
+        done = answers.read(3, seconds=3)
+        assert [status for status, _, _ in done] == [200, 400], done
+        assert json.loads(done[0][2])["seq"] == turn["seq"]
+        assert json.loads(done[1][2])["code"] == "invalid-request"
+        assert answers.closes()
+    after = http.get(path + "/turn", headers=auth(token)).json()
+    assert after["seq"] == turn["seq"] + 1
+
+
+def test_a_long_poll_answers_before_a_later_request_s_refusal(server, http):
+    """The refused request arrives while a decision long-polls for its next turn: the
+    refusal waits for that answer."""
+    game = create(http, "choice", 2)
+    token = game["seats"][0]["token"]
+    path = f"/v1/games/{game['id']}"
+    turn = http.get(path + "/turn", headers=auth(token)).json()
+    move = json.dumps({"seq": turn["seq"], "move": turn["legal_moves"][0]}).encode()
+    bearer = f"Authorization: Bearer {token}\r\n"
+    with _connect(server.url) as sock:
+        # the other seat has not decided: the next turn is long-polled for a second
+        sock.sendall(_post(path + "/moves?wait=1", len(move), bearer, move))
+        time.sleep(0.3)
+        sock.sendall(NO_HOST)
+        answers = _Answers(sock)
+        done = answers.read(3, seconds=5)
+        assert [status for status, _, _ in done] == [200, 400], done
+        assert json.loads(done[0][2])["turn"]["status"] == "waiting"
+        assert answers.closes()
+
+
+def test_a_creation_then_a_refused_one_in_one_write(server, http):
+    """The first creation is answered, then the second's 413; one game is made."""
+    big = CREATE[:-1] + b', "x": "' + b"a" * 70_000 + b'"}'
+    before = _games_listed(http)
+    with _connect(server.url) as sock:
+        sock.sendall(
+            _post("/v1/games", len(CREATE), "", CREATE) + _post("/v1/games", len(big), "", big)
+        )
+        answers = _Answers(sock)
+        done = answers.read(3, seconds=3)
+        assert [status for status, _, _ in done] == [201, 413], done
+        assert answers.closes()
+    made = _games_listed(http) - before
+    assert made == {json.loads(done[0][2])["id"]}
+
+
+@pytest.mark.parametrize("apart", [False, True], ids=["one-write", "two-writes"])
+def test_connect_is_refused_and_what_follows_it_is_never_a_request(server, http, apart):
+    """CONNECT asks for a tunnel: 405, and the connection closes; the bytes after its head
+    (here a creation) are never served as a request."""
+    head = b"CONNECT /healthz HTTP/1.1\r\nHost: referee\r\nContent-Length: %d\r\n\r\n" % len(CREATE)
+    inner = _post("/v1/games", len(CREATE), "", CREATE)
+    before = _games_listed(http)
+    with _connect(server.url) as sock:
+        sock.sendall(head if apart else head + inner)
+        if apart:
+            time.sleep(0.3)
+            with contextlib.suppress(OSError):  # closed already
+                sock.sendall(inner)
+        _refused(_Answers(sock), 405, "method-not-allowed", "CONNECT")
+    assert _games_listed(http) == before
+
+
+def test_hundreds_of_pipelined_h2c_offers_are_each_answered(server):
+    """Each declined offer is parsed again in a loop, not a recursion: 600 in one write."""
+    with _connect(server.url) as sock:
+        sock.sendall(_get("/healthz", H2C) * 600)
+        answers = _Answers(sock)
+        done = answers.read(600, seconds=20)
+        assert len(done) == 600 and {status for status, _, _ in done} == {200}
+        assert not answers.closed
 
 
 # -- 5. Last-Event-ID -------------------------------------------------------------------------
