@@ -26,6 +26,7 @@ PROBLEM_CODES: dict[str, str] = {
     "uri-too-long": "the request target is longer than a header line may be",
     "not-found": "no such route",
     "method-not-allowed": "the route does not take this method",
+    "not-a-proxy": "CONNECT: the referee opens no tunnels; the connection is closed",
     "conflict": "the request conflicts with the resource's state",
     "unprocessable": "the request is well formed but cannot be done",
     "move-or-moves": "a decision sends exactly one of 'move' and 'moves'",

@@ -84,6 +84,7 @@ STATUS = {
     "quota-exceeded": 429,
     "body-timeout": 408,
     "uri-too-long": 414,
+    "not-a-proxy": 501,
     "headers-too-large": 431,
 }
 TITLES = {
@@ -100,6 +101,7 @@ TITLES = {
     429: "Too many requests",
     431: "Headers too large",
     500: "Internal error",
+    501: "Not implemented",
     503: "Unavailable",
 }
 #: The code of an error the framework raises, by its status.

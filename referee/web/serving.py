@@ -14,7 +14,7 @@ is a problem, and the connection is closed after it (httptools keeps a header wh
 until it ends: 100 MB of headers cost some 167 MB). So is a request the parser refuses
 (Content-Length with Transfer-Encoding, two Content-Lengths, obs-fold, a bad chunk, bytes no
 request line holds, a target it cannot parse): 400 ``invalid-request``, its ``field`` the
-part the parser names; and CONNECT, 405 (the bytes after its head would be a tunnel's). A
+part the parser names; and CONNECT, 501 (the bytes after its head would be a tunnel's). A
 request refused behind earlier ones on its connection (pipelined, or sent while a long-poll
 waits) is answered after their answers, each once and in order, and nothing more is read;
 one whose own answer has begun closes the connection.
@@ -64,11 +64,10 @@ __all__ = ["PublicHttp", "raise_file_limit"]
 # uvicorn makes the protocol from its class alone: the class reads the process's settings
 _SETTINGS = Settings.from_env()
 _PROBLEM = PROBLEM.encode()
-#: CONNECT asks for a tunnel: refused, and the connection closed (what follows its head would
-#: be the tunnel's bytes, not requests)
-_NOT_A_PROXY = Refusal(
-    "method-not-allowed", "CONNECT: the referee is no proxy, it serves its routes", field="method"
-)
+#: CONNECT asks for a tunnel, which no resource here opens (501: a 405 would owe an ``Allow``
+#: for a target that is no resource of the referee's): refused, and the connection closed
+#: (what follows its head would be the tunnel's bytes, not requests)
+_NOT_A_PROXY = Refusal("not-a-proxy", "CONNECT: the referee opens no tunnels", field="method")
 #: the parts of an upgrade offer that a request served as HTTP/1.1 is parsed again without
 _OFFER = (b"upgrade", b"http2-settings")
 
@@ -518,9 +517,10 @@ class PublicHttp(HttpToolsProtocol):
         path: str | None = scope.get("path") if scope is not None else None
         if path is None and self.url and len(self.url) <= self.max_line:
             try:
-                path = httptools.parse_url(self.url).path.decode("latin-1")
+                raw = httptools.parse_url(self.url).path  # None: an absolute URL without one
             except httptools.HttpParserInvalidURLError:
-                path = None
+                raw = None
+            path = raw.decode("latin-1") if raw else None
         return path
 
     def _without_upgrade(self, rest: bytes) -> bytes:
@@ -562,7 +562,7 @@ class PublicHttp(HttpToolsProtocol):
         if heading != 1 or self._chunk > self._whole_below or len(self.headers) > self.max_fields:
             self._check_head()
         upgrade = self.parser.should_upgrade()
-        if self.parser.get_method() == b"CONNECT":  # its bytes after the head are a tunnel's
+        if upgrade and self.parser.get_method() == b"CONNECT":  # llhttp: always an upgrade
             self._stop(_NOT_A_PROXY)
         if upgrade and not self._should_upgrade():
             self._declined = True  # served once the parser stops at the offer

@@ -341,9 +341,11 @@ def test_a_chunked_post_offering_h2c_keeps_its_body(server):
 
 # -- 4. answers on one connection: each request's once, in order ---------------------------
 
-#: an absolute-form target the parser takes and the URL parser refuses (no host): a 400
-#: refused as its head completes, before the request has a cycle of its own
+#: absolute-form targets the parser takes and the referee cannot serve: a 400 refused as its
+#: head completes, before the request has a cycle of its own (no host: the URL parser refuses
+#: it; no path: nothing to route, nor to name in the problem's ``instance``)
 NO_HOST = b"GET http:///x HTTP/1.1\r\nHost: x\r\n\r\n"
+NO_PATH = b"GET http://h?x=1 HTTP/1.1\r\nHost: h\r\n\r\n"
 CREATE = json.dumps({"ruleset": "choice", "seats": [{"name": "a"}, {"name": "b"}]}).encode()
 
 
@@ -351,7 +353,8 @@ def _games_listed(http: httpx.Client) -> set[str]:
     return {g["id"] for g in http.get("/v1/games", params={"limit": 100}).json()["games"]}
 
 
-def test_a_request_refused_behind_an_answer_to_come_is_answered_after_it(server, http):
+@pytest.mark.parametrize("refused", [NO_HOST, NO_PATH], ids=["no-host", "no-path"])
+def test_a_request_refused_behind_an_answer_to_come_is_answered_after_it(server, http, refused):
     """A hot move, then a request refused as its head completes, in one write: the move's
     answer, then the refusal's, then the connection closes; the move counts once."""
     game = create(http, "choice", 2)
@@ -361,7 +364,7 @@ def test_a_request_refused_behind_an_answer_to_come_is_answered_after_it(server,
     move = json.dumps({"seq": turn["seq"], "move": turn["legal_moves"][0]}).encode()
     bearer = f"Authorization: Bearer {token}\r\n"
     with _connect(server.url) as sock:
-        sock.sendall(_post(path + "/moves", len(move), bearer, move) + NO_HOST)
+        sock.sendall(_post(path + "/moves", len(move), bearer, move) + refused)
         answers = _Answers(sock)
         done = answers.read(3, seconds=3)
         assert [status for status, _, _ in done] == [200, 400], done
@@ -385,7 +388,7 @@ def test_a_long_poll_answers_before_a_later_request_s_refusal(server, http):
         # the other seat has not decided: the next turn is long-polled for a second
         sock.sendall(_post(path + "/moves?wait=1", len(move), bearer, move))
         time.sleep(0.3)
-        sock.sendall(NO_HOST)
+        sock.sendall(NO_PATH)
         answers = _Answers(sock)
         done = answers.read(3, seconds=5)
         assert [status for status, _, _ in done] == [200, 400], done
@@ -411,7 +414,7 @@ def test_a_creation_then_a_refused_one_in_one_write(server, http):
 
 @pytest.mark.parametrize("apart", [False, True], ids=["one-write", "two-writes"])
 def test_connect_is_refused_and_what_follows_it_is_never_a_request(server, http, apart):
-    """CONNECT asks for a tunnel: 405, and the connection closes; the bytes after its head
+    """CONNECT asks for a tunnel: 501, and the connection closes; the bytes after its head
     (here a creation) are never served as a request."""
     head = b"CONNECT /healthz HTTP/1.1\r\nHost: referee\r\nContent-Length: %d\r\n\r\n" % len(CREATE)
     inner = _post("/v1/games", len(CREATE), "", CREATE)
@@ -422,7 +425,7 @@ def test_connect_is_refused_and_what_follows_it_is_never_a_request(server, http,
             time.sleep(0.3)
             with contextlib.suppress(OSError):  # closed already
                 sock.sendall(inner)
-        _refused(_Answers(sock), 405, "method-not-allowed", "CONNECT")
+        _refused(_Answers(sock), 501, "not-a-proxy", "CONNECT")
     assert _games_listed(http) == before
 
 
