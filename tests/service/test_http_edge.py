@@ -353,18 +353,27 @@ def _games_listed(http: httpx.Client) -> set[str]:
     return {g["id"] for g in http.get("/v1/games", params={"limit": 100}).json()["games"]}
 
 
+def _first_turn(http: httpx.Client) -> tuple[str, str, dict]:
+    """A new game's path, its first seat's token, and that seat's first turn."""
+    game = create(http, "choice", 2)
+    token = game["seats"][0]["token"]
+    path = f"/v1/games/{game['id']}"
+    return path, token, http.get(path + "/turn", headers=auth(token)).json()
+
+
+def _first_move(path: str, token: str, turn: dict, query: str = "") -> bytes:
+    """The seat's first legal move on ``turn``, as raw bytes to send."""
+    move = json.dumps({"seq": turn["seq"], "move": turn["legal_moves"][0]}).encode()
+    return _post(path + "/moves" + query, len(move), f"Authorization: Bearer {token}\r\n", move)
+
+
 @pytest.mark.parametrize("refused", [NO_HOST, NO_PATH], ids=["no-host", "no-path"])
 def test_a_request_refused_behind_an_answer_to_come_is_answered_after_it(server, http, refused):
     """A hot move, then a request refused as its head completes, in one write: the move's
     answer, then the refusal's, then the connection closes; the move counts once."""
-    game = create(http, "choice", 2)
-    token = game["seats"][0]["token"]
-    path = f"/v1/games/{game['id']}"
-    turn = http.get(path + "/turn", headers=auth(token)).json()
-    move = json.dumps({"seq": turn["seq"], "move": turn["legal_moves"][0]}).encode()
-    bearer = f"Authorization: Bearer {token}\r\n"
+    path, token, turn = _first_turn(http)
     with _connect(server.url) as sock:
-        sock.sendall(_post(path + "/moves", len(move), bearer, move) + refused)
+        sock.sendall(_first_move(path, token, turn) + refused)
         answers = _Answers(sock)
         done = answers.read(3, seconds=3)
         assert [status for status, _, _ in done] == [200, 400], done
@@ -378,15 +387,10 @@ def test_a_request_refused_behind_an_answer_to_come_is_answered_after_it(server,
 def test_a_long_poll_answers_before_a_later_request_s_refusal(server, http):
     """The refused request arrives while a decision long-polls for its next turn: the
     refusal waits for that answer."""
-    game = create(http, "choice", 2)
-    token = game["seats"][0]["token"]
-    path = f"/v1/games/{game['id']}"
-    turn = http.get(path + "/turn", headers=auth(token)).json()
-    move = json.dumps({"seq": turn["seq"], "move": turn["legal_moves"][0]}).encode()
-    bearer = f"Authorization: Bearer {token}\r\n"
+    path, token, turn = _first_turn(http)
     with _connect(server.url) as sock:
         # the other seat has not decided: the next turn is long-polled for a second
-        sock.sendall(_post(path + "/moves?wait=1", len(move), bearer, move))
+        sock.sendall(_first_move(path, token, turn, "?wait=1"))
         time.sleep(0.3)
         sock.sendall(NO_PATH)
         answers = _Answers(sock)
