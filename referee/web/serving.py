@@ -628,9 +628,9 @@ class PublicHttp(HttpToolsProtocol):
     async def _answer(self, cycle: _HotCycle) -> None:
         """What the app would answer, past the shared limits, in one write; or the request
         handed to Litestar's handlers, which own whatever is not plainly well-formed."""
-        # a hot cycle is made only where the app has hot routes (``on_headers_complete``)
         if cycle.disconnected or self.transport.is_closing():
             return  # its client is gone: no decision or game for an answer no one reads
+        # a hot cycle is made only where the app has hot routes (``on_headers_complete``)
         routes: hot.HotRoutes
         routes, scope = self._routes, cycle.scope  # type: ignore[assignment]
         path, headers = scope["path"], scope["headers"]
