@@ -73,6 +73,7 @@ class Http(asyncio.Protocol):
         self.reply: asyncio.Future[tuple[int, bytes]] | None = None
         self.timer: asyncio.TimerHandle | None = None
         self.body: list[bytes] = []
+        self.answered_at = time.monotonic()  # the last answer's (or the connection's) time
 
     @classmethod
     async def open(cls, url: str) -> Http:
@@ -117,6 +118,7 @@ class Http(asyncio.Protocol):
         self.body.append(body)
 
     def on_message_complete(self) -> None:
+        self.answered_at = time.monotonic()
         if self.timer is not None:
             self.timer.cancel()
         if self.reply is not None and not self.reply.done():
@@ -141,18 +143,29 @@ class Http(asyncio.Protocol):
             self.transport.close()
 
 
+#: how long a load generator's connection may stay idle before a request opens another: less
+#: than the referee's keep-alive (``REFEREE_KEEP_ALIVE_S``, 5 s by default), as an HTTP client's
+#: pool expires its connections before the server closes them. A request sent as the server
+#: closes the connection is reset, unread: a slow referee (under callgrind,
+#: ``benchmarks/server_instructions.py``) met that race at a table's next creation.
+IDLE_EXPIRY_S = 4.0
+
+
 class Client:
-    """A load generator's connection, opened again where the referee closed it (uvicorn
-    closes a keep-alive connection idle for 5 s: a table's, while its game is played)."""
+    """A load generator's connection, opened again where the referee closed it, or would
+    soon close it (idle for ``IDLE_EXPIRY_S``: a table's, while its game is played)."""
 
     def __init__(self, url: str) -> None:
         self.url = url
         self.http: Http | None = None
 
     async def request(self, head: bytes, body: bytes | None = None) -> tuple[int, bytes]:
-        if self.http is None or self.http.closed:
-            self.http = await Http.open(self.url)
-        return await self.http.request(head, body)
+        http = self.http
+        if http is None or http.closed or time.monotonic() - http.answered_at > IDLE_EXPIRY_S:
+            if http is not None:
+                http.close()
+            self.http = http = await Http.open(self.url)
+        return await http.request(head, body)
 
     def close(self) -> None:
         if self.http is not None:

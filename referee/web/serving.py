@@ -3,7 +3,8 @@ within ``REFEREE_HEADER_TIMEOUT_S`` (uvicorn waits for them forever: a client tr
 bytes, or sending none, held a connection and a file descriptor for as long as it liked),
 and one address holds at most ``REFEREE_MAX_CONNECTIONS_PER_ADDRESS`` connections to a
 process (a connection is one process's, so this count is too; the streams and long-polls
-an address holds are counted across replicas, in ``service.limits``).
+an address holds are counted across replicas, in ``service.limits``). Neither timeout
+closes a connection whose next request has come unread (``_bytes_waiting``).
 
 A request's head and body are bounded as they arrive, before anything is kept of them: a
 request line over ``REFEREE_MAX_HEADER_LINE_BYTES`` is 414, a header field line over it, more
@@ -37,9 +38,12 @@ request this does not answer, goes through uvicorn's ASGI cycle to the app.
 
 from __future__ import annotations
 
+import array
 import asyncio
+import fcntl
 import math
 import resource
+import termios
 from collections import deque
 from typing import Any
 
@@ -215,6 +219,7 @@ class PublicHttp(HttpToolsProtocol):
     _refusal: Refusal | None = None
     _refused_cycle: Any = None
     _refused_after: bytes | None = None  # a refusal's answer, once the earlier ones are sent
+    _spared: Any = None  # the idle period or header period whose timeout found bytes unread
     _max_body: float = math.inf
 
     # a TCP connection's transport is an asyncio.Transport, as uvicorn's own protocol says
@@ -254,8 +259,10 @@ class PublicHttp(HttpToolsProtocol):
         if self.transport.is_closing():
             return
         if cycle is self._seen and (cycle is None or cycle.response_complete):
-            self.transport.close()  # no request begun in a whole period: headers too slow
-            return
+            if self._spared == ("look", cycle) or not self._bytes_waiting():
+                self.transport.close()  # no request begun in a whole period: headers too slow
+                return
+            self._spared = ("look", cycle)  # a request has come: read in this turn (once)
         self._seen = cycle
         self._look = self.loop.call_later(self.header_timeout_s, self._look_again)
 
@@ -293,10 +300,28 @@ class PublicHttp(HttpToolsProtocol):
         if since is None or self.transport.is_closing():
             return  # a request is on its way: the timer starts again after its answer
         left = since + self.timeout_keep_alive - self.loop.time()
+        if left <= 0 and self._spared != since and self._bytes_waiting():
+            # a request came as the timeout ran out: read in this turn (once: bytes left
+            # unread a whole period more are a client's that does not read its answers)
+            self._spared, left = since, self.timeout_keep_alive
         if left > 0:
             self._idle_timer = self.loop.call_later(left, self._idle_late)
             return
         self.timeout_keep_alive_handler()
+
+    def _bytes_waiting(self) -> bool:
+        """Whether bytes have come that the event loop has not read yet. A timer runs
+        before the loop's turn reads its sockets: a busy loop may find a connection's timeout
+        run out with the next request already there. Closed under unread bytes, the
+        connection would be reset, and its client could not tell whether its request (a
+        move) was taken; it is read instead."""
+        sock = self.transport.get_extra_info("socket")
+        waiting = array.array("i", [0])
+        try:
+            fcntl.ioctl(sock.fileno(), termios.FIONREAD, waiting)
+        except (AttributeError, OSError, ValueError):  # no socket (a test's), or closed
+            return False
+        return waiting[0] > 0
 
     # -- what a request may send, as it arrives -------------------------------------------
 

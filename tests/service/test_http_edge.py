@@ -5,6 +5,7 @@ and a ``Last-Event-ID`` that is no event id is a 400."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import socket
@@ -469,3 +470,52 @@ def test_a_last_event_id_the_referee_sent_resumes_the_stream(http):
         for line in reply.iter_lines():
             if line.startswith("id: "):
                 break
+
+
+# -- 5. a timeout that runs out as a request comes ---------------------------------------------
+
+
+def _busy_reading(busy: socket.socket, loop: asyncio.AbstractEventLoop) -> None:
+    loop.remove_reader(busy.fileno())
+    busy.recv(1)
+    time.sleep(0.6)
+
+
+@pytest.mark.parametrize("timer", ["keep-alive", "header"])
+def test_a_request_that_comes_as_a_timeout_runs_out_is_answered_not_reset(
+    valkey, monkeypatch, timer
+):
+    """An event loop runs its due timers before it reads its sockets. When it was busy as a
+    connection's keep-alive (or its header period) ran out, and the next request came
+    meanwhile, closing the connection under the unread request would reset it: its client,
+    with a move on its way, could not tell whether it was taken. The request is read and
+    answered; a connection idle for the whole timeout is still closed."""
+    from conftest import ThreadServer
+
+    from referee.web.serving import PublicHttp
+
+    # the protocol reads the process's settings: its class's, in this process
+    monkeypatch.setattr(PublicHttp, "header_timeout_s", 1.0 if timer == "header" else 30.0)
+    running = ThreadServer(valkey)
+    running.server.config.timeout_keep_alive = 1 if timer == "keep-alive" else 30
+    with running, _connect(running.url) as sock:
+        connected = time.monotonic()
+        loop = running.server.servers[0].get_loop()
+        answers = _Answers(sock)
+        sock.sendall(_get("/healthz"))
+        assert [status for status, _, _ in answers.read()] == [200]
+        # when the connection would be closed: idle for the keep-alive's 1 s, or a whole
+        # header period (1 s) in which no request began, looked at every period
+        due = time.monotonic() + 1.0 if timer == "keep-alive" else connected + 2.0
+        time.sleep(max(0.0, due - 0.3 - time.monotonic()))
+        # the loop busy reading a socket (as it is with other requests) until the timeout
+        # is due: a reader runs within the loop's reading of its sockets, after its timers
+        busy, wake = socket.socketpair()
+        with busy, wake:
+            loop.call_soon_threadsafe(loop.add_reader, busy.fileno(), _busy_reading, busy, loop)
+            time.sleep(0.05)
+            wake.send(b"x")
+            time.sleep(0.1)
+        sock.sendall(_get("/healthz"))  # it comes while the loop is busy
+        assert [status for status, _, _ in answers.read(2)] == [200, 200], "reset"
+        assert answers.closes(seconds=5), "an idle connection stayed open"
