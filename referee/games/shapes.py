@@ -6,7 +6,7 @@ layer joins every registered ruleset's into the contract's unions."""
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 from typing import Annotated, Any, Literal, get_args
 
 import msgspec
@@ -181,11 +181,18 @@ def own_views(ruleset: Any) -> ViewShapes | None:
     shapes = getattr(ruleset, "views", None)
     if not isinstance(shapes, ViewShapes):
         return None
+    return shapes if _tagged(shapes, ruleset.id) else None
+
+
+@lru_cache(maxsize=256)
+def _tagged(shapes: ViewShapes, ruleset_id: str) -> bool:
+    """Whether each of the views is tagged ``ruleset_id``, remembered: every turn asks
+    (a Struct's config is built anew at each look, 1.3 µs a ruleset)."""
     for shape in (shapes.seat_view, shapes.game_view, shapes.record):
         config = getattr(shape, "__struct_config__", None)
-        if config is None or config.tag != ruleset.id:
-            return None
-    return shapes
+        if config is None or config.tag != ruleset_id:
+            return False
+    return True
 
 
 @cache
