@@ -3,8 +3,9 @@ within ``REFEREE_HEADER_TIMEOUT_S`` (uvicorn waits for them forever: a client tr
 bytes, or sending none, held a connection and a file descriptor for as long as it liked),
 and one address holds at most ``REFEREE_MAX_CONNECTIONS_PER_ADDRESS`` connections to a
 process (a connection is one process's, so this count is too; the streams and long-polls
-an address holds are counted across replicas, in ``service.limits``). Neither timeout
-closes a connection whose next request has come unread (``_bytes_waiting``).
+an address holds are counted across replicas, in ``service.limits``). No timeout (these two,
+the keep-alive's, a body's) closes a connection whose bytes have come unread
+(``_bytes_waiting``).
 
 A request's head and body are bounded as they arrive, before anything is kept of them: a
 request line over ``REFEREE_MAX_HEADER_LINE_BYTES`` is 414, a header field line over it, more
@@ -219,7 +220,7 @@ class PublicHttp(HttpToolsProtocol):
     _refusal: Refusal | None = None
     _refused_cycle: Any = None
     _refused_after: bytes | None = None  # a refusal's answer, once the earlier ones are sent
-    _spared: Any = None  # the idle period or header period whose timeout found bytes unread
+    _spared: Any = None  # the idle, header or body period whose timeout found bytes unread
     _max_body: float = math.inf
 
     # a TCP connection's transport is an asyncio.Transport, as uvicorn's own protocol says
@@ -474,7 +475,11 @@ class PublicHttp(HttpToolsProtocol):
         loop = self.loop
         if self.flow.read_paused:
             self._body_since = loop.time()
-        left = self._body_since + self.body_timeout_s - loop.time()
+        since = self._body_since
+        left = since + self.body_timeout_s - loop.time()
+        if left <= 0 and self._spared != ("body", since) and self._bytes_waiting():
+            # the body's bytes came as its time ran out: read in this turn (once a body)
+            self._spared, left = ("body", since), self.body_timeout_s
         if left > 0:
             self._body_timer = loop.call_later(left, self._body_late)
             return

@@ -481,7 +481,7 @@ def _busy_reading(busy: socket.socket, loop: asyncio.AbstractEventLoop) -> None:
     time.sleep(0.6)
 
 
-@pytest.mark.parametrize("timer", ["keep-alive", "header"])
+@pytest.mark.parametrize("timer", ["keep-alive", "header", "body"])
 def test_a_request_that_comes_as_a_timeout_runs_out_is_answered_not_reset(
     valkey, monkeypatch, timer
 ):
@@ -489,24 +489,31 @@ def test_a_request_that_comes_as_a_timeout_runs_out_is_answered_not_reset(
     connection's keep-alive (or its header period) ran out, and the next request came
     meanwhile, closing the connection under the unread request would reset it: its client,
     with a move on its way, could not tell whether it was taken. The request is read and
-    answered; a connection idle for the whole timeout is still closed."""
+    answered; a connection idle for the whole timeout is still closed. A body whose rest
+    came so as its time ran out is read too, not refused with 408."""
     from conftest import ThreadServer
 
     from referee.web.serving import PublicHttp
 
     # the protocol reads the process's settings: its class's, in this process
     monkeypatch.setattr(PublicHttp, "header_timeout_s", 1.0 if timer == "header" else 30.0)
+    monkeypatch.setattr(PublicHttp, "body_timeout_s", 1.0 if timer == "body" else 30.0)
     running = ThreadServer(valkey)
     running.server.config.timeout_keep_alive = 1 if timer == "keep-alive" else 30
+    body = json.dumps({"ruleset": "choice", "seats": [{"name": "a"}, {"name": "b"}]}).encode()
     with running, _connect(running.url) as sock:
         connected = time.monotonic()
         loop = running.server.servers[0].get_loop()
         answers = _Answers(sock)
         sock.sendall(_get("/healthz"))
         assert [status for status, _, _ in answers.read()] == [200]
-        # when the connection would be closed: idle for the keep-alive's 1 s, or a whole
-        # header period (1 s) in which no request began, looked at every period
+        # when the connection would be closed: idle for the keep-alive's 1 s, a whole header
+        # period (1 s) in which no request began, looked at every period, or 1 s after the
+        # head of a body that has not come whole
         due = time.monotonic() + 1.0 if timer == "keep-alive" else connected + 2.0
+        if timer == "body":
+            sock.sendall(_post("/v1/games", len(body), body=body[:10]))
+            due = time.monotonic() + 1.0
         time.sleep(max(0.0, due - 0.3 - time.monotonic()))
         # the loop busy reading a socket (as it is with other requests) until the timeout
         # is due: a reader runs within the loop's reading of its sockets, after its timers
@@ -516,6 +523,9 @@ def test_a_request_that_comes_as_a_timeout_runs_out_is_answered_not_reset(
             time.sleep(0.05)
             wake.send(b"x")
             time.sleep(0.1)
-        sock.sendall(_get("/healthz"))  # it comes while the loop is busy
-        assert [status for status, _, _ in answers.read(2)] == [200, 200], "reset"
-        assert answers.closes(seconds=5), "an idle connection stayed open"
+        # it comes while the loop is busy
+        sock.sendall(body[10:] if timer == "body" else _get("/healthz"))
+        statuses = [status for status, _, _ in answers.read(2)]
+        assert statuses == [200, 201 if timer == "body" else 200], "reset, or 408"
+        if timer != "body":
+            assert answers.closes(seconds=5), "an idle connection stayed open"
