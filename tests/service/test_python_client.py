@@ -241,3 +241,37 @@ def test_the_arena_loop_plays_a_bot_accounts_games_and_leaves_when_stopped(refer
         assert rated()
         assert len(made) == 2 and all(made)
         assert not any(http.get(f"/v1/bots/{name}").json()["in_arena"] for name in names)
+
+
+def test_an_idle_connection_is_opened_anew_before_the_referees_keep_alive_closes_it():
+    """The referee closes a connection idle for ``REFEREE_KEEP_ALIVE_S`` (5 s, httpx's own
+    expiry too): a request sent on it as it closes is lost unread, and a creation without an
+    Idempotency-Key is not sent again. The client opens a new connection after 4 s idle."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    ports: list[int] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive
+
+        def do_GET(self) -> None:
+            ports.append(self.client_address[1])
+            self.send_response(200)
+            self.send_header("content-length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with Client(f"http://127.0.0.1:{server.server_port}") as client:
+            for idle in (0.0, 1.0, 4.5):
+                time.sleep(idle)
+                assert client.http.get("/healthz").status_code == 200
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert ports[0] == ports[1], "a connection idle for 1 s was not kept"
+    assert ports[2] != ports[1], "a connection idle for 4.5 s was used again"

@@ -64,6 +64,22 @@ def _pause(reply: httpx.Response | None, attempt: int) -> float:
         return min(5.0, 0.1 * 2**attempt)
 
 
+#: an idle connection is opened anew after this long: under the referee's keep-alive
+#: (``REFEREE_KEEP_ALIVE_S``, 5 s by default, httpx's own expiry too), so that a request is not
+#: sent on a connection the referee is closing, which would lose it unread (a creation
+#: without an Idempotency-Key is not sent again)
+KEEPALIVE_EXPIRY_S = 4.0
+
+
+def _options(options: dict[str, Any]) -> dict[str, Any]:
+    """A transport's options, with ``KEEPALIVE_EXPIRY_S`` unless limits are given."""
+    # httpx's own limits on connections (100, 20 kept), with the shorter expiry
+    limits = httpx.Limits(
+        max_connections=100, max_keepalive_connections=20, keepalive_expiry=KEEPALIVE_EXPIRY_S
+    )
+    return {"limits": limits, **options}
+
+
 class PatientTransport(httpx.BaseTransport):
     """Waits out a rate limit (429), a referee that is restarting (503, connection refused)
     and, for requests safe to repeat, a proxy's 502 or 504 (the referee behind it died) or a
@@ -71,7 +87,7 @@ class PatientTransport(httpx.BaseTransport):
     ``patience`` seconds, then gives the last answer or error."""
 
     def __init__(self, patience: float = 120.0, **options: Any) -> None:
-        self.inner = httpx.HTTPTransport(**options)
+        self.inner = httpx.HTTPTransport(**_options(options))
         self.patience = patience
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
@@ -100,7 +116,7 @@ class AsyncPatientTransport(httpx.AsyncBaseTransport):
     """``PatientTransport`` for the async client."""
 
     def __init__(self, patience: float = 120.0, **options: Any) -> None:
-        self.inner = httpx.AsyncHTTPTransport(**options)
+        self.inner = httpx.AsyncHTTPTransport(**_options(options))
         self.patience = patience
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
