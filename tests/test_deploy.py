@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 from referee.cli import build_parser
+from referee.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 SOME_GAME = "0123456789abcdef"
@@ -30,6 +31,16 @@ def test_nginx_hashes_every_game_route_on_its_game_id():
     for path in paths:
         if "{game_id}" not in path:
             assert pattern.search(path.replace("{tournament_id}", SOME_GAME)) is None, path
+
+
+def test_nginx_lets_an_idle_connection_go_before_the_referee_closes_it():
+    """nginx keeps its connections to a replica idle for less than the replica's keep-alive:
+    else it may send a request on a connection as the replica closes it, and answer a POST
+    that was never read with a 502 (it sends no POST again)."""
+    conf = (ROOT / "deploy" / "nginx.conf").read_text()
+    upstream = re.search(r"upstream referee \{(.*?)\}", conf, re.DOTALL).group(1)
+    seconds = float(re.search(r"keepalive_timeout\s+(\d+)s;", upstream).group(1))
+    assert seconds < Settings().keep_alive_s
 
 
 def test_the_image_starts_the_referee_with_flags_it_takes():
