@@ -259,11 +259,13 @@ class PublicHttp(HttpToolsProtocol):
         cycle = self.cycle
         if self.transport.is_closing():
             return
-        if cycle is self._seen and (cycle is None or cycle.response_complete):
-            if self._spared == ("look", cycle) or not self._bytes_waiting():
-                self.transport.close()  # no request begun in a whole period: headers too slow
-                return
-            self._spared = ("look", cycle)  # a request has come: read in this turn (once)
+        if (
+            cycle is self._seen
+            and (cycle is None or cycle.response_complete)
+            and not self._spared_once(("look", cycle))  # else a request has come: read now
+        ):
+            self.transport.close()  # no request begun in a whole period: headers too slow
+            return
         self._seen = cycle
         self._look = self.loop.call_later(self.header_timeout_s, self._look_again)
 
@@ -301,14 +303,22 @@ class PublicHttp(HttpToolsProtocol):
         if since is None or self.transport.is_closing():
             return  # a request is on its way: the timer starts again after its answer
         left = since + self.timeout_keep_alive - self.loop.time()
-        if left <= 0 and self._spared != since and self._bytes_waiting():
-            # a request came as the timeout ran out: read in this turn (once: bytes left
-            # unread a whole period more are a client's that does not read its answers)
-            self._spared, left = since, self.timeout_keep_alive
+        if left <= 0 and self._spared_once(since):  # a request came as the time ran out
+            left = self.timeout_keep_alive
         if left > 0:
             self._idle_timer = self.loop.call_later(left, self._idle_late)
             return
         self.timeout_keep_alive_handler()
+
+    def _spared_once(self, period: Any) -> bool:
+        """Whether a timeout that ran out at the end of ``period`` finds bytes come unread
+        (``_bytes_waiting``), the first time for that period: they are read in this turn, and
+        the timer looks again a period later. Bytes still unread then are a client's that
+        does not read its answers: the timeout takes its course."""
+        if self._spared == period or not self._bytes_waiting():
+            return False
+        self._spared = period
+        return True
 
     def _bytes_waiting(self) -> bool:
         """Whether bytes have come that the event loop has not read yet. A timer runs
@@ -477,9 +487,8 @@ class PublicHttp(HttpToolsProtocol):
             self._body_since = loop.time()
         since = self._body_since
         left = since + self.body_timeout_s - loop.time()
-        if left <= 0 and self._spared != ("body", since) and self._bytes_waiting():
-            # the body's bytes came as its time ran out: read in this turn (once a body)
-            self._spared, left = ("body", since), self.body_timeout_s
+        if left <= 0 and self._spared_once(("body", since)):  # its bytes came as time ran out
+            left = self.body_timeout_s
         if left > 0:
             self._body_timer = loop.call_later(left, self._body_late)
             return
