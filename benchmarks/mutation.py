@@ -68,8 +68,15 @@ MODULES = (
     "referee/games/_common.py",
     "referee/games/dice.py",
     "referee/rulesets/choice/engine.py",
+    "referee/rulesets/choice/postal.py",
+    "referee/rulesets/choice/rounds.py",
+    "referee/rulesets/choice/sheet.py",
+    "referee/rulesets/choice/views.py",
     "referee/rulesets/choice_specials/engine.py",
     "referee/rulesets/chopta/engine.py",
+    "referee/rulesets/chopta/scoring.py",
+    "referee/rulesets/chopta/state.py",
+    "referee/rulesets/chopta/views.py",
     "referee/games/record.py",
 )
 # random values (VariableReplacer, VariableInserter) make mutants that differ from run to run

@@ -34,7 +34,7 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     },
     **{
         (
-            "referee/rulesets/choice/engine.py",
+            "referee/rulesets/choice/rounds.py",
             _CANONICAL,
             _CANONICAL.replace(part, part.replace("<=", op), 1),
         ): (
@@ -90,12 +90,12 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         )
     },
     (
-        "referee/rulesets/chopta/engine.py",
+        "referee/rulesets/chopta/scoring.py",
         "lo6, hi6 = max(0, n - y2), min(y5, c6)",
         "lo6, hi6 = max( -1, n - y2), min(y5, c6)",
     ): "y2 is at most n, so n - y2 is never below 0: max(-1, x) is max(0, x)",
     (
-        "referee/rulesets/chopta/engine.py",
+        "referee/rulesets/chopta/scoring.py",
         "lo1, hi1 = max(0, n - y5), min(y2, c1)",
         "lo1, hi1 = max( -1, n - y5), min(y2, c1)",
     ): "y5 is at most n, so n - y5 is never below 0: max(-1, x) is max(0, x)",
@@ -129,7 +129,7 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "if len(moves) != 1 or type(moves[ -1]) not in _NORMAL_MOVES or sheet.done:",
     ): "only read when there is exactly one move: moves[0] is moves[-1]",
     (
-        "referee/rulesets/choice/engine.py",
+        "referee/rulesets/choice/sheet.py",
         "SumScore(s, n, _sum_points(s, n)) for s, n in zip(range(2, 13), counts, strict=True)",
         "SumScore(s, n, _sum_points(s, n)) for s, n in zip(range(2, 13), counts, strict=False)",
     ): "a sheet always holds 11 sums' marks: zip's strictness never has a length to refuse",

@@ -13,7 +13,7 @@ import random
 import time
 
 from referee.games import get_ruleset
-from referee.rulesets.chopta.engine import _best, score_area
+from referee.rulesets.chopta.scoring import _best, score_area
 
 
 def choice_solitaire(games: int, warmup: int = 300) -> dict:

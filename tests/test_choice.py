@@ -7,7 +7,9 @@ import pytest
 from choice_helpers import force_rolls
 
 from referee.games import InvalidOption, RuleViolation
-from referee.rulesets.choice.engine import FreeThrow, Mark, Pass, round_moves, score_marks
+from referee.rulesets.choice.postal import batch_size
+from referee.rulesets.choice.rounds import round_moves
+from referee.rulesets.choice.sheet import FreeThrow, Mark, Pass, score_marks
 
 KEY = b"choice-test-key"
 
@@ -294,7 +296,7 @@ def test_postal_schedules(choice, schedule, sizes):
     assert state.first_roll == sizes[0] and len(state.rolls) == sizes[1]
     for batch, size in enumerate(sizes):
         state.batch = batch
-        assert choice.batch_size(state) == size
+        assert batch_size(state) == size
 
 
 def test_postal_round_accepts_a_whole_batch_in_one_submission(choice):
@@ -496,7 +498,7 @@ def test_warmed_round_caches_hold_every_round_play_can_meet(ruleset_id):
     import random
 
     from referee.games import get_ruleset, warm_caches
-    from referee.rulesets.choice.engine import _round_move_set
+    from referee.rulesets.choice.rounds import _round_move_set
 
     round_moves.cache_clear()
     _round_move_set.cache_clear()

@@ -7,7 +7,8 @@ import pytest
 from choice_helpers import force_rolls
 
 from referee.games import RuleViolation
-from referee.rulesets.choice.engine import FifthDie, FreeThrow, Mark
+from referee.rulesets.choice.sheet import FreeThrow, Mark
+from referee.rulesets.choice.views import FifthDie
 from referee.rulesets.choice_specials.engine import (
     CARDS,
     Fdh,

@@ -7,7 +7,8 @@ import pytest
 
 from referee.games import InvalidOption, RuleViolation
 from referee.games._common import plain
-from referee.rulesets.chopta.engine import Place, Swap, score_area, swap_takes
+from referee.rulesets.chopta.scoring import score_area
+from referee.rulesets.chopta.state import Place, Swap, swap_takes
 
 KEY = b"chopta-test-key"
 

@@ -53,7 +53,7 @@ def test_dice_match_a_plain_hmac_reference_implementation():
 
 def test_choice_rolls_are_six_to_a_dice_position():
     """RULES.md "Dice": CHOICE roll n is dice 5*(n % 6) .. +4 of position rolls/<n // 6>."""
-    from referee.rulesets.choice.engine import roll_dice
+    from referee.rulesets.choice.rounds import roll_dice
 
     key = b"choice-positions"
     for n in range(40):

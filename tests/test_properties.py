@@ -12,9 +12,10 @@ from hypothesis import strategies as st
 
 from referee.games import GameError, get_ruleset
 from referee.games._common import plain
-from referee.rulesets.choice.engine import POINTS, FreeThrow, Mark
+from referee.rulesets.choice.sheet import POINTS, FreeThrow, Mark
 from referee.rulesets.choice_specials.engine import Fdh, Kur, Minus1, Minus2, NullCard, SuppenKasper
-from referee.rulesets.chopta.engine import Place, Swap, score_area
+from referee.rulesets.chopta.scoring import score_area
+from referee.rulesets.chopta.state import Place, Swap
 
 MAX_DECISIONS = 20_000
 PROPERTY = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -40,7 +40,7 @@ from referee.games import (
 )
 from referee.games import dice as dice_module
 from referee.games._common import plain
-from referee.rulesets.choice.engine import FreeThrow, Mark, Pass, score_marks
+from referee.rulesets.choice.sheet import FreeThrow, Mark, Pass, score_marks
 from referee.rulesets.choice_specials.engine import (
     CARDS,
     Fdh,
@@ -50,7 +50,8 @@ from referee.rulesets.choice_specials.engine import (
     NullCard,
     SuppenKasper,
 )
-from referee.rulesets.chopta.engine import Place, Swap, score_area, swap_takes
+from referee.rulesets.chopta.scoring import score_area
+from referee.rulesets.chopta.state import Place, Swap, swap_takes
 
 ROOT = Path(__file__).resolve().parent.parent
 RULEBOOK = " ".join((ROOT / "docs" / "RULEBOOK.md").read_text().split())  # one line

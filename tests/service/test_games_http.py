@@ -14,7 +14,7 @@ from helpers import auth, create, play_out
 
 import referee
 from referee.games import verify
-from referee.rulesets.choice.engine import round_moves
+from referee.rulesets.choice.rounds import round_moves
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from .engine import POINTS
+from .sheet import POINTS
 
 __all__ = ["greedy_bot", "random_bot", "sheet_after", "strong_bot"]
 

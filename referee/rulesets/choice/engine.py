@@ -11,548 +11,50 @@ seat has completed the batch, then all are revealed together and the next batch 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from functools import cache, lru_cache
-from itertools import combinations, combinations_with_replacement
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Generic, NoReturn, TypeVar
+from typing import Any, ClassVar, NoReturn
 
-import msgspec
-from msgspec import UNSET, UnsetType
-
-from ...games import dice as _dice
-from ...games._common import Die, Scorer, check_seats, parse_options, places
+from ...games._common import Scorer, check_seats, parse_options, places
 from ...games.errors import RuleViolation
-from ...games.shapes import (
-    Decided,
-    GameBase,
-    Ranking,
-    RecordBase,
-    Seat,
-    Sitting,
-    ViewShapes,
+from ...games.shapes import ViewShapes
+from .postal import reveal, roll_batch
+from .rounds import (
+    _round_move_set,
+    apply_round,
+    diagnose_round,
+    normalize,
+    roll_dice,
+    round_moves,
+    warm_rounds,
+)
+from .sheet import (
+    ChoiceMove,
+    ChoiceOptions,
+    ChoiceScore,
+    ChoiceState,
+    FreeThrow,
+    Mark,
+    Pass,
+    Sheet,
+    score_marks,
+)
+from .views import (
+    ChoiceBoard,
+    ChoiceDecision,
+    ChoiceGameView,
+    ChoiceRecord,
+    ChoiceRoll,
+    ChoiceSeatSheet,
+    ChoiceSeatView,
+    ChoiceSheet,
+    ChoiceYou,
+    ViewParts,
+    sheet_shown,
 )
 
-__all__ = [
-    "POINTS",
-    "ChoiceBoard",
-    "ChoiceDecision",
-    "ChoiceGame",
-    "ChoiceGameView",
-    "ChoiceMove",
-    "ChoiceOptions",
-    "ChoicePublicSeat",
-    "ChoicePublicSheet",
-    "ChoiceRecord",
-    "ChoiceRoll",
-    "ChoiceRuleset",
-    "ChoiceScore",
-    "ChoiceSeatSheet",
-    "ChoiceSeatView",
-    "ChoiceSheet",
-    "ChoiceState",
-    "ChoiceYou",
-    "FifthDie",
-    "FreeThrow",
-    "Mark",
-    "Pass",
-    "Sheet",
-    "SumKey",
-    "SumScore",
-    "score_marks",
-    "warm_rounds",
-]
+__all__ = ["ChoiceRuleset"]
 
-#: Points per mark past the fifth, per sum (RULES.md CHOICE §5).
-POINTS = {2: 100, 3: 70, 4: 60, 5: 50, 6: 40, 7: 30, 8: 40, 9: 50, 10: 60, 11: 70, 12: 100}
-
-#: CHOICE rolls drawn from one dice position (RULES.md "Dice").
-ROLLS_PER_POSITION = 6
-
-Pair = tuple[Die, Die]
-
-
-class Mark(msgspec.Struct, frozen=True, tag="mark", forbid_unknown_fields=True):
-    """A normal round: one fifth die (marked in its slot) and two pairs (their sums marked)."""
-
-    fifth: Die
-    pairs: tuple[Pair, Pair]
-
-
-class FreeThrow(msgspec.Struct, frozen=True, tag="free_throw", forbid_unknown_fields=True):
-    """All three fifth-die values are chosen and the roll shows none: one die is set aside."""
-
-    set_aside: Die
-    pairs: tuple[Pair, Pair]
-
-
-class Pass(msgspec.Struct, frozen=True, tag="pass", forbid_unknown_fields=True):
-    """Closes a postal round for a seat whose sheet completed before the round's last roll:
-    the rest of its round is void. The seat sends it because a round that closed by itself
-    would tell everyone, before the reveal, what its hidden decisions did (docs/RULES.md)."""
-
-
-ChoiceMove = Mark | FreeThrow | Pass
 _NORMAL_MOVES = frozenset((Mark, FreeThrow))
-
-M = TypeVar("M")
-
-Schedule = Annotated[
-    tuple[Annotated[int, msgspec.Meta(ge=1, le=20)], ...],
-    msgspec.Meta(
-        min_length=1,
-        max_length=64,
-        description="rolls per postal round; the last value repeats forever",
-    ),
-]
-
-
-class ChoiceOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """Options of both CHOICE rulesets."""
-
-    schedule: Schedule = (1,)
-
-
-class Sheet(msgspec.Struct, array_like=True):
-    """One seat's score sheet: marks per sum, fifth-die slots, and (specials) cards and plate."""
-
-    marks: list[int]  # index = sum - 2
-    fifth_values: list[int]  # up to 3, in the order they were chosen (the sheet's rows)
-    fifth_counts: list[int]
-    done: bool = False
-    retired: bool = False
-    rounds: int = 0  # rounds played, extra rounds and free throws included
-    free_throws: int = 0
-    cards: list[str] = []  # special cards still in hand
-    plate: list[int] = []  # leftovers plate, sorted
-
-    def clone(self) -> Sheet:
-        return Sheet(
-            list(self.marks),
-            list(self.fifth_values),
-            list(self.fifth_counts),
-            self.done,
-            self.retired,
-            self.rounds,
-            self.free_throws,
-            list(self.cards),
-            list(self.plate),
-        )
-
-    def slots(self) -> tuple[int, ...] | None:
-        """The fifth-die values once all three are chosen (the rule then binds), else None."""
-        return tuple(sorted(self.fifth_values)) if len(self.fifth_values) == 3 else None
-
-
-class ChoiceState(msgspec.Struct, Generic[M], array_like=True):
-    """A whole CHOICE game. ``key``, ``drafts`` and ``pending`` are secret; views hide them.
-
-    Generic in the move type, so each CHOICE ruleset decodes its own pending moves.
-    """
-
-    ruleset: str
-    options: ChoiceOptions
-    key: bytes
-    batch: int  # index of the current postal round
-    first_roll: int  # game-wide index of the batch's first roll
-    rolls: list[tuple[int, ...]]  # the batch's rolls, sorted dice (public)
-    sheets: list[Sheet]  # committed, public
-    drafts: list[Sheet | None]  # a seat's sheet with its hidden decisions of this batch
-    progress: list[int]  # rolls of the batch each seat has decided
-    pending: list[list[M]]  # each seat's hidden decisions of this batch
-    seqs: list[int]  # accepted submissions per seat
-    timeouts: list[int]  # timeouts in a row per seat
-    finished: bool = False
-    # each seat's seq at the last reveal: its decisions before it are public, the rest hidden
-    # (a game stored before this field reads as [], disclosing nothing until its next reveal)
-    revealed: list[int] = []
-    # postal rounds each seat has closed (all its rolls decided, or passed, or timed out): the
-    # only count of its decisions that others see before a reveal (a game stored before this
-    # field reads as [], every count 0)
-    submitted: list[int] = []
-
-
-# Scores are plain values (ints, tuples of scores) that cannot form cycles, and thousands stay
-# remembered by ``_score``: untracked, they cost the garbage collector's full passes nothing.
-class SumScore(msgspec.Struct, frozen=True, gc=False):
-    """One row of the score block: a sum, its marks, and the points they score."""
-
-    sum: int
-    marks: int
-    points: int
-
-
-class ChoiceScore(msgspec.Struct, frozen=True, gc=False):
-    """The German score sheet's figures: per-sum points, plus and minus columns, total."""
-
-    total: int
-    plus: int
-    minus: int
-    sums: tuple[SumScore, ...]
-
-
-_SUM_KEYS = tuple(str(total) for total in range(2, 13))  # a sheet's marks, keyed as sent
-
-
-def _sum_points(total: int, marks: int) -> int:
-    if marks == 0 or marks == 5:
-        return 0
-    if marks <= 4:
-        return -200
-    return (min(marks, 10) - 5) * POINTS[total]
-
-
-def score_marks(marks: dict[int, int] | Sequence[int]) -> ChoiceScore:
-    """Score a sheet from its marks (a mapping sum -> marks, or a list indexed by sum - 2)."""
-    counts = tuple(marks.get(s, 0) for s in range(2, 13)) if isinstance(marks, dict) else marks
-    return _score(tuple(counts))
-
-
-@lru_cache(maxsize=8192)
-def _score(counts: tuple[int, ...]) -> ChoiceScore:
-    """Remembered: every view scores every sheet, and sheets change once per roll."""
-    sums = tuple(
-        SumScore(s, n, _sum_points(s, n)) for s, n in zip(range(2, 13), counts, strict=True)
-    )
-    plus = sum(x.points for x in sums if x.points > 0)
-    minus = -sum(x.points for x in sums if x.points < 0)
-    return ChoiceScore(plus - minus, plus, minus, sums)
-
-
-@lru_cache(maxsize=8192)
-def _score_json(counts: tuple[int, ...]) -> ChoiceScore:
-    """A sheet's score as sent, remembered: every turn shows every sheet's score, and a Raw is
-    copied where the score's twelve Structs were encoded each time (a third of a turn's
-    encoding). The views' ``score`` holds it: the ``ChoiceScore`` it encodes, already JSON."""
-    return msgspec.Raw(msgspec.json.encode(_score(counts)))  # type: ignore[return-value]
-
-
-# -- the views: what the engine returns, and the contract states (``views``) ----------------
-
-SumKey = Annotated[str, msgspec.Meta(pattern="^([2-9]|1[0-2])$", description="a sum, 2..12")]
-Roll = Annotated[list[Die], msgspec.Meta(min_length=5, max_length=5)]
-Batch = Annotated[int, msgspec.Meta(ge=0, description="the batch of rolls being decided")]
-FirstRoll = Annotated[int, msgspec.Meta(ge=0, description="the game-wide index of rolls[0]")]
-Rolls = Annotated[list[Roll], msgspec.Meta(description="this batch's rolls, five dice each")]
-EndMarks = Annotated[int, msgspec.Meta(description="a fifth die's marks that end a sheet")]
-
-
-class FifthDie(msgspec.Struct, frozen=True, gc=False):
-    """One of the (up to three) fifth-die values chosen, and how often it was marked."""
-
-    value: Die
-    marks: Annotated[int, msgspec.Meta(ge=0)]
-
-
-class ChoiceSheet(msgspec.Struct):
-    """A CHOICE score sheet: marks per sum, the fifth dice, and what it scores."""
-
-    marks: Annotated[
-        dict[SumKey, Annotated[int, msgspec.Meta(ge=0)]],
-        msgspec.Meta(description="marks per sum, '2'..'12'"),
-    ]
-    fifth_dice: Annotated[list[FifthDie], msgspec.Meta(max_length=3)]
-    done: Annotated[bool, msgspec.Meta(description="a fifth die reached its last mark")]
-    retired: bool
-    rounds: Annotated[int, msgspec.Meta(ge=0, description="rounds played")]
-    free_throws: Annotated[int, msgspec.Meta(ge=0)]
-    score: ChoiceScore
-
-
-class ChoiceSeatSheet(ChoiceSheet):
-    """A seat's committed (public) sheet."""
-
-    seat: Seat
-    decided: Annotated[bool, msgspec.Meta(description="the seat has decided this batch")]
-
-
-class ChoiceYou(msgspec.Struct):
-    """What only this seat sees: its draft sheet and its decisions not yet disclosed."""
-
-    seat: Seat
-    roll_index: Annotated[int, msgspec.Meta(ge=0, description="this batch's roll to decide")]
-    decisions: list[ChoiceMove]
-    sheet: ChoiceSheet
-
-
-class ChoiceBoard(msgspec.Struct, kw_only=True):
-    """What every seat sees of a CHOICE game (``view(state)``): the board and every committed
-    sheet."""
-
-    options: ChoiceOptions
-    finished: bool
-    batch: Batch
-    first_roll: FirstRoll
-    rolls: Rolls
-    end_marks: EndMarks
-    seats: list[ChoiceSeatSheet]
-    ranking: Ranking | UnsetType = UNSET
-
-
-class ChoiceSeatView(ChoiceBoard, tag_field="ruleset", tag="choice", kw_only=True):
-    """A CHOICE seat's view: the board, every committed sheet, and its own (``you``)."""
-
-    you: ChoiceYou
-
-
-class ChoicePublicSheet(Sitting):
-    """A public seat's sheet, once the game runs (and unless sealed)."""
-
-    marks: dict[SumKey, int] | UnsetType = UNSET
-    fifth_dice: list[FifthDie] | UnsetType = UNSET
-    done: bool | UnsetType = UNSET
-    retired: bool | UnsetType = UNSET
-    rounds: int | UnsetType = UNSET
-    free_throws: int | UnsetType = UNSET
-    score: ChoiceScore | UnsetType = UNSET
-
-
-class ChoicePublicSeat(ChoicePublicSheet):
-    """Who sits there and, once the game runs (and unless sealed), their sheet."""
-
-    decided: bool | UnsetType = UNSET
-
-
-class ChoiceGame(GameBase, kw_only=True):
-    """The public view's board fields: there once the game runs, unless it is sealed."""
-
-    options: ChoiceOptions
-    batch: Batch | UnsetType = UNSET
-    first_roll: FirstRoll | UnsetType = UNSET
-    rolls: Rolls | UnsetType = UNSET
-    end_marks: EndMarks | UnsetType = UNSET
-    ranking: Ranking | UnsetType = UNSET
-
-
-class ChoiceGameView(ChoiceGame, tag_field="ruleset", tag="choice", kw_only=True):
-    """A CHOICE game as anyone sees it; the board fields once it runs, unless sealed."""
-
-    seats: list[ChoicePublicSeat]
-
-
-class ChoiceDecision(Decided):
-    """A decision as the record tells it."""
-
-    moves: list[ChoiceMove]
-
-
-class ChoiceRoll(msgspec.Struct, gc=False):
-    """A roll of the game, by its game-wide index."""
-
-    roll: Annotated[int, msgspec.Meta(ge=0)]
-    dice: Roll
-
-
-class ChoiceRecord(RecordBase, tag_field="ruleset", tag="choice", kw_only=True):
-    """A CHOICE game's record: what its view and events disclosed; once over, every die."""
-
-    options: ChoiceOptions
-    decisions: list[ChoiceDecision]
-    dice: Annotated[list[ChoiceRoll], msgspec.Meta(description="empty until the game is over")]
-    final: Annotated[list[ChoiceSeatSheet], msgspec.Meta(description="empty until over")]
-
-
-class ViewParts(msgspec.Struct, frozen=True):
-    """The Structs a CHOICE ruleset's views are built of: a sheet, a seat's public sheet,
-    what only the seat sees, and the board."""
-
-    sheet: type
-    seat_sheet: type
-    you: type
-    board: type
-
-
-_pack_sheet = msgspec.msgpack.Encoder().encode
-_unpack_sheet = msgspec.msgpack.Decoder(Sheet).decode
-
-
-@lru_cache(maxsize=4096)
-def _sheet_shown(packed: bytes, cards: bool) -> tuple[Any, ...]:
-    """A sheet's fields as views show it (a ``ChoiceSheet``'s, in order; with ``cards``, a
-    specials sheet's), remembered by its packed form: every view shows every sheet, and a
-    sheet changes once per roll. Shared by every view that shows it, and never changed."""
-    sheet = _unpack_sheet(packed)
-    shown: tuple[Any, ...] = (
-        dict(zip(_SUM_KEYS, sheet.marks, strict=True)),
-        [FifthDie(v, n) for v, n in zip(sheet.fifth_values, sheet.fifth_counts, strict=True)],
-        sheet.done,
-        sheet.retired,
-        sheet.rounds,
-        sheet.free_throws,
-        _score_json(tuple(sheet.marks)),
-    )
-    return (*shown, list(sheet.cards), list(sheet.plate)) if cards else shown
-
-
-def roll_dice(key: bytes, n: int) -> bytes:
-    """The five dice of game-wide roll ``n``, in the order drawn.
-
-    Six rolls share a dice position (``rolls/<n // 6>``, 30 dice): one HMAC block serves six
-    decisions of solitaire play.
-    """
-    start = 5 * (n % ROLLS_PER_POSITION)
-    return _roll_position(key, n // ROLLS_PER_POSITION)[start : start + 5]
-
-
-@lru_cache(maxsize=4096)
-def _roll_position(key: bytes, position: int) -> bytes:
-    """The 30 dice of a roll position, remembered: each is read by six rolls."""
-    return _dice.faces(key, f"rolls/{position}", 5 * ROLLS_PER_POSITION)
-
-
-# --- enumeration of one round
-
-_PAIRINGS = ((0, 1, 2, 3), (0, 2, 1, 3), (0, 3, 1, 2))
-
-
-def _pairings(four: tuple[int, ...]) -> list[tuple[Pair, Pair]]:
-    """Distinct ways to split four sorted dice into two pairs, canonical (sorted) form."""
-    out: list[tuple[Pair, Pair]] = []
-    for a, b, c, d in _PAIRINGS:
-        p, q = (four[a], four[b]), (four[c], four[d])
-        pairs = (p, q) if p <= q else (q, p)
-        if pairs not in out:
-            out.append(pairs)
-    return out
-
-
-def _without(dice: tuple[int, ...], *values: int) -> tuple[int, ...]:
-    rest = list(dice)
-    for v in values:
-        rest.remove(v)
-    return tuple(rest)
-
-
-@cache
-def _partitions(dice: tuple[int, ...]) -> tuple[tuple[int, tuple[Pair, Pair]], ...]:
-    """Every distinct (fifth die, two pairs) split of five sorted dice, sorted."""
-    out = {(fifth, pairs) for fifth in set(dice) for pairs in _pairings(_without(dice, fifth))}
-    return tuple(sorted(out))
-
-
-@cache
-def round_moves(
-    dice: tuple[int, ...], slots: tuple[int, ...] | None
-) -> tuple[Mark | FreeThrow, ...]:
-    """The legal normal moves of a round, canonical order; ``slots`` as :meth:`Sheet.slots`."""
-    parts = _partitions(dice)
-    if slots is None:
-        return tuple(Mark(f, p) for f, p in parts)
-    forced = tuple(Mark(f, p) for f, p in parts if f in slots)
-    return forced or tuple(FreeThrow(f, p) for f, p in parts)
-
-
-@cache
-def _round_move_set(dice: tuple[int, ...], slots: tuple[int, ...] | None) -> frozenset[Any]:
-    return frozenset(round_moves(dice, slots))
-
-
-def warm_rounds() -> None:
-    """Fill the round caches at once: every sorted roll of five dice with every state of the
-    fifth-die slots (252 x 21 entries, about 30,000 objects). A server does this before it
-    freezes its startup objects, so the garbage collector's full passes skip them."""
-    for dice in combinations_with_replacement(range(1, 7), 5):
-        for slots in (None, *combinations(range(1, 7), 3)):
-            _round_move_set(dice, slots)
-
-
-def _sorted_pairs(pairs: Sequence[Sequence[int]]) -> tuple[Pair, Pair]:
-    p, q = (tuple(sorted(pair)) for pair in pairs)
-    # each of two dice, sorted: still a Pair (tuple() makes a tuple[int, ...])
-    return (p, q) if p <= q else (q, p)  # type: ignore[return-value]
-
-
-def _fmt(values: Sequence[int]) -> str:
-    return ",".join(map(str, sorted(values)))
-
-
-def check_uses_dice(used: Sequence[int], dice: Sequence[int], what: str = "the roll") -> None:
-    """Every die of the round is used exactly once (RULES.md CHOICE §2)."""
-    if sorted(used) != sorted(dice):
-        raise RuleViolation(
-            "dice-not-in-roll",
-            f"the move uses dice {_fmt(used)} but {what} is {_fmt(dice)}; use every die once",
-        )
-
-
-def check_fifth(sheet: Sheet, fifth: int, dice: Sequence[int]) -> None:
-    """The fifth-die rule for a die that is to be marked (RULES.md CHOICE §3)."""
-    if len(sheet.fifth_values) < 3 or fifth in sheet.fifth_values:
-        return
-    shown = sorted(set(dice) & set(sheet.fifth_values))
-    if shown:
-        raise RuleViolation(
-            "fifth-die-must-match",
-            f"your fifth-die values are {_fmt(sheet.fifth_values)} and the dice show "
-            f"{_fmt(shown)}: the fifth die must be one of those, not {fifth}",
-        )
-    raise RuleViolation(
-        "fifth-die-must-match",
-        f"your fifth-die values are {_fmt(sheet.fifth_values)} and the dice show none of them: "
-        f"this is a free throw, {fifth} cannot be marked",
-    )
-
-
-def check_free_throw(sheet: Sheet, dice: Sequence[int]) -> None:
-    """A free throw only with all three values chosen and none of them shown."""
-    if len(sheet.fifth_values) < 3:
-        raise RuleViolation(
-            "free-throw-not-allowed",
-            "a free throw needs all three fifth-die values chosen; choose a fifth die",
-        )
-    shown = sorted(set(dice) & set(sheet.fifth_values))
-    if shown:
-        raise RuleViolation(
-            "free-throw-not-allowed",
-            f"the dice show {_fmt(shown)}, one of your fifth-die values: mark it as fifth die",
-        )
-
-
-def diagnose_round(sheet: Sheet, dice: tuple[int, ...], move: Any) -> None:
-    """Raise the rule a normal move breaks; independent of :func:`round_moves`."""
-    if isinstance(move, Mark):
-        check_uses_dice([move.fifth, *move.pairs[0], *move.pairs[1]], dice)
-        check_fifth(sheet, move.fifth, dice)
-    elif isinstance(move, FreeThrow):
-        check_uses_dice([move.set_aside, *move.pairs[0], *move.pairs[1]], dice)
-        check_free_throw(sheet, dice)
-    else:
-        raise RuleViolation("unknown-move", f"{type(move).__name__} is not a move of this ruleset")
-
-
-def mark_sum(sheet: Sheet, pair: Sequence[int]) -> None:
-    sheet.marks[pair[0] + pair[1] - 2] += 1
-
-
-def mark_fifth(sheet: Sheet, value: int) -> None:
-    if value in sheet.fifth_values:
-        sheet.fifth_counts[sheet.fifth_values.index(value)] += 1
-    else:
-        sheet.fifth_values.append(value)
-        sheet.fifth_counts.append(1)
-
-
-def apply_round(sheet: Sheet, move: Mark | FreeThrow) -> None:
-    """Write a legal normal move on the sheet."""
-    mark_sum(sheet, move.pairs[0])
-    mark_sum(sheet, move.pairs[1])
-    if isinstance(move, Mark):
-        mark_fifth(sheet, move.fifth)
-    else:
-        sheet.free_throws += 1
-    sheet.rounds += 1
-
-
-def normalize(move: Any) -> Any:
-    """The canonical form of a normal move: each pair sorted, pairs sorted."""
-    if isinstance(move, (Mark, FreeThrow)):
-        p, q = move.pairs
-        if p[0] <= p[1] and q[0] <= q[1] and p <= q:
-            return move  # already canonical: the common case, as bots echo legal_moves
-        return msgspec.structs.replace(move, pairs=_sorted_pairs(move.pairs))
-    return move
-
-
-# --- the ruleset
 
 
 class ChoiceRuleset:
@@ -614,19 +116,8 @@ class ChoiceRuleset:
             [0] * seats,
             [0] * seats,
         )
-        state.rolls = self._roll_batch(state)
+        state.rolls = roll_batch(state)
         return state
-
-    def batch_size(self, state: ChoiceState[Any]) -> int:
-        schedule = state.options.schedule
-        return schedule[state.batch] if state.batch < len(schedule) else schedule[-1]
-
-    def _roll_batch(self, state: ChoiceState[Any]) -> list[tuple[int, ...]]:
-        first, key = state.first_roll, state.key
-        size = self.batch_size(state)
-        if size == 1:  # the common schedule
-            return [tuple(sorted(roll_dice(key, first)))]
-        return [tuple(sorted(roll_dice(key, n))) for n in range(first, first + size)]
 
     # -- whose turn ----------------------------------------------------------------------------
 
@@ -833,52 +324,7 @@ class ChoiceRuleset:
         state.timeouts[seat] = streak
         if reveals is None:
             reveals = self._complete(state, seat) and self._others_complete(state, seat)
-        return self._resolve(state) if reveals else []
-
-    def _resolve(self, state: ChoiceState[Any]) -> list[dict[str, Any]]:
-        """Every active seat decided the batch: reveal all decisions, roll the next batch.
-
-        The game's end is not an event here: the service announces it with the ranking.
-        """
-        sheets, pending = state.sheets, state.pending
-        decisions: dict[str, list[Any]] = {}  # moves stay Structs: events are encoded as sent
-        events: list[dict[str, Any]] = [
-            {  # the rolls themselves were announced by the batch's "rolls" event
-                "type": "rolls_decided",
-                "batch": state.batch,
-                "first_roll": state.first_roll,
-                "decisions": decisions,
-            }
-        ]
-        playing = False
-        for seat, draft in enumerate(state.drafts):
-            if draft is not None:
-                decisions[str(seat)] = pending[seat]
-                pending[seat] = []  # the list now belongs to the event
-                if draft.done:
-                    events.append({"type": "seat_done", "seat": seat, "retired": draft.retired})
-                sheets[seat] = draft
-            playing = playing or not sheets[seat].done
-        seats = len(sheets)
-        state.revealed = list(state.seqs)
-        state.first_roll += len(state.rolls)
-        state.batch += 1
-        state.drafts = [None] * seats
-        state.progress = [0] * seats
-        if not playing:
-            state.finished = True
-            state.rolls = []
-            return events
-        state.rolls = self._roll_batch(state)
-        events.append(
-            {
-                "type": "rolls",
-                "batch": state.batch,
-                "first_roll": state.first_roll,
-                "rolls": state.rolls,
-            }
-        )
-        return events
+        return reveal(state) if reveals else []
 
     # -- hooks the specials ruleset extends ------------------------------------------------
 
@@ -926,7 +372,7 @@ class ChoiceRuleset:
         return places(self.totals(state))
 
     def _sheet_shown(self, sheet: Sheet) -> tuple[Any, ...]:
-        return _sheet_shown(_pack_sheet(sheet), bool(self.cards))
+        return sheet_shown(sheet, bool(self.cards))
 
     def view(self, state: ChoiceState[Any], seat: int | None = None) -> ChoiceBoard:
         """The board every seat sees (``views.seat_view``'s fields but ``you``), or with

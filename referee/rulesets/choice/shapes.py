@@ -1,6 +1,6 @@
 """CHOICE's score calculator: its body and the function that answers it (``POST
 /v1/rulesets/choice/score``; ``choice_specials`` has its own route on the same). The views'
-Structs are the engine's own (``engine.py``, ``ChoiceRuleset.views``)."""
+Structs are the engine's own (``views.py``, ``ChoiceRuleset.views``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from typing import Annotated
 import msgspec
 
 from ...games._common import Scorer
-from .engine import ChoiceScore, SumKey, score_marks
+from .sheet import ChoiceScore, score_marks
+from .views import SumKey
 
 __all__ = ["MarksRequest", "scorer"]
 

@@ -16,21 +16,8 @@ from msgspec import UNSET, UnsetType
 from ...games._common import Die
 from ...games.errors import RuleViolation
 from ...games.shapes import Decided, RecordBase, Seat, ViewShapes
-from ..choice.engine import (
-    ChoiceBoard,
-    ChoiceGame,
-    ChoiceOptions,
-    ChoicePublicSheet,
-    ChoiceRoll,
-    ChoiceRuleset,
-    ChoiceSheet,
-    ChoiceState,
-    FreeThrow,
-    Mark,
-    Pair,
-    Pass,
-    Sheet,
-    ViewParts,
+from ..choice.engine import ChoiceRuleset
+from ..choice.rounds import (
     _fmt,
     _pairings,
     _sorted_pairs,
@@ -42,6 +29,15 @@ from ..choice.engine import (
     mark_sum,
     normalize,
     round_moves,
+)
+from ..choice.sheet import ChoiceOptions, ChoiceState, FreeThrow, Mark, Pair, Pass, Sheet
+from ..choice.views import (
+    ChoiceBoard,
+    ChoiceGame,
+    ChoicePublicSheet,
+    ChoiceRoll,
+    ChoiceSheet,
+    ViewParts,
 )
 
 __all__ = [

@@ -7,7 +7,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from .engine import score_area
+from .scoring import score_area
 
 __all__ = ["greedy_bot", "random_bot", "strong_bot"]
 

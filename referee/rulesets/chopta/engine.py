@@ -6,329 +6,40 @@ turn is two decisions by the same seat in a row.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from functools import lru_cache
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Annotated, Any, ClassVar
+from typing import Any, ClassVar
 
 import msgspec
-from msgspec import UNSET, UnsetType
 
 from ...games import dice as _dice
-from ...games._common import Die, Scorer, check_seats, parse_options, places
+from ...games._common import Scorer, check_seats, parse_options, places
 from ...games.errors import RuleViolation
-from ...games.shapes import (
-    Decided,
-    GameBase,
-    Ranking,
-    RecordBase,
-    Seat,
-    Sitting,
-    ViewShapes,
+from ...games.shapes import ViewShapes
+from .scoring import Arrangement, score_area
+from .state import (
+    POOL_SIZE,
+    ChoptaMove,
+    ChoptaOptions,
+    ChoptaState,
+    Place,
+    Swap,
+    _counts,
+    _dice_of,
+    swap_takes,
+)
+from .views import (
+    ChoptaBoard,
+    ChoptaDecision,
+    ChoptaGameView,
+    ChoptaPool,
+    ChoptaRecord,
+    ChoptaSeat,
+    ChoptaSeatView,
+    ChoptaYou,
 )
 
-__all__ = [
-    "Arrangement",
-    "ChoptaBoard",
-    "ChoptaDecision",
-    "ChoptaGameView",
-    "ChoptaMove",
-    "ChoptaOptions",
-    "ChoptaPool",
-    "ChoptaPublicSeat",
-    "ChoptaRecord",
-    "ChoptaRuleset",
-    "ChoptaSeat",
-    "ChoptaSeatView",
-    "ChoptaState",
-    "ChoptaYou",
-    "Group",
-    "Place",
-    "Swap",
-    "score_area",
-    "swap_takes",
-]
-
-POOL_SIZE = 10
-
-
-class ChoptaOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """CHOPTA options; all rule options are off by default."""
-
-    target: Annotated[
-        int, msgspec.Meta(ge=1, le=10_000, description="points that end the game")
-    ] = 50
-    bonus: Annotated[bool, msgspec.Meta(description="+1 per die beyond a group's minimum")] = False
-    face_value: Annotated[
-        bool, msgspec.Meta(description="each grouped die scores its face value instead of 1")
-    ] = False
-    dice_per_turn: Annotated[int, msgspec.Meta(ge=1, le=2, description="dice played per turn")] = 1
-    max_rounds: Annotated[
-        int, msgspec.Meta(ge=1, le=1_000, description="the game also ends after this many rounds")
-    ] = 100
-
-
-class Place(msgspec.Struct, frozen=True, tag="place", forbid_unknown_fields=True):
-    """Put a die from the pool into your own play area."""
-
-    die: Die
-
-
-class Swap(msgspec.Struct, frozen=True, tag="swap", forbid_unknown_fields=True):
-    """Put a die into an opponent's area and take a lower die (a 1 takes a 6) into yours."""
-
-    die: Die
-    opponent: Annotated[int, msgspec.Meta(ge=0, le=7)]
-    take: Die
-
-
-ChoptaMove = Place | Swap
-
-
-def swap_takes(die: int) -> tuple[int, ...]:
-    """The values a die of value ``die`` may take in a swap (RULES.md CHOPTA §2)."""
-    return (6,) if die == 1 else tuple(range(1, die))
-
-
-# --- scoring
-
-
-class Group(msgspec.Struct, frozen=True):
-    """A set or a chain of a play area, its dice, and the points it scores."""
-
-    kind: str  # "set" or "chain"
-    dice: list[int]
-    points: int
-
-
-class Arrangement(msgspec.Struct, frozen=True):
-    """A play area's best arrangement: its groups, the dice left out, the points."""
-
-    points: int
-    groups: list[Group]
-    unused: list[Die]
-
-
-def _counts(dice: Iterable[int]) -> tuple[int, ...]:
-    counts = [0] * 7
-    for d in dice:
-        counts[d] += 1
-    return tuple(counts)
-
-
-@lru_cache(maxsize=1024)
-def _gains(count: int, worth: int, bonus: int) -> tuple[int, ...]:
-    """Points of a value's ``count`` dice when y of them are in chains and the rest in one set.
-
-    Constant while >= 3 dice stay for the set, then y * (worth + bonus) once the set is gone.
-    """
-    if count >= 3:
-        flat = count * worth + bonus * (count - 3)
-        return (flat,) * (count - 2) + tuple(
-            y * (worth + bonus) for y in range(count - 2, count + 1)
-        )
-    return tuple(y * (worth + bonus) for y in range(count + 1))
-
-
-@lru_cache(maxsize=65536)
-def _best(counts: tuple[int, ...], bonus: bool, face: bool) -> tuple[int, int, int, int, int, int]:
-    """Best (points, N, y1, y2, y5, y6) for a count vector (index = face value).
-
-    Every chain (>= 4 consecutive values inside 1..6) contains both 3 and 4, so with N chains
-    y3 = y4 = N, and the chains cover 1, 2, 5, 6 y1 <= y2 <= N and y6 <= y5 <= N times. Such a
-    cover splits into chains exactly when N - y2 <= y6 and N - y5 <= y1 (Hall's condition on
-    chain starts and ends). The bonus of chains, sum(y) - 4N, does not depend on the split.
-    Dice of a value not in chains score best as one set, so per value the score g(y) is
-    constant while at least 3 dice stay for the set, and rises with y after that: only the
-    top of each range, and the top of its constant part, can be best.
-    """
-    b = 1 if bonus else 0
-    _, c1, c2, c3, c4, c5, c6 = counts
-    if face:
-        g1, g2, g3 = _gains(c1, 1, b), _gains(c2, 2, b), _gains(c3, 3, b)
-        g4, g5, g6 = _gains(c4, 4, b), _gains(c5, 5, b), _gains(c6, 6, b)
-    else:
-        g1, g2, g3 = _gains(c1, 1, b), _gains(c2, 1, b), _gains(c3, 1, b)
-        g4, g5, g6 = _gains(c4, 1, b), _gains(c5, 1, b), _gains(c6, 1, b)
-    result = (g1[0] + g2[0] + g3[0] + g4[0] + g5[0] + g6[0], 0, 0, 0, 0, 0)
-    for n in range(1, min(c3, c4) + 1):
-        middle = g3[n] + g4[n] - 4 * n * b
-        hi2, hi5 = min(c2, n), min(c5, n)
-        # the top of each range, and the top of its flat part, are the only candidates
-        for y2 in (c2 - 3, hi2) if 0 <= c2 - 3 < hi2 else (hi2,):
-            for y5 in (c5 - 3, hi5) if 0 <= c5 - 3 < hi5 else (hi5,):
-                lo1, hi1 = max(0, n - y5), min(y2, c1)
-                lo6, hi6 = max(0, n - y2), min(y5, c6)
-                if lo1 > hi1 or lo6 > hi6:
-                    continue
-                y1 = hi1
-                if lo1 <= c1 - 3 < hi1 and g1[c1 - 3] > g1[hi1]:
-                    y1 = c1 - 3
-                y6 = hi6
-                if lo6 <= c6 - 3 < hi6 and g6[c6 - 3] > g6[hi6]:
-                    y6 = c6 - 3
-                points = middle + g2[y2] + g5[y5] + g1[y1] + g6[y6]
-                if points > result[0]:
-                    result = (points, n, y1, y2, y5, y6)
-    return result
-
-
-def score_area(
-    dice: Iterable[int], *, bonus: bool = False, face_value: bool = False
-) -> Arrangement:
-    """Score a play area with the arrangement that maximises points (RULES.md CHOPTA §3, §5)."""
-    counts = _counts(dice)
-    points, n, y1, y2, y5, y6 = _best(counts, bonus, face_value)
-    b = 1 if bonus else 0
-    # Split the chain cover: starts at 1, 2, 3 and ends at 4, 5, 6.
-    starts = {1: y1, 2: y2 - y1, 3: n - y2}
-    ends = {4: n - y5, 5: y5 - y6, 6: y6}
-    chains: list[tuple[int, int]] = []
-    for start, choices in ((3, (6,)), (2, (5, 6)), (1, (4, 5, 6))):
-        for end in choices:
-            k = min(starts[start], ends[end])
-            chains += [(start, end)] * k
-            starts[start] -= k
-            ends[end] -= k
-    left = list(counts)
-    groups: list[Group] = []
-    for start, end in sorted(chains):
-        values = list(range(start, end + 1))
-        for v in values:
-            left[v] -= 1
-        worth = sum(values) if face_value else len(values)
-        groups.append(Group("chain", values, worth + b * (len(values) - 4)))
-    unused: list[int] = []
-    for v in range(1, 7):
-        n_left = left[v]
-        if n_left >= 3:
-            worth = n_left * (v if face_value else 1) + b * (n_left - 3)
-            groups.append(Group("set", [v] * n_left, worth))
-        elif n_left:
-            unused += [v] * n_left
-    return Arrangement(points, groups, unused)
-
-
-# --- state
-
-
-class ChoptaState(msgspec.Struct, array_like=True):
-    """A whole CHOPTA game. ``key`` and ``pools`` are secret; views show pool sizes only."""
-
-    ruleset: str
-    options: ChoptaOptions
-    key: bytes
-    round: int
-    turn: int  # the seat to play
-    played: int  # dice played by ``turn`` in this turn
-    pools: list[list[int]]  # per seat, counts indexed by face value (index 0 unused)
-    areas: list[list[int]]  # per seat, counts indexed by face value
-    totals: list[int]
-    history: list[list[int]]  # round scores per finished round
-    retired: list[bool]
-    seqs: list[int]
-    timeouts: list[int]
-    finished: bool = False
-
-
-def _dice_of(counts: Sequence[int]) -> list[int]:
-    return [v for v in range(1, 7) for _ in range(counts[v])]
-
-
-# -- the views: what the engine returns, and the contract states (``views``) ----------------
-
-
-class ChoptaSeat(msgspec.Struct, kw_only=True):
-    """A seat's public CHOPTA figures: its play area, its pool's size (not its dice)."""
-
-    seat: Seat
-    pool_size: Annotated[int, msgspec.Meta(ge=0, description="dice left in its hidden pool")]
-    area: Annotated[list[Die], msgspec.Meta(description="its play area")]
-    retired: bool
-    total: int
-    rounds: Annotated[list[int], msgspec.Meta(description="points of each round over")]
-    arrangement: Arrangement
-
-
-Round = Annotated[int, msgspec.Meta(ge=0)]
-ToPlay = Annotated[Seat | None, msgspec.Meta(description="the seat to play; null when over")]
-PlayedThisTurn = Annotated[int, msgspec.Meta(ge=0)]
-
-
-class ChoptaYou(msgspec.Struct):
-    """What only this seat sees: its own pool."""
-
-    seat: Seat
-    pool: list[Die]
-
-
-class ChoptaBoard(msgspec.Struct, kw_only=True):
-    """What every seat sees of a CHOPTA game (``view(state)``): every play area and pool
-    size."""
-
-    options: ChoptaOptions
-    finished: bool
-    round: Round
-    first_seat: Seat
-    turn: ToPlay
-    played_this_turn: PlayedThisTurn
-    seats: list[ChoptaSeat]
-    ranking: Ranking | UnsetType = UNSET
-
-
-class ChoptaSeatView(ChoptaBoard, tag_field="ruleset", tag="chopta", kw_only=True):
-    """A CHOPTA seat's view: every play area and pool size, and its own pool (``you``)."""
-
-    you: ChoptaYou
-
-
-class ChoptaPublicSeat(Sitting):
-    """Who sits there and, once the game runs (and unless sealed), their play area."""
-
-    pool_size: int | UnsetType = UNSET
-    area: list[Die] | UnsetType = UNSET
-    retired: bool | UnsetType = UNSET
-    total: int | UnsetType = UNSET
-    rounds: list[int] | UnsetType = UNSET
-    arrangement: Arrangement | UnsetType = UNSET
-
-
-class ChoptaGameView(GameBase, tag_field="ruleset", tag="chopta", kw_only=True):
-    """A CHOPTA game as anyone sees it; the board fields once it runs, unless sealed."""
-
-    options: ChoptaOptions
-    round: Round | UnsetType = UNSET
-    first_seat: Seat | UnsetType = UNSET
-    turn: (
-        Annotated[Seat, msgspec.Meta(description="the seat to play; absent once it is over")]
-        | UnsetType
-    ) = UNSET
-    played_this_turn: PlayedThisTurn | UnsetType = UNSET
-    ranking: Ranking | UnsetType = UNSET
-    seats: list[ChoptaPublicSeat]
-
-
-class ChoptaDecision(Decided):
-    """A decision as the record tells it."""
-
-    moves: list[ChoptaMove]
-
-
-class ChoptaPool(msgspec.Struct, gc=False):
-    """A seat's pool as rolled at the start of a round."""
-
-    round: Annotated[int, msgspec.Meta(ge=0)]
-    seat: Seat
-    dice: list[Die]
-
-
-class ChoptaRecord(RecordBase, tag_field="ruleset", tag="chopta", kw_only=True):
-    """A CHOPTA game's record."""
-
-    options: ChoptaOptions
-    decisions: list[ChoptaDecision]
-    dice: Annotated[list[ChoptaPool], msgspec.Meta(description="empty until the game is over")]
-    final: Annotated[list[ChoptaSeat], msgspec.Meta(description="empty until over")]
+__all__ = ["ChoptaRuleset"]
 
 
 class ChoptaRuleset:

@@ -1,5 +1,5 @@
 """CHOPTA's score calculator: its body, its answer, and the function from one to the other
-(``POST /v1/rulesets/chopta/score``). The views' Structs are the engine's own (``engine.py``,
+(``POST /v1/rulesets/chopta/score``). The views' Structs are the engine's own (``views.py``,
 ``ChoptaRuleset.views``)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Annotated
 import msgspec
 
 from ...games._common import Die, Scorer
-from .engine import Group, score_area
+from .scoring import Group, score_area
 
 __all__ = ["AreaRequest", "AreaScored", "ScoreOptions", "scorer"]
 
