@@ -247,6 +247,10 @@ def run_tests(copy: Path, tests: list[str], timeout: float) -> tuple[str, float]
         "-q",
         "-p",
         "no:cacheprovider",
+        # one process, stopping at the first failure: not the suite's workers (its addopts
+        # name xdist's options, which the plugins left out here would not know)
+        "-o",
+        "addopts=",
         "-p",
         "_hypothesis_pytestplugin",
         "--hypothesis-seed=0",
