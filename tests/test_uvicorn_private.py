@@ -1,5 +1,6 @@
 """uvicorn's private names that the referee's protocol rests on (``web.uvicorn_private``): each
-is checked here against the uvicorn installed, and ``web.serving`` may use no other, so that
+is checked here against the uvicorn installed, and ``web.serving`` and ``web.bounded`` (the
+protocol's two layers) may use no other, so that
 an upgrade that moves one fails this test, loudly, instead of a request."""
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ import referee
 from referee.web import uvicorn_private as private
 
 ROOT = Path(referee.__file__).parent
-SERVING = ROOT / "web" / "serving.py"
+#: the modules of the referee's protocol, the only ones that touch uvicorn's protocol and cycle
+PROTOCOL_MODULES = (ROOT / "web" / "serving.py", ROOT / "web" / "bounded.py")
 
 
 class _Transport(asyncio.Transport):
@@ -140,9 +142,13 @@ def _uses(tree: ast.AST) -> tuple[set[str], set[str]]:
 
 
 def test_serving_uses_no_name_of_uvicorns_that_is_not_listed(protocol):
-    """Every name of uvicorn's protocol or cycle that web/serving.py touches is one that
-    ``uvicorn_private`` lists (and the tests above check)."""
-    on_protocol, on_cycle = _uses(ast.parse(SERVING.read_text()))
+    """Every name of uvicorn's protocol or cycle that web/serving.py or web/bounded.py
+    touches is one that ``uvicorn_private`` lists (and the tests above check)."""
+    on_protocol, on_cycle = set(), set()
+    for path in PROTOCOL_MODULES:
+        protocol_names, cycle_names = _uses(ast.parse(path.read_text()))
+        on_protocol |= protocol_names
+        on_cycle |= cycle_names
     listed = set(private.PROTOCOL_ATTRIBUTES) | set(private.PROTOCOL_METHODS)
     theirs = {name for name in on_protocol if hasattr(protocol, name)}
     assert theirs - listed == set(), "unlisted names of uvicorn's protocol"

@@ -1,5 +1,5 @@
-"""uvicorn's private names that the referee's HTTP protocol (``web.serving``) rests on, all in
-one place, each listed with what the protocol uses of it.
+"""uvicorn's private names that the referee's HTTP protocol (``web.serving``, on
+``web.bounded``) rests on, all in one place, each listed with what the protocol uses of it.
 
 uvicorn has no public way to change how a request is read or to answer one without an ASGI
 cycle: its one extension point is the protocol class (``http=``), and ``PublicHttp`` is a
@@ -8,7 +8,7 @@ fewer instructions per game request when it was made, benchmarks/results/README.
 the edge's limits. What that subclass reads,
 sets, calls or overrides of uvicorn's is named here, and
 ``tests/test_uvicorn_private.py`` checks each name and signature against the uvicorn
-installed (and that ``web.serving`` uses no other), so an upgrade that moves any of them
+installed (and that the protocol uses no other), so an upgrade that moves any of them
 fails that test rather than a request; pyproject.toml pins uvicorn's range to the versions
 checked.
 """
