@@ -167,6 +167,18 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "if state.timeouts[seat] == 3:",
     ): "a seat retired at its third timeout in a row stays retired: past 3 the test only "
     "sets what is set already",
+    **{
+        (
+            "referee/rulesets/choice/postal.py",
+            "if size == 1:  # the common schedule",
+            f"if size {test}:  # the common schedule",
+        ): (
+            "a shortcut for a postal round of one roll: without it, the general list gives the "
+            "same one roll; and a schedule's values are at least 1 (ChoiceOptions), so "
+            "`< 1` and `== 0` never take it and `<= 1` and `is 1` take it as `== 1` does"
+        )
+        for test in ("== 0", "< 1", "<= 1", "is 1")
+    },
     ("referee/games/dice.py", "if len(_PADS) >= 4096:", "if len(_PADS) == 4096:"): (
         "the pad cache grows by one key at a time, so it reaches 4096 before it could pass it"
     ),
