@@ -62,6 +62,8 @@ PURE_TESTS = (
     "tests/test_choice.py",
     "tests/test_noninterference.py",
     "tests/test_plugins.py",
+    "tests/test_view_shapes.py",  # the views' Structs: every view and record decodes strictly
+    "tests/test_contract_committed.py",  # and the contract they make is the committed one
     "tests/test_properties.py",
 )
 MODULES = (
@@ -84,11 +86,21 @@ SKIPPED_OPERATORS = ("core/VariableReplacer", "core/VariableInserter")
 
 
 _CACHE_BOUND = re.compile(r"@lru_cache\(maxsize= ?\d+\)")
+#: a class attribute's annotation and its value (``name: ClassVar[...] = value``)
+_CLASS_VAR = re.compile(r"(\w+): ClassVar\[.*\] = (.*)")
 
 
 def equivalence(module: str, before: str, after: str) -> str | None:
-    """Why a mutant is equivalent, or None: EQUIVALENT's entries, then one pattern."""
+    """Why a mutant is equivalent, or None: EQUIVALENT's entries, then the patterns below."""
     reason = EQUIVALENT.get((module, before, after))
+    # a class attribute's annotation changed, its name and value not
+    was, now = _CLASS_VAR.fullmatch(before), _CLASS_VAR.fullmatch(after)
+    if reason is None and was and now and was.groups() == now.groups():
+        reason = "an annotation, never evaluated (from __future__ import annotations)"
+    # a Struct's instances tracked by the garbage collector or not: values that hold no cycle
+    untracked = before.startswith("class ") and "gc=False" in before
+    if reason is None and untracked and after == before.replace("gc=False", "gc=True", 1):
+        reason = "a Struct of plain values, which form no cycle: tracked or not, the same"
     if reason is None and _CACHE_BOUND.fullmatch(before) and _CACHE_BOUND.fullmatch(after):
         reason = "a cache's bound changes memory and speed, never a result"
     # a decorator removed is recorded with the blank lines before it, each as " / "

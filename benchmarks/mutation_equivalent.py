@@ -133,21 +133,6 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "SumScore(s, n, _sum_points(s, n)) for s, n in zip(range(2, 13), counts, strict=True)",
         "SumScore(s, n, _sum_points(s, n)) for s, n in zip(range(2, 13), counts, strict=False)",
     ): "a sheet always holds 11 sums' marks: zip's strictness never has a length to refuse",
-    **{
-        ("referee/rulesets/choice/engine.py", before, after): (
-            "an annotation, never evaluated (from __future__ import annotations)"
-        )
-        for before, after in (
-            (
-                "bots: ClassVar[dict[str, Callable[[int | None], Any]]] = {}",
-                "bots: ClassVar[dict[str, Callable[[int - None], Any]]] = {}",
-            ),
-            (
-                "page_script: ClassVar[Path | None] = None",
-                "page_script: ClassVar[Path / None] = None",
-            ),
-        )
-    },
     (
         "referee/rulesets/choice_specials/engine.py",
         "assert single is not None  # exactly one of the two is set: checked just above",
@@ -179,6 +164,11 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         )
         for test in ("== 0", "< 1", "<= 1", "is 1")
     },
+    (
+        "referee/rulesets/chopta/state.py",
+        "return [v for v in range(1, 7) for _ in range(counts[v])]",
+        "return [v for v in range( 0, 7) for _ in range(counts[v])]",
+    ): "a count's index 0 stays 0 (a die is 1 to 6): counting from it adds no die",
     ("referee/games/dice.py", "if len(_PADS) >= 4096:", "if len(_PADS) == 4096:"): (
         "the pad cache grows by one key at a time, so it reaches 4096 before it could pass it"
     ),
