@@ -241,6 +241,10 @@ def copy_project(root: Path, into: Path) -> None:
         ".venv",
     )
     shutil.copytree(root, into, ignore=ignore, dirs_exist_ok=True)
+    contract = root / "openapi" / "openapi.json"  # the one file of it a test reads
+    if contract.exists():
+        (into / "openapi").mkdir(exist_ok=True)
+        shutil.copy2(contract, into / "openapi" / "openapi.json")
 
 
 def run_tests(copy: Path, tests: list[str], timeout: float) -> tuple[str, float]:
