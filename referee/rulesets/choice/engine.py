@@ -49,6 +49,7 @@ from .views import (
     ChoiceSheet,
     ChoiceYou,
     ViewParts,
+    pack_sheet,
     sheet_shown,
 )
 
@@ -372,7 +373,7 @@ class ChoiceRuleset:
         return places(self.totals(state))
 
     def _sheet_shown(self, sheet: Sheet) -> tuple[Any, ...]:
-        return sheet_shown(sheet, bool(self.cards))
+        return sheet_shown(pack_sheet(sheet), bool(self.cards))
 
     def view(self, state: ChoiceState[Any], seat: int | None = None) -> ChoiceBoard:
         """The board every seat sees (``views.seat_view``'s fields but ``you``), or with

@@ -29,6 +29,7 @@ __all__ = [
     "FifthDie",
     "SumKey",
     "ViewParts",
+    "pack_sheet",
     "sheet_shown",
 ]
 
@@ -165,17 +166,13 @@ class ViewParts(msgspec.Struct, frozen=True):
     board: type
 
 
-_pack_sheet = msgspec.msgpack.Encoder().encode
+#: a sheet's packed form, by which ``sheet_shown`` remembers it
+pack_sheet = msgspec.msgpack.Encoder().encode
 _unpack_sheet = msgspec.msgpack.Decoder(Sheet).decode
 
 
-def sheet_shown(sheet: Sheet, cards: bool) -> tuple[Any, ...]:
-    """A sheet's fields as views show it (``_sheet_shown``)."""
-    return _sheet_shown(_pack_sheet(sheet), cards)
-
-
 @lru_cache(maxsize=4096)
-def _sheet_shown(packed: bytes, cards: bool) -> tuple[Any, ...]:
+def sheet_shown(packed: bytes, cards: bool) -> tuple[Any, ...]:
     """A sheet's fields as views show it (a ``ChoiceSheet``'s, in order; with ``cards``, a
     specials sheet's), remembered by its packed form: every view shows every sheet, and a
     sheet changes once per roll. Shared by every view that shows it, and never changed."""
