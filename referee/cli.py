@@ -34,7 +34,7 @@ UVICORN_OPTIONS: UvicornOptions = {
     "proxy_headers": False,
     "server_header": False,
     "http": "referee.web.serving:PublicHttp",
-    "ws": "none",  # no WebSocket route: an offer of one is served as HTTP/1.1 (web.serving)
+    "ws": "none",  # no WebSocket route: an offer of one is served as HTTP/1.1 (web.bounded)
     "timeout_graceful_shutdown": 5,
 }
 
