@@ -232,6 +232,21 @@ def test_game_ends_when_every_player_is_done(choice):
     assert events[1] == {"type": "seat_done", "seat": 0, "retired": False}  # the done one
 
 
+@pytest.mark.parametrize("schedule", [[1], [3]])
+def test_a_finished_game_deals_no_more_rolls_and_logs_only_those_dealt(choice, schedule):
+    """At the end no roll is left to decide (the view's ``rolls`` is empty), and the dice
+    log, which the record carries, holds exactly the rolls the batches dealt."""
+    state = new(choice, seats=2, schedule=schedule)
+    dealt = len(state.rolls)
+    while not state.finished:
+        for seat in choice.to_decide(state):
+            events = choice.decide(state, seat, choice.default_moves(state, seat))
+            dealt += sum(len(e["rolls"]) for e in events if e["type"] == "rolls")
+    assert state.rolls == [] and choice.view(state).rolls == []
+    log = choice.dice_log(state)
+    assert [r.roll for r in log] == list(range(dealt)) and state.first_roll == dealt
+
+
 def test_marks_past_ten_are_allowed(choice):
     state = new(choice)
     state.sheets[0].marks[12 - 2] = 10
