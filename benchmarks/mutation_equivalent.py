@@ -169,6 +169,16 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "return [v for v in range(1, 7) for _ in range(counts[v])]",
         "return [v for v in range( 0, 7) for _ in range(counts[v])]",
     ): "a count's index 0 stays 0 (a die is 1 to 6): counting from it adds no die",
+    (
+        "referee/rulesets/choice/sheet.py",
+        "minus = -sum(x.points for x in sums if x.points < 0)",
+        "minus = -sum(x.points for x in sums if x.points < 1)",
+    ): "points are whole numbers: `< 1` adds the rows that score 0 to the sum, which adds 0",
+    (
+        "referee/rulesets/chopta/engine.py",
+        "if opponent == seat:",
+        "if opponent is seat:",
+    ): "seat numbers are 0 to 7, and CPython caches ints this small: `is` is ==",
     ("referee/games/dice.py", "if len(_PADS) >= 4096:", "if len(_PADS) == 4096:"): (
         "the pad cache grows by one key at a time, so it reaches 4096 before it could pass it"
     ),
