@@ -179,6 +179,16 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "if opponent == seat:",
         "if opponent is seat:",
     ): "seat numbers are 0 to 7, and CPython caches ints this small: `is` is ==",
+    (
+        "referee/rulesets/choice/rounds.py",
+        "return (p, q) if p <= q else (q, p)  # type: ignore[return-value]",
+        "return (p, q) if p < q else (q, p)  # type: ignore[return-value]",
+    ): "two equal pairs: (q, p) is (p, q)",
+    (
+        "referee/rulesets/choice/rounds.py",
+        "if len(sheet.fifth_values) < 3:",
+        "if len(sheet.fifth_values) != 3:",
+    ): "a sheet holds at most three fifth-die values (a fourth is refused): < 3 is != 3",
     ("referee/games/dice.py", "if len(_PADS) >= 4096:", "if len(_PADS) == 4096:"): (
         "the pad cache grows by one key at a time, so it reaches 4096 before it could pass it"
     ),

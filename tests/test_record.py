@@ -225,6 +225,18 @@ def test_a_prefix_verifies_as_a_prefix_and_says_so():
     assert not verify(prefix, seed).ok
 
 
+def test_a_record_taken_before_any_decision_carries_its_chain_and_verifies_as_a_prefix():
+    """The chain starts at the commitment, so even an empty record has one to check."""
+    seed = new_seed()
+    empty = Recorder(get_ruleset("chopta"), {"target": 10}, ["bot0", "bot1"], seed)
+    record = json.loads(msgspec.json.encode(empty.record))
+    assert record["decisions"] == [] and record["chain"] is not None
+    report = verify(record, seed.hex())
+    assert report.ok, report.problems
+    assert not any("no chain" in note for note in report.notes)
+    assert any("prefix: 0 decisions" in note for note in report.notes)
+
+
 def test_verify_of_a_missing_file_is_one_line(tmp_path, capsys):
     assert cli(["verify", str(tmp_path / "missing.json")]) == 2
     err = capsys.readouterr().err
