@@ -44,12 +44,12 @@ def chain_start(commitment: str) -> bytes:
 
 def chain_link(previous: bytes, decision: bytes, events: Sequence[bytes]) -> bytes:
     """The chain after one decision (``record_decision``'s bytes) and the events it caused
-    (each as JSON, in order); lengths are hashed too, so no two splits hash alike."""
-    digest = hashlib.sha256(previous)
-    for part in (decision, *events):
-        digest.update(len(part).to_bytes(4, "big"))
-        digest.update(part)
-    return digest.digest()
+    (each as JSON, in order); lengths are hashed too, so no two splits hash alike. Hashed in
+    one piece: an ``update`` per part cost a decision twice as much."""
+    parts = [previous, len(decision).to_bytes(4, "big"), decision]
+    for part in events:
+        parts += (len(part).to_bytes(4, "big"), part)
+    return hashlib.sha256(b"".join(parts)).digest()
 
 
 def record_decision(seat: int, seq: int, moves: Any, timeout: bool, at: float | None) -> bytes:
