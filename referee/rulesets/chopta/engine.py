@@ -68,9 +68,6 @@ class ChoptaRuleset:
     #: the turn report's rounds: the view's ``round``
     round_field: ClassVar[str] = "round"
     round_dealt: ClassVar[tuple[str, ...]] = ()
-    #: each seat draws its own pools, so the league's arena pairs two bots in two games with
-    #: the same dice and the seats swapped (duplicates), and luck cancels between them
-    arena_duplicates: ClassVar[bool] = True
 
     def options(self, raw: Any) -> ChoptaOptions:
         options: ChoptaOptions = parse_options(ChoptaOptions, raw)

@@ -143,35 +143,25 @@ class Arena(Ratings):
     async def _seat(
         self, order: list[str], seekers: dict[str, Seek], docs: dict[str, BotDoc]
     ) -> int:
-        """One table's game (or two duplicates) made: how many were."""
+        """One table's game made: how many were (1, or 0 if a bot left or is busy).
+
+        Never two games of the same dice for the same bots ("duplicates", seats swapped, so
+        that luck cancels): a bot would hold at one of them what its opponent holds hidden
+        at the other (CHOPTA's pools), or, from the one that plays faster, the dice the
+        other has not dealt yet. docs/LEAGUE.md."""
         seeks = [seekers[k] for k in order]
-        ruleset = seeks[0].ruleset
-        # a ruleset whose seats draw their own dice pairs two bots in two games with the
-        # same dice and the seats swapped (``arena_duplicates``): luck cancels
-        duplicate = len(order) == 2 and getattr(get_ruleset(ruleset), "arena_duplicates", False)
-        ids = [secrets.token_hex(8) for _ in range(2 if duplicate else 1)]
-        seed, started_here = new_seed(), 0
-        for n, game_id in enumerate(ids):
-            seated = order if n == 0 else order[::-1]
-            started = await self._start(
-                ruleset,
-                {},
-                seated,
-                [docs[k].name for k in seated],
-                max(s.deadline_s for s in seeks),
-                rated=True,
-                kind="arena",
-                # the second of two duplicates may join the first in play
-                concurrent=[seekers[k].concurrent + n for k in seated],
-                seed=seed,
-                game_id=game_id,
-                group=[other for other in ids if other != game_id],
-                docs=docs,
-            )
-            if started is None:
-                break
-            started_here += 1
-        return started_here  # whether each bot sat first is kept when it is settled
+        started = await self._start(
+            seeks[0].ruleset,
+            {},
+            order,
+            [docs[k].name for k in order],
+            max(s.deadline_s for s in seeks),
+            rated=True,
+            kind="arena",
+            concurrent=[seekers[k].concurrent for k in order],
+            docs=docs,
+        )
+        return 0 if started is None else 1  # whether each bot sat first is kept when settled
 
     async def _start(
         self,
@@ -184,15 +174,11 @@ class Arena(Ratings):
         rated: bool,
         kind: str,
         concurrent: list[int] | None = None,
-        seed: bytes | None = None,
-        game_id: str | None = None,
-        group: list[str] | None = None,
         docs: dict[str, BotDoc] | None = None,
     ) -> str | None:
-        """A league game between bots, with a fresh seed (or ``seed``, which duplicates
-        share, each told of the others: ``group``); None if an arena table could not be
-        seated (a bot left, or is busy). ``docs``: the bots' accounts, as just read."""
-        game_id = game_id or secrets.token_hex(8)
+        """A league game between bots, with a fresh seed; None if an arena table could not
+        be seated (a bot left, or is busy). ``docs``: the bots' accounts, as just read."""
+        game_id = secrets.token_hex(8)
         tokens = [new_token(game_id) for _ in keys]
         hooks = await self._hooks(keys, tokens, docs)
         league_game = LeagueGame(
@@ -219,10 +205,9 @@ class Arena(Ratings):
                 options,
                 [{"name": name} for name in names],
                 deadline_s,
-                seed or new_seed(),
+                new_seed(),
                 game_id=game_id,
                 token_hashes=[token_hash(t) for t in tokens],
-                group=group or None,
             )
         except Refusal:
             await self.store.drop_game(game_id, keys)
