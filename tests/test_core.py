@@ -9,6 +9,7 @@ import pytest
 from referee.core import LoadedGame, Refusal, new_game, token_hash
 from referee.core import views as views_module
 from referee.core.documents import decode_doc, next_version, version_number
+from referee.core.game import Change
 from referee.core.pairing import GameResult, TournamentSpec, next_round
 from referee.core.replay import postal_report
 from referee.core.tournament import (
@@ -212,3 +213,23 @@ def test_a_tournament_spec_that_does_not_fit_its_ruleset_is_refused():
     with pytest.raises(Refusal) as refused:
         new_tournament(TournamentSpec("choice", entrants=2, table_size=3), NOW)
     assert refused.value.code == "invalid-tournament" and refused.value.field == "table_size"
+
+
+@pytest.mark.parametrize(
+    ("events", "written", "untold"),
+    [
+        pytest.param([b'{"type":"step"}'], [b'{"type":"step"}'], True, id="a hidden step alone"),
+        pytest.param([b'{"type":"roll"}'], [b'{"type":"roll"}'], False, id="told events alone"),
+        pytest.param(
+            [b'{"type":"decision"}', b'{"type":"step"}', b'{"type":"roll"}'],
+            [b'{"type":"decision"}', b'{"type":"roll"}'],
+            False,
+            id="a hidden step among told events is not written",
+        ),
+    ],
+)
+def test_a_change_writes_a_hidden_step_only_where_it_tells_nothing(events, written, untold):
+    change = Change()
+    change.events = list(events)
+    change.untold = events.count(b'{"type":"step"}')
+    assert change.written() == (written, untold)

@@ -53,6 +53,7 @@ _json = msgspec.json.Encoder()
 #: to anyone (the event stream skips it): its very existence would say how far through its
 #: round the seat is, or that it played a card.
 HIDDEN_STEP = {"type": "step"}
+_HIDDEN_STEP_JSON = _json.encode(HIDDEN_STEP)
 
 #: house bots a game may seat; at least one seat of every game is someone else's, so a house
 #: bot decides only after a decision of theirs (or a deadline) and never plays on its own
@@ -66,6 +67,19 @@ class Change:
         self.decisions: list[bytes] = []
         self.events: list[bytes] = []
         self.untold = 0  # how many of the events are told to no one (``HIDDEN_STEP``)
+
+    def written(self) -> tuple[list[bytes], bool]:
+        """The events to write, and whether none of them is told to anyone. A change that
+        tells an event writes no hidden step: its told events make it a change already, and
+        a step among them would take a number from the ids the stream tells (Redis numbers a
+        commit's events 0, 1, ...: a house bot's hidden steps, written with the decision that
+        made its seat decide, showed in the gap)."""
+        events, untold = self.events, self.untold
+        if not untold:
+            return events, False
+        if untold == len(events):
+            return events, True
+        return [event for event in events if event != _HIDDEN_STEP_JSON], False
 
 
 def _accepted(seat: int, seq: int, moves: list[Any], status: str) -> dict[str, Any]:

@@ -252,14 +252,15 @@ class GameService(HeardGames):
         hinted = game.first_deadline is not None
         hint: float | bool | None = False if (first is not None) == hinted else first
         version = next_version(game.version)
+        events, untold = game.change.written()
         commit = self.store.send_commit(
             doc.id,
             game.version,
             version,
             blob,
             decisions=game.change.decisions,
-            events=game.change.events,
-            untold=game.change.untold == len(game.change.events),
+            events=events,
+            untold=untold,
             ttl=self.ttl_of(doc.status),
             events_ttl=self.events_retention_s if doc.status == "finished" else 0,
             deadline=hint,

@@ -98,3 +98,29 @@ def test_every_event_a_stream_tells_is_numbered_within_its_own_commit(server, ht
     assert [seq for _, seq in ids[:2]] == [0, 1]  # created and started: one commit
     reveal = [seq for (ms, seq) in ids if ms == ids[-1][0]]
     assert reveal == list(range(len(reveal))) and len(reveal) > 1
+
+
+def test_a_house_bots_hidden_step_written_with_told_events_takes_no_id(server, http):
+    """A house bot decides in the commit of the decision that made its seat decide, the
+    reveal's events told in it. Its hidden steps there (in live play with special cards:
+    Suppen-Kasper, played before the roll's mark) took numbers among those ids, so a
+    spectator saw the gap before the reveal. Every millisecond's told ids now run 0, 1, 2..."""
+    seats = [{"name": "me"}, {"bot": "random"}]
+    game = create(http, "choice-specials", seats, {"schedule": [1]})
+    token = game["seats"][0]["token"]
+    while True:
+        turn = http.get(f"/v1/games/{game['id']}/turn", headers=auth(token)).json()
+        if turn["status"] != "your_turn":
+            break
+        body = {"seq": turn["seq"], "move": turn["legal_moves"][0]}
+        assert http.post(f"/v1/games/{game['id']}/moves", json=body, headers=auth(token)).is_success
+    record = http.get(f"/v1/games/{game['id']}/record").json()
+    # the house bot took a hidden step: a decision of its seat that closed no roll
+    assert any(
+        d["seat"] == 1 and d["moves"][0]["type"] == "suppen_kasper" for d in record["decisions"]
+    )
+    ids = [tuple(int(part) for part in i.split("-")) for _, i in _told_ids(server.url, game["id"])]
+    assert ids == sorted(set(ids))
+    for ms in {ms for ms, _ in ids}:
+        told = [seq for (at, seq) in ids if at == ms]
+        assert told == list(range(len(told))), (ms, told)
