@@ -171,7 +171,15 @@ class BotProfile(msgspec.Struct):
     ratings: list[BotRating]
     recent_games: list[GameLink]
     playing: list[str]
-    webhook: WebhookStats | None = None
+    webhook: Annotated[
+        WebhookStats | None,
+        msgspec.Meta(
+            description="the bot's webhook and its calls, for the bot itself (its token) or its "
+            "organizer only: null for anyone else, or where it has none. A call is made per "
+            "decision, a postal round's hidden steps included, and a refused move's reason "
+            "quotes what its seat holds"
+        ),
+    ] = None
 
 
 class LeaderboardRow(BotRating):

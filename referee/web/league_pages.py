@@ -8,11 +8,12 @@ import time
 from typing import Annotated, Any
 from urllib.parse import quote
 
-from litestar import Controller, Response, get
+from litestar import Controller, Request, Response, get
 from litestar.datastructures import State
 from litestar.params import Parameter
 
 from ..games import RULESETS
+from .league_routes import viewer
 from .params import services_of
 
 __all__ = ["LEAGUE_PAGES", "LeaguePages", "rating_chart"]
@@ -160,10 +161,14 @@ class LeaguePages(Controller):
 
     @get("/league/bots/{name:str}", name="page-bot")
     async def bot(
-        self, state: State, name: Annotated[str, Parameter(max_length=256)]
+        self,
+        request: Request[Any, Any, Any],
+        state: State,
+        name: Annotated[str, Parameter(max_length=256)],
     ) -> Response[str]:
         league = services_of(state).league
-        profile = await league.profile(name)
+        # the webhook's calls for the bot's organizer alone, as the API's profile
+        profile = await league.profile(name, *viewer(request))
         parts = [
             f"<h1>{_e(profile['name'])}</h1>",
             f"<p>{_e(profile['description'])}</p>",

@@ -14,6 +14,7 @@ from litestar.datastructures import State
 from litestar.params import Parameter
 
 from ..core.league import is_bot_token
+from ..core.refusals import Refusal
 from .access import organizer_of
 from .league_models import (
     ArenaSeek,
@@ -59,6 +60,18 @@ def _manager(request: Request[Any, Any, Any]) -> tuple[str | None, str | None]:
     return None, organizer_of(request)
 
 
+def viewer(request: Request[Any, Any, Any]) -> tuple[str | None, str | None]:
+    """What ``_manager`` finds of a request that anyone may make (a bot's profile): the bot
+    token, or else the organizer; neither (None, None) where it is no organizer's."""
+    token = request_bearer(request)
+    if is_bot_token(token):
+        return token, None
+    try:
+        return None, organizer_of(request)
+    except Refusal:
+        return None, None
+
+
 class BotController(Controller):
     """Bot accounts: register, look up, rotate or revoke the token, pause or ban."""
 
@@ -90,11 +103,15 @@ class BotController(Controller):
     @get(
         "/{name:str}",
         operation_id="getBot",
-        summary="A bot's profile, ratings per ruleset and recent games",
+        summary="A bot's profile, ratings per ruleset and recent games; its webhook's calls "
+        "for the bot or its organizer",
         responses=problems(400, 404),
     )
-    async def get_bot(self, state: State, name: BotName) -> BotProfile:
-        return msgspec.convert(await services_of(state).league.profile(name), BotProfile)
+    async def get_bot(
+        self, request: Request[Any, Any, Any], state: State, name: BotName
+    ) -> BotProfile:
+        profile = await services_of(state).league.profile(name, *viewer(request))
+        return msgspec.convert(profile, BotProfile)
 
     @post(
         "/{name:str}/token",

@@ -317,3 +317,32 @@ def test_only_the_organizer_who_created_a_bot_seats_it(hook_valkey):
             "/v1/me/next", params={"wait": 5}, headers=auth(made.json()["token"])
         ).json()
         assert step["status"] == "your_turn" and step["game_id"] == game_id
+
+
+def test_a_webhooks_calls_are_shown_to_the_bot_and_its_organizer_alone(http):
+    """A call is made per decision, a postal round's hidden steps included, while the game
+    runs, and a refused move's reason quotes what the seat holds (a CHOPTA pool): an
+    opponent reading the profile or the page, as a cheating bot would, sees none of it."""
+    with WebhookBot(before_answer=lambda message: 500) as hook:
+        watched = _register(http, "watched", hook.url)
+        hook.secret = watched["webhook_secret"]
+        rival = _register(http, "rival")
+        body = {
+            "ruleset": DEFAULT,
+            "seats": [{"account": "watched"}, {"bot": "random"}],
+            "deadline_s": 0.5,
+        }
+        assert http.post("/v1/games", json=body).status_code == 201
+
+        def seen_by(token: str | None) -> dict | None:
+            headers = auth(token) if token else {}
+            return http.get("/v1/bots/watched", headers=headers).json()["webhook"]
+
+        assert wait_until(lambda: (seen_by(watched["token"]) or {}).get("calls", 0) >= 1, 30)
+        own = seen_by(watched["token"])
+        assert own["url"] == hook.url and own["latest_calls"][0]["error"]
+        assert seen_by(None) is not None  # this client is its organizer (an open referee)
+        assert seen_by(rival["token"]) is None
+        page = http.get("/league/bots/watched", headers=auth(rival["token"])).text
+        assert "Webhook" not in page and "answered 500" not in page
+        assert "Webhook" in http.get("/league/bots/watched").text

@@ -36,6 +36,13 @@ __all__ = ["BotAccounts"]
 log = logging.getLogger("referee")
 
 
+def _manages(doc: BotDoc, token: str | None, organizer: str | None) -> bool:
+    """Whether the bot itself (its current token) or the organizer who created it asks."""
+    if token and is_bot_token(token) and bot_token_hash(token) == doc.token_hash:
+        return True
+    return organizer is not None and organizer == doc.owner
+
+
 class BotAccounts(LeagueBase):
     """Bot accounts and their tokens, as the league's other parts find them."""
 
@@ -271,11 +278,8 @@ class BotAccounts(LeagueBase):
 
     def _may_manage(self, doc: BotDoc, token: str | None, organizer: str | None) -> None:
         """The bot itself (its current token) or the organizer who created it."""
-        if token and is_bot_token(token) and bot_token_hash(token) == doc.token_hash:
-            return
-        if organizer is not None and organizer == doc.owner:
-            return
-        raise Refusal("not-bot-owner", "only the bot itself or its organizer may do this")
+        if not _manages(doc, token, organizer):
+            raise Refusal("not-bot-owner", "only the bot itself or its organizer may do this")
 
     async def rotate(self, name: str, token: str | None, organizer: str | None) -> str:
         """A new token for the bot; its old one stops working at once."""
@@ -323,9 +327,14 @@ class BotAccounts(LeagueBase):
             await self.store.reset_streak(key)
         return doc
 
-    async def profile(self, name: str) -> dict[str, Any]:
+    async def profile(
+        self, name: str, token: str | None = None, organizer: str | None = None
+    ) -> dict[str, Any]:
         """What anyone may see of a bot: its profile, a rating per ruleset it has played, its
-        recent games and whether it is in the arena."""
+        recent games and whether it is in the arena; and, for the bot itself (``token``) or
+        its organizer, its webhook and the calls made to it. Those are no one else's: a call
+        is made per decision, hidden steps of a postal round included, while the game runs,
+        and a refused move's reason quotes what the seat holds (a CHOPTA pool)."""
         key, _, doc = await self.load_bot(name)
         ratings = []
         for ruleset in RULESETS:
@@ -344,7 +353,9 @@ class BotAccounts(LeagueBase):
                 {"game_id": g, "href": f"/v1/games/{g}"} for g in await self.store.recent(key)
             ],
             "playing": await self.store.playing(key),
-            "webhook": await self._webhook_view(key, doc),
+            "webhook": await self._webhook_view(key, doc)
+            if _manages(doc, token, organizer)
+            else None,
         }
 
     async def _webhook_view(self, key: str, doc: BotDoc) -> dict[str, Any] | None:
