@@ -572,6 +572,54 @@ def test_a_rated_tournament_takes_bot_accounts_and_rates_them(client):
     assert all(client.get(f"/v1/bots/{name}").json()["ratings"][0]["games"] == 2 for name in names)
 
 
+def test_a_rated_tournament_table_is_rated_only_once_its_dice_group_is_over(client):
+    """A round's tables are dealt the same dice, and a table that ends first stays sealed
+    while the others play. Its league rating moved at once: the bots' profiles, the
+    leaderboard and the rating charts told its result while the game and the tournament
+    withheld it."""
+    names = ["Sealed A", "Sealed B", "Sealed C", "Sealed D"]
+    tokens = dict(zip(names, (_bot(client, name) for name in names), strict=True))
+    spec = {"ruleset": DEFAULT, "entrants": 4, "table_size": 2, "deadline_s": 600, "rated": True}
+    created = client.post("/v1/tournaments", json=spec)
+    assert created.status_code == 201, created.text
+    tournament_id = created.json()["id"]
+    for token in tokens.values():
+        path = f"/v1/tournaments/{tournament_id}/entrants"
+        assert client.post(path, json={"name": "x"}, headers=auth(token)).status_code == 201
+    view = client.get(f"/v1/tournaments/{tournament_id}").json()
+    tables = [
+        (table["game_id"], [view["entrants"][e] for e in table["entrants"]])
+        for table in view["rounds"][0]
+    ]
+    assert len(tables) == 2 and tables[0][0] != tables[1][0]
+
+    def play_to_the_end(game_id: str, bots: list[str]) -> None:
+        stop = time.monotonic() + 60
+        while client.get(f"/v1/games/{game_id}").json()["status"] != "finished":
+            assert time.monotonic() < stop
+            for name in bots:
+                step = client.get("/v1/me/next", headers=auth(tokens[name])).json()
+                if step["status"] == "your_turn" and step["game_id"] == game_id:
+                    move = {"seq": step["turn"]["seq"], "move": step["turn"]["legal_moves"][0]}
+                    path = f"/v1/me/games/{game_id}/moves"
+                    assert client.post(path, json=move, headers=auth(tokens[name])).is_success
+
+    def games_rated(name: str) -> int:
+        ratings = client.get(f"/v1/bots/{name}").json()["ratings"]
+        return ratings[0]["games"] if ratings else 0
+
+    (first, first_bots), (second, second_bots) = tables
+    play_to_the_end(first, first_bots)
+    assert client.get(f"/v1/games/{first}").json()["sealed"] is True
+    # the league's sweeps come and go (every 0.5 s here): the result stays untold
+    assert not wait_until(lambda: any(games_rated(n) for n in first_bots), 2)
+    board = client.get(f"/v1/leaderboards/{DEFAULT}").json()["bots"]
+    assert not {b["name"] for b in board} & set(first_bots)
+    assert all(client.get(f"/v1/bots/{n}").json()["recent_games"] == [] for n in first_bots)
+    play_to_the_end(second, second_bots)
+    assert wait_until(lambda: all(games_rated(n) == 1 for n in names), 15)
+
+
 def test_a_bot_that_lets_deadlines_decide_game_after_game_is_paused(client):
     """Three league games in a row in which the bot let its deadline decide: paused (and out
     of the arena) until its organizer reinstates it."""

@@ -92,6 +92,10 @@ class Ratings(BotAccounts):
             return False
         if game.doc.status != "finished":
             return False
+        if await self.games.sealed(game):
+            # a rated tournament's table whose dice group plays on: its result is told to no
+            # one yet (the tournament withholds it too); settled by a sweep once it is over
+            return False
         places = list(game.ruleset.ranking(game.state))
         bots, ruleset, rated = league_game.bots, league_game.ruleset, league_game.rated
         # what the arena pairs by next (the last opponents, whether it sat first) and whether
