@@ -11,7 +11,7 @@ from referee.core import views as views_module
 from referee.core.documents import decode_doc, next_version, version_number
 from referee.core.game import Change
 from referee.core.pairing import GameResult, TournamentSpec, next_round
-from referee.core.replay import postal_report
+from referee.core.replay import postal_report, walk
 from referee.core.tournament import (
     EntrantDoc,
     TableDoc,
@@ -141,6 +141,40 @@ def test_a_whole_game_played_in_the_core_gives_a_record_that_verifies():
     assert rounds and [r["first_roll"] for r in rounds] == list(range(len(rounds)))
     assert all(len(r["rolls"]) == 1 and len(r["rolls"][0]) == 5 for r in rounds)
     assert rounds[-1]["finished"] and not rounds[0]["finished"]
+
+
+def test_a_running_games_report_replays_no_hidden_step():
+    """The turn report of a running game replays what its record discloses, nothing more:
+    the time it took grew with the hidden steps of the round under way (a spectator timing
+    ``/games/{id}/report`` counted a seat's progress through its round). Two games alike in
+    all that is public, one with a seat two steps into its round: the same frames, as many."""
+
+    def played(steps: int) -> tuple[LoadedGame, list[bytes]]:
+        seats = [{"name": "p0"}, {"name": "p1"}]
+        game, _ = new_game("choice", {"schedule": [3]}, seats, 0, SEED, NOW, game_id="alike")
+        decisions: list[bytes] = []
+        for seat in (0, 1):  # the first round, decided whole: revealed
+            moves, scratch = [], _stored(game)
+            for _ in range(3):
+                move = scratch.ruleset.legal_moves(scratch.state, seat)[0]
+                scratch.ruleset.decide(scratch.state, seat, [move])
+                moves.append(move)
+            game.decide(seat, game.current_seq(seat), moves, NOW)
+        for _ in range(steps):  # seat 0's steps in the second round, one roll at a time
+            move = game.ruleset.legal_moves(game.state, 0)[0]
+            game.decide(0, game.current_seq(0), [move], NOW)
+        decisions += game.change.decisions
+        return _stored(game), decisions
+
+    frames = []
+    for steps in (0, 2):
+        game, decisions = played(steps)
+        assert len(decisions) == 2 + steps
+        seen: list[bytes] = []
+        walk(game, decisions, lambda view, _, seen=seen: seen.append(msgspec.json.encode(view)))
+        frames.append(seen)
+        assert postal_report(game, decisions)["rounds"][0]["batch"] == 0
+    assert frames[0] == frames[1] and len(frames[0]) == 3
 
 
 def test_a_choice_state_is_stored_as_an_array():

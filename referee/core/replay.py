@@ -31,11 +31,11 @@ def walk(
     which changes in place: use it at once) and the decision that led to it; ``verify``'s
     report of the replay."""
     doc = game.doc
-    finished = doc.status == "finished"
-    shown = _copy_encoder.encode(game.record(decisions if finished else []))
-    record = msgspec.json.decode(shown, type=Record)
-    if not finished:  # everything, seed included, stays here: only frames of rounds over are shown
-        record.decisions = [msgspec.json.decode(d, type=Decision) for d in decisions]
+    # a running game's record holds the decisions disclosed, with the chain as far as they
+    # go: the hidden steps of a round under way are not replayed (the time a report took
+    # would count them)
+    record = msgspec.json.decode(_copy_encoder.encode(game.record(decisions)), type=Record)
+    if doc.status != "finished":  # the seed stays here: only frames of rounds over are shown
         record.seed = doc.seed.hex()
 
     def step(ruleset: Any, state: Any, decision: Decision | None) -> None:
