@@ -5,7 +5,9 @@ and writes these documents; everything decided about them is decided here.
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import hmac
 import secrets
 from collections.abc import Sequence
 from typing import Any, TypeVar
@@ -24,12 +26,14 @@ __all__ = [
     "LogEntry",
     "Rating",
     "Seek",
+    "bot_entrant_token",
     "bot_key",
     "bot_token_hash",
     "check_reason",
     "decode",
     "encode",
     "is_bot_token",
+    "legacy_entrant_token",
     "new_bot_token",
     "outcome",
     "pair",
@@ -180,6 +184,21 @@ def is_bot_token(token: str | None) -> bool:
 
 def bot_token_hash(token: str) -> bytes:
     return hashlib.sha256(token.encode()).digest()
+
+
+def bot_entrant_token(tournament_id: str, token: str) -> str:
+    """A bot's entrant token in a tournament: the tournament's id, then an HMAC of it under
+    the bot's token. The league computes it from the token the bot sends; a seat token of
+    its tables (``/v1/me/next`` hands it out, a webhook's copy is kept in Redis) does not
+    give the bot's token away, as the token itself, joined, did."""
+    mac = hmac.digest(token.encode(), b"entrant\0" + tournament_id.encode(), "sha256")
+    return f"{tournament_id}.{base64.urlsafe_b64encode(mac).rstrip(b'=').decode()}"
+
+
+def legacy_entrant_token(tournament_id: str, token: str) -> str:
+    """The entrant token of a bot that entered before ``bot_entrant_token``: the tournament's
+    id and the bot's token joined (looked for only where the other is not found)."""
+    return f"{tournament_id}.{token}"
 
 
 def outcome(places: Sequence[int], seat: int) -> str:

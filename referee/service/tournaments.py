@@ -14,6 +14,7 @@ import time
 from typing import Any
 
 from ..core.documents import check_invite, check_name, invite_hash, new_token, token_hash
+from ..core.league import bot_entrant_token
 from ..core.pairing import TournamentSpec, next_round, rate, total_rounds
 from ..core.refusals import Refusal, busy, not_found
 from ..core.tournament import (
@@ -66,7 +67,15 @@ class TournamentService:
         rated: bool = False,
     ) -> TournamentDoc:
         """A tournament open for registration (with ``invite_code``, to those who have it),
-        counted among ``owner``'s live tournaments (refused past the owner's quota)."""
+        counted among ``owner``'s live tournaments (refused past the owner's quota). A rated
+        one deals dice no one knows: its games move bots' lifetime ratings, and whoever gave
+        a seed would know every die of them (and every CHOPTA pool)."""
+        if rated and spec.seed is not None:
+            raise Refusal(
+                "rated-tournament-seed",
+                "a rated tournament's seed is the referee's: leave out seed, or rated",
+                field="seed",
+            )
         max_entrants = self.max_entrants
         if max_entrants > 0 and spec.entrants > max_entrants:
             raise Refusal(
@@ -100,8 +109,8 @@ class TournamentService:
     ) -> tuple[int, str]:
         """Enter a tournament (with its invite code, if it has one); the entrant's token is
         returned, only its hash kept. The last entrant to register starts it. ``bot``: a bot
-        account enters (its key and its token), its entrant token the tournament's id and
-        its bot token joined, which the league hands back to it; a rated tournament takes
+        account enters (its key and its token), its entrant token derived from its bot token
+        (``bot_entrant_token``), which the league hands back to it; a rated tournament takes
         bot accounts only."""
         for _ in range(MAX_RETRIES):
             version, doc = await self.load(tournament_id)
@@ -116,7 +125,7 @@ class TournamentService:
                 )
             if bot is not None and any(e.bot == bot[0] for e in doc.entrants):
                 raise Refusal("bot-already-entered", "the bot has entered this tournament")
-            token = new_token(doc.id) if bot is None else f"{doc.id}.{bot[1]}"
+            token = new_token(doc.id) if bot is None else bot_entrant_token(doc.id, bot[1])
             doc.entrants.append(EntrantDoc(name, token_hash(token), bot[0] if bot else ""))
             if len(doc.entrants) == doc.spec.entrants:
                 doc.status = "running"

@@ -44,6 +44,7 @@ PROBLEM_CODES: dict[str, str] = {
     "too-many-seats": "more seats than this referee allows per game",
     "house-bot-limit": "an unknown house bot, more than 3 in a game, or no seat but house bots",
     "too-many-entrants": "more entrants than this referee allows per tournament",
+    "rated-tournament-seed": "a rated tournament takes no seed: its dice are the referee's",
     "webhook-url-refused": "a webhook's URL is malformed (http or https, a host, no user), "
     "or its host is an address that is not globally routable and not allowed here "
     "(REFEREE_WEBHOOK_ALLOW)",

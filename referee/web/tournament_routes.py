@@ -11,7 +11,7 @@ from litestar import Controller, Request, Response, get, post
 from litestar.datastructures import State
 
 from ..core.documents import check_name
-from ..core.league import is_bot_token
+from ..core.league import bot_token_hash, is_bot_token
 from ..games import commitment
 from .access import client_address, organizer_of
 from .idempotent import REPLAYED, IdempotencyKey, once
@@ -120,9 +120,14 @@ class TournamentController(Controller):
             entrant, token = await tournaments.register(tournament_id, data.name, data.invite_code)
             return Registered(tournament_id, entrant, check_name(data.name, "name"), token)
 
-        # registering needs no credentials: its key counts for the client's address alone
-        address = client_address(request.scope, trusted_of(request))
-        scope = f"registerEntrant {tournament_id} a{address}"
+        # registering needs no credentials: its key counts for the client's address alone;
+        # a bot's, for the bot (its answer holds the bot's entrant token: no one else's)
+        if is_bot_token(bearer):
+            assert bearer is not None
+            scope = f"registerEntrant {tournament_id} b{bot_token_hash(bearer).hex()}"
+        else:
+            address = client_address(request.scope, trusted_of(request))
+            scope = f"registerEntrant {tournament_id} a{address}"
         return await once(request, state, idempotency_key, scope, 201, make)
 
     @get(

@@ -620,6 +620,40 @@ def test_a_rated_tournament_table_is_rated_only_once_its_dice_group_is_over(clie
     assert wait_until(lambda: all(games_rated(n) == 1 for n in names), 15)
 
 
+def test_a_bots_registration_is_replayed_to_that_bot_alone_and_never_holds_its_token(client):
+    """A bot's entrant token was the tournament's id and the bot's token joined, and a
+    registration's Idempotency-Key counted for the client's address alone: anyone on that
+    address who sent the same key and body was handed the bot's token, and could rotate it
+    and take the account. The entrant token is derived one way now, and the key is the
+    bot's."""
+    tokens = [_bot(client, name) for name in ("Keyed A", "Keyed B")]
+    spec = {"ruleset": DEFAULT, "entrants": 4, "deadline_s": 30}
+    path = f"/v1/tournaments/{client.post('/v1/tournaments', json=spec).json()['id']}/entrants"
+    key = {"Idempotency-Key": "registration-1"}
+    first = client.post(path, json={"name": "x"}, headers={**auth(tokens[0]), **key})
+    assert first.status_code == 201, first.text
+    entrant_token = first.json()["token"]
+    assert tokens[0].removeprefix("bot-") not in entrant_token
+    retried = client.post(path, json={"name": "x"}, headers={**auth(tokens[0]), **key})
+    assert retried.status_code == 201 and retried.json() == first.json()
+    other = client.post(path, json={"name": "x"}, headers={**auth(tokens[1]), **key})
+    assert other.status_code == 201 and other.json()["name"] == "Keyed B"
+    anonymous = client.post(path, json={"name": "x"}, headers=key)
+    assert anonymous.status_code == 201 and anonymous.json()["name"] == "x"
+    shown = [other.json()["token"], anonymous.json()["token"]]
+    assert entrant_token not in shown and not any(tokens[0] in t for t in shown)
+
+
+def test_a_rated_tournament_takes_no_seed(client):
+    """Its games move bots' lifetime ratings: whoever gave the seed would know every die."""
+    spec = {"ruleset": DEFAULT, "entrants": 2, "rated": True, "seed": "00" * 32}
+    refused = client.post("/v1/tournaments", json=spec)
+    assert refused.status_code == 422, refused.text
+    assert refused.json()["code"] == "rated-tournament-seed"
+    assert refused.json()["field"] == "seed"
+    assert client.post("/v1/tournaments", json={**spec, "rated": False}).status_code == 201
+
+
 def test_a_bot_that_lets_deadlines_decide_game_after_game_is_paused(client):
     """Three league games in a row in which the bot let its deadline decide: paused (and out
     of the arena) until its organizer reinstates it."""

@@ -7,8 +7,16 @@ import contextlib
 import time
 from typing import Any
 
+from ...core.documents import token_hash
 from ...core.game import LoadedGame
-from ...core.league import BotDoc, LeagueGame, decode, is_bot_token
+from ...core.league import (
+    BotDoc,
+    LeagueGame,
+    bot_entrant_token,
+    decode,
+    is_bot_token,
+    legacy_entrant_token,
+)
 from ...core.refusals import Refusal
 from ..seats import Seats
 from .base import BOTS_KEPT, LEAGUE_GAMES_KEPT, RECHECK_S
@@ -110,14 +118,16 @@ class NextDecisions(Challenges):
             if game.turn_status(seat) == "your_turn":
                 return self._your_turn(game_id, league_game, key, game, seat), in_play
             in_play[game_id] = game.last_event_id
-        for tournament_id in entered if self.tournaments else []:
-            assert self.tournaments is not None
-            try:
-                step = await self.tournaments.next_decision(f"{tournament_id}.{token}", 0)
-            except Refusal as refusal:
-                if refusal.code not in ("forbidden", "tournament-not-found"):
-                    raise
-                step = {"status": "finished"}  # gone, or entered with an older token
+        for tournament_id in entered if self.tournaments and token else []:
+            assert self.tournaments is not None and token is not None
+            step = {"status": "finished"}  # gone, or entered with an older token
+            for entrant in (bot_entrant_token, legacy_entrant_token):
+                try:
+                    step = await self.tournaments.next_decision(entrant(tournament_id, token), 0)
+                    break
+                except Refusal as refusal:
+                    if refusal.code not in ("forbidden", "tournament-not-found"):
+                        raise
             if step["status"] == "your_turn":
                 return step, in_play
             if step["status"] == "finished":
@@ -303,6 +313,9 @@ class NextDecisions(Challenges):
             return league_game.seat_tokens[league_game.bots.index(key)]
         # a tournament's table: its seats answer to the bot's entrant token
         game = await self.games.current(game_id)
-        if game.doc.tournament and game.doc.tournament in await self.store.entered(key):
-            return f"{game.doc.tournament}.{token}"
+        tournament = game.doc.tournament
+        if tournament and token is not None and tournament in await self.store.entered(key):
+            seats = {s.token_hash for s in game.doc.seats}
+            legacy = legacy_entrant_token(tournament, token)  # entered before the derived one
+            return legacy if token_hash(legacy) in seats else bot_entrant_token(tournament, token)
         raise Refusal("forbidden", "the bot holds no seat of a game of that id in play")
