@@ -379,6 +379,25 @@ class LeagueStore:
                 await self.redis.zadd(f"{P}:inbox:{inbox}", {challenge_id: expires})
         return saved
 
+    async def challenging(
+        self, challenger: str, opponent: str, challenge_id: str, seconds: float
+    ) -> str | None:
+        """Take the challenger's one open challenge to the opponent for ``seconds`` (until
+        it expires, or ``answered``): None if taken, else the open one's id."""
+        pair = f"{P}:challenging:{challenger}:{opponent}"
+        async with self.patience.bounded():
+            if await self.redis.set(pair, challenge_id, nx=True, px=max(1, int(seconds * 1000))):
+                return None
+            found = await self.redis.get(pair)
+        return cast("bytes", found).decode() if found else ""
+
+    async def answered(self, challenger: str, opponent: str, challenge_id: str) -> None:
+        """The challenge is answered: the challenger may challenge the opponent again."""
+        pair = f"{P}:challenging:{challenger}:{opponent}"
+        async with self.patience.bounded():
+            if await self.redis.get(pair) == challenge_id.encode():
+                await self.redis.delete(pair)
+
     async def inbox(self, key: str, now: float) -> list[str]:
         """The open challenges' ids to a bot (an expired one leaves the inbox)."""
         inbox = f"{P}:inbox:{key}"

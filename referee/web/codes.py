@@ -78,6 +78,7 @@ PROBLEM_CODES: dict[str, str] = {
     "used up: wait Retry-After seconds",
     "challenge-not-found": "no challenge of that id (or it has expired)",
     "challenge-closed": "the challenge was answered already, or has expired",
+    "challenge-pending": "the challenger has an open challenge to that bot: one at a time",
     "not-challenged": "only the challenged bot answers a challenge",
     "invalid-challenge": "a bot challenges another bot, not itself",
     "bot-token-required": "a rated tournament takes bot accounts: register with a bot token",

@@ -258,7 +258,7 @@ class ChallengeController(Controller):
         status_code=201,
         summary="Challenge another bot to a game, rated or casual",
         security=BOT,
-        responses=problems(400, 401, 403, 404, 413, 422, 429),
+        responses=problems(400, 401, 403, 404, 409, 413, 422, 429),
     )
     async def create(self, request: Request[Any, Any, Any], state: State) -> Response[Challenge]:
         token = request_bearer(request)

@@ -64,6 +64,7 @@ STATUS = {
     "bot-already-entered": 409,
     "bot-token-required": 403,
     "challenge-closed": 409,
+    "challenge-pending": 409,
     "bot-quota-exceeded": 429,
     "game-not-started": 409,
     "game-over": 409,

@@ -654,6 +654,26 @@ def test_a_rated_tournament_takes_no_seed(client):
     assert client.post("/v1/tournaments", json={**spec, "rated": False}).status_code == 201
 
 
+def test_a_bot_has_one_open_challenge_to_another_at_a_time(client):
+    """A challenger's many challenges pushed everyone else's out of the opponent's inbox
+    (its first 50, by expiry): one open at a time to a bot, another once it is answered."""
+    victim, friend, flooder = (_bot(client, n) for n in ("Inbox V", "Inbox F", "Inbox X"))
+    offer = {"opponent": "Inbox V", "ruleset": DEFAULT, "deadline_s": 10}
+    friendly = client.post("/v1/challenges", json={**offer, "expires_s": 600}, headers=auth(friend))
+    assert friendly.status_code == 201, friendly.text
+    first = client.post("/v1/challenges", json={**offer, "expires_s": 300}, headers=auth(flooder))
+    assert first.status_code == 201, first.text
+    for _ in range(3):
+        again = client.post("/v1/challenges", json=offer, headers=auth(flooder))
+        assert again.status_code == 409 and again.json()["code"] == "challenge-pending"
+        assert again.json()["field"] == "opponent" and first.json()["id"] in again.json()["detail"]
+    inbox = client.get("/v1/me/next", headers=auth(victim)).json()["challenges"]
+    assert sorted(c["id"] for c in inbox) == sorted([friendly.json()["id"], first.json()["id"]])
+    path = f"/v1/challenges/{first.json()['id']}/decline"
+    assert client.post(path, json={"reason": "later"}, headers=auth(victim)).status_code == 200
+    assert client.post("/v1/challenges", json=offer, headers=auth(flooder)).status_code == 201
+
+
 def test_a_bot_that_lets_deadlines_decide_game_after_game_is_paused(client):
     """Three league games in a row in which the bot let its deadline decide: paused (and out
     of the arena) until its organizer reinstates it."""

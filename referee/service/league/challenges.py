@@ -53,6 +53,16 @@ class Challenges(Arena):
             now,
             now + expires_s,
         )
+        open_one = await self.store.challenging(key, other, challenge.id, expires_s)
+        if open_one is not None:
+            # one open challenge to a bot at a time: a challenger's many would push everyone
+            # else's out of the opponent's inbox (its first 50)
+            raise Refusal(
+                "challenge-pending",
+                f"this bot's challenge {open_one} to {other_doc.name} is open: wait for its "
+                "answer, or for it to expire",
+                field="opponent",
+            )
         ttl = int(expires_s) + 86400
         await self.store.save_challenge(
             challenge.id, "", encode(challenge), ttl, other, challenge.expires
@@ -102,6 +112,7 @@ class Challenges(Arena):
                 challenge.id, version, encode(challenge), ttl, key, 0
             ):
                 await self.store.out_of_inbox(key, challenge.id)
+                await self.store.answered(challenge.challenger, key, challenge.id)
                 return await self._shown(challenge)
             if accept and challenge.game_id:
                 await self.store.drop_game(challenge.game_id, [challenge.challenger, key])
