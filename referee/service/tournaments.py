@@ -222,6 +222,14 @@ class TournamentService:
     async def get(self, tournament_id: str) -> dict[str, Any]:
         return tournament_view(await self.advance(tournament_id))
 
+    async def check_entrant(self, token: str | None) -> None:
+        """Refused unless ``token`` is an entrant's of its tournament (``next_decision``'s
+        refusal, before a decision is made on its word)."""
+        if not token or "." not in token:
+            raise Refusal("forbidden", "send an entrant token as 'Authorization: Bearer'")
+        _, doc = await self.load(token.split(".", 1)[0])
+        entrant_of(doc, token)
+
     async def next_decision(self, token: str | None, wait_s: float) -> dict[str, Any]:
         """The entrant's next decision across all of its games (long-polled)."""
         if not token or "." not in token:

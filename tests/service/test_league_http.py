@@ -674,6 +674,22 @@ def test_a_bot_has_one_open_challenge_to_another_at_a_time(client):
     assert client.post("/v1/challenges", json=offer, headers=auth(flooder)).status_code == 201
 
 
+def test_a_game_seat_token_is_refused_by_decide_next_before_its_decision_is_made(client):
+    """decideNext takes a bot's or an entrant's token; a game's own seat token was refused
+    (404 tournament-not-found) after its decision had been made."""
+    body = {"ruleset": DEFAULT, "seats": [{"name": "a"}, {"name": "b"}], "deadline_s": 0}
+    game = client.post("/v1/games", json=body).json()
+    token = game["seats"][0]["token"]
+    turn = client.get(f"/v1/games/{game['id']}/turn", headers=auth(token)).json()
+    move = {"seq": turn["seq"], "move": turn["legal_moves"][0]}
+    for wait in ({}, {"wait": 0}):  # the hot route, and the handler
+        path = f"/v1/me/games/{game['id']}/moves"
+        refused = client.post(path, params=wait, json=move, headers=auth(token))
+        assert refused.status_code in (403, 404), refused.text
+    after = client.get(f"/v1/games/{game['id']}/turn", headers=auth(token)).json()
+    assert after["seq"] == turn["seq"] and after["status"] == "your_turn"
+
+
 def test_a_bot_that_lets_deadlines_decide_game_after_game_is_paused(client):
     """Three league games in a row in which the bot let its deadline decide: paused (and out
     of the arena) until its organizer reinstates it."""

@@ -46,8 +46,10 @@ class NextDecisions(Challenges):
             known = await self.known_bot(token)  # once for the decision and the next
             await self.seats.move(game_id, await self.seat_token(token, known, game_id), seq, moves)
             return await self.next_decision(token, wait_s, known)
-        # an entrant's own token is its seats' token
+        # an entrant's own token is its seats' token; a token that is no entrant's (a game's
+        # seat token) is refused before its decision is made, not after
         assert self.tournaments is not None
+        await self.tournaments.check_entrant(token)
         await self.seats.move(game_id, token, seq, moves)
         return await self.tournaments.next_decision(token, wait_s)
 
