@@ -22,9 +22,17 @@ import pytest
 from conftest import LOADED, ThreadServer
 from helpers import auth, wait_until
 
-from referee.core.league import LeagueGame, LogEntry, Rating, decode, rate_game
+from referee.core.league import (
+    LeagueGame,
+    LogEntry,
+    Rating,
+    decode,
+    legacy_entrant_token,
+    rate_game,
+)
 from referee.games import DEFAULT, RULESETS
 from referee.service import Services
+from referee.service import tournaments as tournaments_module
 from referee.settings import key_hashes
 from referee.store import open_store
 from referee.store.embedded import start_embedded
@@ -642,6 +650,30 @@ def test_a_bots_registration_is_replayed_to_that_bot_alone_and_never_holds_its_t
     assert anonymous.status_code == 201 and anonymous.json()["name"] == "x"
     shown = [other.json()["token"], anonymous.json()["token"]]
     assert entrant_token not in shown and not any(tokens[0] in t for t in shown)
+
+
+def test_a_bot_that_entered_with_its_token_joined_plays_its_tournament_on(client, monkeypatch):
+    """A bot that entered before entrant tokens were derived holds the tournament's id and
+    its bot token joined: /v1/me/next and decideNext still find its tables."""
+    tokens = [_bot(client, name) for name in ("Joined A", "Joined B")]
+    spec = {"ruleset": DEFAULT, "entrants": 2, "deadline_s": 30}
+    tournament_id = client.post("/v1/tournaments", json=spec).json()["id"]
+    # registered as the referee did then (the server runs in this process)
+    monkeypatch.setattr(tournaments_module, "bot_entrant_token", legacy_entrant_token)
+    for token in tokens:
+        path = f"/v1/tournaments/{tournament_id}/entrants"
+        entered = client.post(path, json={"name": "x"}, headers=auth(token))
+        assert entered.json()["token"] == f"{tournament_id}.{token}"
+    monkeypatch.undo()
+    stop = time.monotonic() + 60
+    while client.get(f"/v1/tournaments/{tournament_id}").json()["status"] != "finished":
+        assert time.monotonic() < stop, "the bots never found their table"
+        for token in tokens:
+            step = client.get("/v1/me/next", headers=auth(token)).json()
+            if step["status"] == "your_turn":
+                move = {"seq": step["turn"]["seq"], "move": step["turn"]["legal_moves"][0]}
+                path = f"/v1/me/games/{step['game_id']}/moves"
+                assert client.post(path, json=move, headers=auth(token)).is_success
 
 
 def test_a_rated_tournament_takes_no_seed(client):
