@@ -49,6 +49,7 @@ class LeagueService(NextDecisions):
         self.webhooks = None
         self._league_games = {}  # see _league_game
         self._settled = set()  # see settle: the games this process found settled
+        self._sealed_until = {}  # see _settle: game id -> when to look at its group again
         self._settling = {}  # see settle: a settling under way, which callers meanwhile share
         # see known_bot: token digest -> (key, account, when read); key -> token digest
         self._bots = {}

@@ -30,12 +30,16 @@ from .base import LEAGUE_GAMES_KEPT
 __all__ = ["Ratings"]
 
 _json_encode = msgspec.json.Encoder().encode
+#: how long a finished table of a rated tournament, found sealed, waits before its dice
+#: group is read again (its rating then comes at most this late)
+SEALED_RECHECK_S = 3.0
 
 
 class Ratings(BotAccounts):
     """Lifetime ratings, from league and rated tournaments' games."""
 
     _settled: set[str]
+    _sealed_until: dict[str, float]
     _settling: dict[str, asyncio.Future[bool]]
     freed: asyncio.Event  # see Arena.run_forever
 
@@ -79,6 +83,8 @@ class Ratings(BotAccounts):
         return await asyncio.shield(attempt)
 
     async def _settle(self, game_id: str) -> bool:
+        if self._sealed_until.get(game_id, 0.0) > time.monotonic():
+            return False  # found sealed just now: its group is looked at again in a while
         league_game = await self._league_game(game_id)
         if league_game is None:
             return False
@@ -94,7 +100,12 @@ class Ratings(BotAccounts):
             return False
         if await self.games.sealed(game):
             # a rated tournament's table whose dice group plays on: its result is told to no
-            # one yet (the tournament withholds it too); settled by a sweep once it is over
+            # one yet (the tournament withholds it too); settled by a sweep once it is over,
+            # its group read again every SEALED_RECHECK_S (each sweep, every half second,
+            # read a round's every table for each of its tables that had ended)
+            if len(self._sealed_until) >= LEAGUE_GAMES_KEPT:
+                self._sealed_until.clear()
+            self._sealed_until[game_id] = time.monotonic() + SEALED_RECHECK_S
             return False
         places = list(game.ruleset.ranking(game.state))
         bots, ruleset, rated = league_game.bots, league_game.ruleset, league_game.rated
