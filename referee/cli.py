@@ -17,6 +17,7 @@ class UvicornOptions(TypedDict):
 
     proxy_headers: bool
     server_header: bool
+    headers: list[tuple[str, str]]
     http: str
     ws: str
     timeout_graceful_shutdown: int
@@ -26,13 +27,16 @@ class UvicornOptions(TypedDict):
 #: proxy headers: the referee reads a client's address itself, from trusted proxies only
 #: (``web.access``), and the middleware that rewrites it cost every request a coroutine and
 #: a scan of its headers. No ``server`` header: it told only what the referee runs on, in
-#: every answer. Its HTTP protocol has a deadline for headers and a cap on connections per
-#: address (``web.serving``). A stop (SIGTERM) ends every wait at once (``web.serving``); what
-#: is still running after ``timeout_graceful_shutdown`` seconds is cancelled, so a stop takes
-#: no longer than that whatever a client does.
+#: every answer. ``nosniff`` on every answer: no browser takes an answer of the referee's for
+#: another type than it says (JSON, text or a file run as a script where a page's policy
+#: allows the referee's own scripts). Its HTTP protocol has a deadline for headers and a cap
+#: on connections per address (``web.serving``). A stop (SIGTERM) ends every wait at once
+#: (``web.serving``); what is still running after ``timeout_graceful_shutdown`` seconds is
+#: cancelled, so a stop takes no longer than that whatever a client does.
 UVICORN_OPTIONS: UvicornOptions = {
     "proxy_headers": False,
     "server_header": False,
+    "headers": [("x-content-type-options", "nosniff")],
     "http": "referee.web.serving:PublicHttp",
     "ws": "none",  # no WebSocket route: an offer of one is served as HTTP/1.1 (web.bounded)
     "timeout_graceful_shutdown": 5,

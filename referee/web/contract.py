@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 import msgspec
-from litestar import Litestar, get
+from litestar import Litestar, Response, Router, get
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import SwaggerRenderPlugin
 from litestar.openapi.spec import (
@@ -72,6 +72,20 @@ __all__ = [
 DOCS_ASSETS = "/docs/assets"
 
 
+#: the docs' page and files: framed by no other site (a page in a frame can be clicked on
+#: unseen); Swagger UI's inline script leaves no script policy for the page itself
+DOCS_HEADERS = {
+    "x-frame-options": "DENY",
+    "content-security-policy": "frame-ancestors 'none'",
+    "referrer-policy": "no-referrer",
+}
+
+
+async def _docs_headers(response: Response[Any]) -> Response[Any]:
+    response.headers.update(DOCS_HEADERS)
+    return response
+
+
 def docs_assets() -> Any:
     """The docs UI's files, from the swagger-ui-py package the referee installs."""
     from pathlib import Path
@@ -81,7 +95,11 @@ def docs_assets() -> Any:
 
     static = Path(swagger_ui.__file__).parent / "static"
     return create_static_files_router(
-        path=DOCS_ASSETS, directories=[static], include_in_schema=False, name="docs-assets"
+        path=DOCS_ASSETS,
+        directories=[static],
+        include_in_schema=False,
+        name="docs-assets",
+        after_request=_docs_headers,
     )
 
 
@@ -200,8 +218,12 @@ def openapi_config() -> OpenAPIConfig:
     return OpenAPIConfig(
         title="referee",
         version=__version__,
-        description="A REST/JSON referee for dice-game bot tournaments.",
+        description="A REST/JSON referee for dice-game bot tournaments. Every answer carries "
+        "X-Content-Type-Options: nosniff.",
         path="/docs",
+        openapi_router=Router(
+            path="/docs", route_handlers=[], include_in_schema=False, after_request=_docs_headers
+        ),
         # Swagger UI from the swagger-ui-py wheel, served by the referee (DOCS_ASSETS): the
         # docs load with no network beyond the referee
         render_plugins=[

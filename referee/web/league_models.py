@@ -67,7 +67,13 @@ class CreateBot(msgspec.Struct, forbid_unknown_fields=True):
     """A bot account: its name (RFC 8266 Nickname, unique whatever its case), what it is,
     where its author is reached, and its webhook if the referee is to call it."""
 
-    name: _Name
+    name: Annotated[
+        _Name,
+        msgspec.Meta(
+            description="RFC 8266's Nickname profile, as a seat's name, without '/' and not "
+            "'.' or '..': it is a segment of the bot's routes' paths (else 422 invalid-name)"
+        ),
+    ]
     description: Annotated[str, msgspec.Meta(max_length=500)] = ""
     contact: Annotated[str, msgspec.Meta(max_length=200)] | None = None
     webhook_url: _WebhookUrl | None = None

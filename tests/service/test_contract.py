@@ -182,6 +182,8 @@ _HTTP_HEADERS = frozenset(
     {
         *("content-type", "content-length", "date", "server", "connection", "keep-alive"),
         *("content-encoding", "vary"),
+        # on every answer, as the contract's description says (a browser's, not a client's)
+        "x-content-type-options",
     }
 )
 _TEMPLATES = [

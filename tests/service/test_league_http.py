@@ -676,6 +676,17 @@ def test_a_bot_that_entered_with_its_token_joined_plays_its_tournament_on(client
                 assert client.post(path, json=move, headers=auth(token)).is_success
 
 
+def test_a_bot_name_is_one_segment_of_its_routes_paths(client):
+    """A name with '/' (or '.', '..') passed, and the bot could then be reached by none of
+    its routes: its organizer could neither pause nor ban it."""
+    for name in ("evil/bot", ".", ".."):
+        refused = client.post("/v1/bots", json={"name": name})
+        assert refused.status_code == 422, name
+        assert refused.json()["code"] == "invalid-name" and refused.json()["field"] == "name"
+    assert client.post("/v1/bots", json={"name": "dots.are.fine"}).status_code == 201
+    assert client.get("/v1/bots/dots.are.fine").status_code == 200
+
+
 def test_a_rated_tournament_takes_no_seed(client):
     """Its games move bots' lifetime ratings: whoever gave the seed would know every die."""
     spec = {"ruleset": DEFAULT, "entrants": 2, "rated": True, "seed": "00" * 32}

@@ -242,3 +242,25 @@ def test_a_tournament_page_stream_starts_with_its_view_uncompressed_and_ends_wit
     told = http.get(url, timeout=10).text  # over: its view whole, and the end
     assert told.count("event: ") == 1
     assert json.loads(told.split("data: ", 1)[1].splitlines()[0])["view"] == final
+
+
+def test_no_answer_is_sniffed_and_the_docs_are_framed_by_no_other_site(http):
+    """``nosniff`` on every answer (hot routes', Litestar's, pages', files'): no browser runs
+    an answer as another type than it says. The docs (Swagger UI, whose inline script leaves
+    no script policy) are framed by no site, as a page that can be clicked on unseen."""
+    game = create(http, "choice", 2)
+    token = game["seats"][0]["token"]
+    answers = [
+        http.get(f"/v1/games/{game['id']}/turn", headers=auth(token)),  # a hot route
+        http.get(f"/v1/games/{game['id']}"),
+        http.get(f"/games/{game['id']}"),
+        http.get("/healthz"),
+        http.get("/v1/nothing-here"),
+    ]
+    for answer in answers:
+        assert answer.headers["x-content-type-options"] == "nosniff", answer.url
+    for path in ("/docs", "/docs/openapi.json", "/docs/assets/swagger-ui-bundle.js"):
+        answer = http.get(path)
+        assert answer.status_code == 200, path
+        assert answer.headers["x-frame-options"] == "DENY"
+        assert answer.headers["content-security-policy"] == "frame-ancestors 'none'"

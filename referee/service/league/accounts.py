@@ -68,6 +68,14 @@ class BotAccounts(LeagueBase):
         """A bot account, its token and its webhook's signing secret (each shown once; only
         the token's hash is kept)."""
         name = check_name(name, "name")
+        if "/" in name or name in (".", ".."):
+            # its routes and its page take the name as one segment of their path: such a bot
+            # could be neither reached nor paused, banned or rotated by its organizer
+            raise Refusal(
+                "invalid-name",
+                "a bot's name is a segment of its routes' paths: no '/', and not '.' or '..'",
+                field="name",
+            )
         if webhook is not None:
             self._check_webhook(webhook)
         token = new_bot_token()
