@@ -24,6 +24,8 @@ settled before and that no rating moved since it was read (exactly once, whoever
 - ``{league}:pairing``               string: the matchmaker's lock (its holder)
 - ``{league}:challenge:<id>``        hash: ``v`` and ``blob`` (a ``ChallengeDoc``)
 - ``{league}:inbox:<key>``           sorted set: challenges to the bot by expiry
+- ``{league}:challenging:<key>:<opponent>`` string: the bot's one open challenge to the
+                                     opponent (``league_challenges``)
 - ``{league}:entered:<key>``         set: the tournaments the bot entered and plays on
 - ``{league}:entrant:<key>``         hash: tournament id -> the bot's entrant token there, kept
                                      only for a bot with a webhook (the referee plays its seats)
@@ -41,11 +43,11 @@ from redis.asyncio import Redis, RedisCluster
 
 from . import league_scripts as scripts
 from .connection import Commands, Patience, SharedScript
+from .league_challenges import ChallengeStore, P
 from .league_records import Seeker, SettledSeat
 
 __all__ = ["LeagueStore", "Seeker", "SettledSeat"]
 
-P = "{league}"
 HISTORY_KEPT = 500  # as scripts.SETTLE trims
 RECENT_KEPT = 20  # as scripts.SETTLE trims
 CALLS_KEPT = 20  # a bot's latest webhook calls
@@ -64,11 +66,7 @@ def _token(digest: bytes) -> str:
     return f"{P}:token:{digest.hex()}"
 
 
-def _challenge(challenge_id: str) -> str:
-    return f"{P}:challenge:{challenge_id}"
-
-
-class LeagueStore:
+class LeagueStore(ChallengeStore):
     """Where the league is kept. It decides nothing: the league service reads, decides (with
     ``core.league``) and writes under the checks above."""
 
@@ -361,54 +359,6 @@ class LeagueStore:
         """The matchmaker's lock: taken, or already this holder's (then renewed)."""
         async with self.patience.bounded():
             return bool(await self._lock(keys=[self.LOCK], args=[holder, ttl_ms]))
-
-    # -- challenges ----------------------------------------------------------------------------
-
-    async def load_challenge(self, challenge_id: str) -> tuple[str, bytes] | None:
-        return await self._load(_challenge(challenge_id))
-
-    async def save_challenge(
-        self, challenge_id: str, version: str, blob: bytes, ttl: int, inbox: str, expires: float
-    ) -> bool:
-        args: list[str | bytes | int] = [version, str(int(version or 0) + 1), blob, "", "0", "0"]
-        args.append(ttl)
-        key = _challenge(challenge_id)
-        async with self.patience.bounded():
-            saved = bool(await self._save(keys=[key, key, key], args=args))
-            if saved:
-                await self.redis.zadd(f"{P}:inbox:{inbox}", {challenge_id: expires})
-        return saved
-
-    async def challenging(
-        self, challenger: str, opponent: str, challenge_id: str, seconds: float
-    ) -> str | None:
-        """Take the challenger's one open challenge to the opponent for ``seconds`` (until
-        it expires, or ``answered``): None if taken, else the open one's id."""
-        pair = f"{P}:challenging:{challenger}:{opponent}"
-        async with self.patience.bounded():
-            if await self.redis.set(pair, challenge_id, nx=True, px=max(1, int(seconds * 1000))):
-                return None
-            found = await self.redis.get(pair)
-        return cast("bytes", found).decode() if found else ""
-
-    async def answered(self, challenger: str, opponent: str, challenge_id: str) -> None:
-        """The challenge is answered: the challenger may challenge the opponent again."""
-        pair = f"{P}:challenging:{challenger}:{opponent}"
-        async with self.patience.bounded():
-            if await self.redis.get(pair) == challenge_id.encode():
-                await self.redis.delete(pair)
-
-    async def inbox(self, key: str, now: float) -> list[str]:
-        """The open challenges' ids to a bot (an expired one leaves the inbox)."""
-        inbox = f"{P}:inbox:{key}"
-        async with self.patience.bounded():
-            await self.redis.zremrangebyscore(inbox, "-inf", now)
-            found = await self.redis.zrange(inbox, 0, 49)
-        return [c.decode() for c in cast("list[bytes]", found)]
-
-    async def out_of_inbox(self, key: str, challenge_id: str) -> None:
-        async with self.patience.bounded():
-            await self.redis.zrem(f"{P}:inbox:{key}", challenge_id)
 
     # -- bots' webhooks --------------------------------------------------------------------
 
