@@ -4,7 +4,8 @@ A webhook's URL is given by whoever creates a game, so the referee must not beco
 into the network it runs in. Before any connection is made, the URL's host is resolved and
 every address it resolves to must be globally routable (``ip.is_global`` after unwrapping an
 IPv4-mapped IPv6 address, and not multicast): loopback, private, CGNAT (100.64/10), link-local
-(the cloud metadata address among them), unique-local and multicast are refused, unless
+(the cloud metadata address among them), unique-local and multicast are refused, and so is
+an IPv6 address that carries an IPv4 one (NAT64, 6to4, IPv4-compatible), unless
 ``REFEREE_WEBHOOK_ALLOW`` (hosts or CIDRs) allows them. The connection is made to an address
 so checked and to no other, so nothing is resolved a second time (the URL keeps its host:
 ``Host``, the TLS server name and the pool's key are its; addresses are kept ten seconds). A
@@ -111,6 +112,30 @@ def _unwrapped(address: IP) -> IP:
     return address
 
 
+#: IPv6 prefixes that carry an IPv4 address or route to one (NAT64's well-known and
+#: local-use prefixes, IPv4-compatible and IPv4-translated addresses, 6to4) and the
+#: deprecated site-local one: Python calls them global, yet through a NAT64 gateway
+#: ``64:ff9b::a9fe:a9fe`` is 169.254.169.254. None is called unless the operator allows it.
+_CARRYING_IPV4 = tuple(
+    ipaddress.IPv6Network(prefix)
+    for prefix in (
+        *("64:ff9b::/96", "64:ff9b:1::/48", "::/96", "::ffff:0:0:0/96", "2002::/16"),
+        "fec0::/10",
+    )
+)
+
+
+def _routable(address: IP) -> bool:
+    """Globally routable, and not a multicast group nor an IPv6 address that carries (or
+    is routed to) an IPv4 one."""
+    if not address.is_global or address.is_multicast:
+        return False
+    return not (
+        isinstance(address, ipaddress.IPv6Address)
+        and any(address in prefix for prefix in _CARRYING_IPV4)
+    )
+
+
 class Allowed:
     """``REFEREE_WEBHOOK_ALLOW``: hosts (as URLs name them) and networks (CIDRs, or single
     addresses) the guard lets through although they are not globally routable."""
@@ -134,7 +159,7 @@ class Allowed:
     def permits(self, host: str, address: IP) -> bool:
         """Whether ``host``, resolved to ``address``, may be called."""
         address = _unwrapped(address)
-        if address.is_global and not address.is_multicast:
+        if _routable(address):
             return True
         if host in self.hosts:
             return True

@@ -153,6 +153,15 @@ def test_creation_refuses_what_the_guard_refuses(http):
         "ff02::1",
         "::ffff:10.0.0.1",
         "::ffff:169.254.169.254",
+        # IPv6 that carries an IPv4 address (Python calls these global): through a NAT64
+        # gateway, 64:ff9b::a9fe:a9fe is 169.254.169.254
+        "64:ff9b::a9fe:a9fe",
+        "64:ff9b::a00:1",
+        "64:ff9b:1::a00:1",
+        "::127.0.0.1",
+        "::ffff:0:127.0.0.1",
+        "2002:a9fe:a9fe::",
+        "fec0::1",
     ],
 )
 def test_the_guard_refuses_what_is_not_globally_routable(address):
