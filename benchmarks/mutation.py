@@ -237,6 +237,7 @@ def copy_project(root: Path, into: Path) -> None:
         "clients",
         "openapi",
         "test-output",
+        "data",  # an embedded Valkey's default folder: its socket cannot be copied
         "*.egg-info",
         ".venv",
     )
