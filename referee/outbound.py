@@ -27,6 +27,7 @@ import asyncio
 import contextlib
 import functools
 import ipaddress
+import logging
 import re
 import socket
 import ssl
@@ -47,6 +48,8 @@ __all__ = [
     "check_literal",
     "target_of",
 ]
+
+log = logging.getLogger("referee.outbound")
 
 IP = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -104,6 +107,12 @@ def _literal(host: str) -> IP | None:
         return ipaddress.ip_address(host)
     except ValueError:
         return None
+
+
+#: what a caller is told of a host that resolves to nothing it may call, or to nothing at
+#: all: the same words, and no address, so that the referee tells no one what its network's
+#: names resolve to, or which of them exist (a bot's webhook info call answers with it)
+_UNRESOLVED = "{} resolves to no globally routable address"
 
 
 def _unwrapped(address: IP) -> IP:
@@ -228,8 +237,8 @@ class _Reply(asyncio.Protocol):
             self.parser.feed_data(data)
         except httptools.HttpParserUpgrade:
             self._fail(Failed("answered with an upgrade"))
-        except httptools.HttpParserError as error:
-            self._fail(Failed(f"an answer that is not HTTP: {error}"))
+        except httptools.HttpParserError:
+            self._fail(Failed("an answer that is not HTTP"))
 
     def on_header(self, name: bytes, value: bytes) -> None:
         name = name.lower()
@@ -325,14 +334,14 @@ class Outbound:
         loop = asyncio.get_running_loop()
         try:
             found = await loop.getaddrinfo(target.host, target.port, type=socket.SOCK_STREAM)
-        except OSError as exc:
-            raise Failed(f"{target.host} does not resolve: {exc}") from None
+        except OSError:
+            raise Failed(_UNRESOLVED.format(target.host)) from None
         addresses: list[str] = []
         for *_, sockaddr in found:
             text = str(sockaddr[0])
             address = ipaddress.ip_address(text.split("%", 1)[0])
             if not self.allowed.permits(target.host, address):
-                raise Refused(f"{target.host} resolves to {address}, not globally routable")
+                raise Refused(_UNRESOLVED.format(target.host))
             if text not in addresses:
                 addresses.append(text)
         host.addresses, host.resolved_at = addresses, now
@@ -361,7 +370,8 @@ class Outbound:
                         error = exc
         except TimeoutError:
             raise Failed("no connection in time", again=True) from None
-        raise Failed(f"no connection: {error}", again=True)
+        log.debug("no connection to %s:%s: %r", target.host, target.port, error)
+        raise Failed("no connection", again=True)
 
     async def post(self, url: str, body: bytes, headers: dict[str, str], deadline: float) -> Answer:
         """POST ``body`` to ``url`` and read the answer by ``deadline`` (seconds since the

@@ -492,3 +492,38 @@ def test_calls_reuse_keep_alive_connections_within_the_per_host_bound():
             server.close()
 
     asyncio.run(scenario())
+
+
+def test_what_a_refused_or_unresolved_name_is_told_says_nothing_of_the_network():
+    """A bot's webhook info call answers with the outbound failure's words: they named the
+    address a refused name resolved to (an internal name's private address), the resolver's
+    own error for a name that does not exist (so which internal names exist), and the
+    socket's error (refused or unreachable: a port scanner). The same words now for a name
+    refused and a name unknown, no address, and no socket error."""
+    listener = _Listener()
+
+    async def told(url: str) -> str:
+        outbound = Outbound(Allowed())
+        try:
+            with pytest.raises((Refused, Failed)) as failure:
+                await outbound.post(url, b"{}", {}, time.time() + 2)
+            return str(failure.value)
+        finally:
+            await outbound.aclose()
+
+    refused = asyncio.run(told(f"http://localhost:{listener.port}/"))
+    unknown = asyncio.run(told("http://no-such-host.invalid/"))
+    assert refused == "localhost resolves to no globally routable address"
+    assert unknown == "no-such-host.invalid resolves to no globally routable address"
+
+    async def closed_port() -> str:
+        outbound = Outbound(Allowed(["127.0.0.1"]))
+        try:
+            with pytest.raises(Failed) as failure:
+                await outbound.post("http://127.0.0.1:9/", b"{}", {}, time.time() + 1)
+            return str(failure.value)
+        finally:
+            await outbound.aclose()
+
+    assert asyncio.run(closed_port()) in ("no connection", "no connection in time")
+    assert listener.accepted == 0
