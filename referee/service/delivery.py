@@ -9,6 +9,7 @@ import asyncio
 import base64
 import datetime
 import functools
+import hashlib
 import secrets
 import time
 from collections.abc import Callable
@@ -87,8 +88,9 @@ def signed_headers(secret: str, message_id: str, body: bytes, now: float) -> dic
 
 @dataclass
 class Breaker:
-    """A circuit breaker per host: after ``threshold`` failures in a row, the host is not
-    called for ``cooldown_s``; then one call tries it again (its failure opens it again)."""
+    """A circuit breaker per host (and signing secret: ``Delivery.send``): after
+    ``threshold`` failures in a row, the host is not called for ``cooldown_s``; then one
+    call tries it again (its failure opens it again)."""
 
     threshold: int = 5
     cooldown_s: float = 30.0
@@ -118,6 +120,11 @@ class Breaker:
         self._open_until.pop(host, None)
 
 
+def _breaker_key(host: str, secret: str) -> str:
+    """A host's breaker for the calls signed with one secret (a digest of it, not the secret)."""
+    return f"{host} {hashlib.blake2b(secret.encode(), digest_size=8).hexdigest()}"
+
+
 class Gone(Exception):
     """The bot answered 410: its webhook is to be unregistered."""
 
@@ -132,9 +139,13 @@ class Delivery:
     async def send(
         self, url: str, secret: str, message_id: str, message: dict[str, Any], deadline: float
     ) -> Answer:
-        """The bot's 2xx answer to ``message``; ``Failed``, ``Refused`` or ``Gone`` else."""
+        """The bot's 2xx answer to ``message``; ``Failed``, ``Refused`` or ``Gone`` else.
+
+        The breaker is the host's for the calls signed with ``secret`` alone (a bot's, a
+        seat's): one shared by all made anyone able to stop a bot's turn calls (and have its
+        failures pause it) with a webhook of their own that fails on the same host."""
         host = self.outbound_host(url)
-        if not self.breaker.closed(host):
+        if not self.breaker.closed(breaker := _breaker_key(host, secret)):
             raise Failed(f"{host} failed too often: not called for a while")
         body = msgspec.json.encode(message)
         attempt = 0
@@ -149,16 +160,16 @@ class Delivery:
                 again = failure.again
             else:
                 if 200 <= answer.status < 300:
-                    self.breaker.succeeded(host)
+                    self.breaker.succeeded(breaker)
                     return answer
                 if answer.status == 410:
-                    self.breaker.succeeded(host)
+                    self.breaker.succeeded(breaker)
                     raise Gone(url)
                 error = Failed(f"answered {answer.status}")
                 again = answer.status >= 500 or answer.status == 429
             pause = min(1.0, 0.05 * 2**attempt)
             if not again or time.time() + pause + 0.1 > deadline:
-                self.breaker.failed(host)
+                self.breaker.failed(breaker)
                 raise error
             await asyncio.sleep(pause)
             attempt += 1

@@ -355,6 +355,32 @@ def test_a_host_whose_breaker_is_open_is_not_called():
     odd.close()
 
 
+def test_one_webhooks_failures_open_no_breaker_for_another_on_the_same_host():
+    """The breaker was the host's alone: anyone could register a webhook of their own that
+    fails on a bot's host, stop the bot's turn calls for the cooldown, and have their
+    failures pause it. Calls signed with another secret are still made."""
+    odd = _Odd(
+        lambda path: (500, {}, b"", 0) if path.startswith("/theirs") else (200, {}, b"{}", 0)
+    )
+
+    async def scenario():
+        delivery = Delivery(Outbound(Allowed(["127.0.0.1"])), Breaker(threshold=2))
+        theirs, mine = "whsec_" + "A" * 44, "whsec_" + "B" * 44
+        try:
+            for _ in range(2):
+                with pytest.raises(Failed, match="500"):
+                    await delivery.send(odd.base + "/theirs", theirs, "m", {}, time.time() + 0.3)
+            with pytest.raises(Failed, match="too often"):
+                await delivery.send(odd.base + "/theirs", theirs, "m", {}, time.time() + 0.3)
+            answer = await delivery.send(odd.base + "/mine", mine, "m", {}, time.time() + 0.3)
+            assert answer.status == 200
+        finally:
+            await delivery.outbound.aclose()
+
+    asyncio.run(scenario())
+    odd.close()
+
+
 def test_kill_9_mid_delivery_loses_and_duplicates_nothing(tmp_path):
     """Referee A delivers a turn and is killed while the bot holds the call; referee B (same
     Redis, of this test alone: no other replica there) claims the turn once A's lease lapses
