@@ -1,0 +1,160 @@
+"""The SSRF guard's rules, with no I/O: a webhook URL taken apart (``target_of``), and which
+addresses the referee may call (``Allowed``): globally routable ones (``ip.is_global`` after
+unwrapping an IPv4-mapped IPv6 address, and not multicast), no IPv6 address that carries an
+IPv4 one (NAT64, 6to4, IPv4-compatible), and what ``REFEREE_WEBHOOK_ALLOW`` allows besides.
+``referee.outbound`` resolves, checks every address with these rules, and connects to a
+checked one; it exports every name here.
+"""
+
+from __future__ import annotations
+
+import functools
+import ipaddress
+from collections.abc import Iterable
+from dataclasses import dataclass
+from urllib.parse import quote, urlsplit
+
+__all__ = [
+    "IP",
+    "UNRESOLVED",
+    "Allowed",
+    "Failed",
+    "Refused",
+    "Target",
+    "check_literal",
+    "literal",
+    "target_of",
+]
+
+IP = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+class Refused(Exception):
+    """The URL may not be called: a malformed URL, or an address the guard refuses."""
+
+
+class Failed(Exception):
+    """The call was made (or tried) and failed: no connection, a timeout, a redirect, an
+    error status, an answer too long. ``again``: trying it again may succeed (the host could
+    not be reached, or dropped the connection)."""
+
+    def __init__(self, reason: str, *, again: bool = False) -> None:
+        super().__init__(reason)
+        self.again = again
+
+
+@dataclass(frozen=True)
+class Target:
+    """A URL taken apart: what is connected to, and what the request names."""
+
+    scheme: str
+    host: str  # as the URL names it: a name, or an address literal without brackets
+    port: int
+    path: str  # with its query
+
+    @property
+    def origin(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
+@functools.lru_cache(maxsize=4096)
+def target_of(url: str) -> Target:
+    """``url`` taken apart, or ``Refused``: http or https, a host, no user or password."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise Refused(f"not a URL: {exc}") from None
+    if parts.scheme not in ("http", "https"):
+        raise Refused("the URL's scheme must be http or https")
+    if not parts.hostname:
+        raise Refused("the URL names no host")
+    if parts.username is not None or parts.password is not None:
+        raise Refused("the URL may not hold a user or password")
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    path = quote(path, safe="!#$%&'()*+,/:;=?@[]~")  # nothing but printable ASCII is sent
+    default = 443 if parts.scheme == "https" else 80
+    return Target(parts.scheme, parts.hostname.lower(), port or default, path)
+
+
+def literal(host: str) -> IP | None:
+    try:
+        return ipaddress.ip_address(host)
+    except ValueError:
+        return None
+
+
+#: what a caller is told of a host that resolves to nothing it may call, or to nothing at
+#: all: the same words, and no address, so that the referee tells no one what its network's
+#: names resolve to, or which of them exist (a bot's webhook info call answers with it)
+UNRESOLVED = "{} resolves to no globally routable address"
+
+
+def _unwrapped(address: IP) -> IP:
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    return address
+
+
+#: IPv6 prefixes that carry an IPv4 address or route to one (NAT64's well-known and
+#: local-use prefixes, IPv4-compatible and IPv4-translated addresses, 6to4) and the
+#: deprecated site-local one: Python calls them global, yet through a NAT64 gateway
+#: ``64:ff9b::a9fe:a9fe`` is 169.254.169.254. None is called unless the operator allows it.
+_CARRYING_IPV4 = tuple(
+    ipaddress.IPv6Network(prefix)
+    for prefix in (
+        *("64:ff9b::/96", "64:ff9b:1::/48", "::/96", "::ffff:0:0:0/96", "2002::/16"),
+        "fec0::/10",
+    )
+)
+
+
+def _routable(address: IP) -> bool:
+    """Globally routable, and not a multicast group nor an IPv6 address that carries (or
+    is routed to) an IPv4 one."""
+    if not address.is_global or address.is_multicast:
+        return False
+    return not (
+        isinstance(address, ipaddress.IPv6Address)
+        and any(address in prefix for prefix in _CARRYING_IPV4)
+    )
+
+
+class Allowed:
+    """``REFEREE_WEBHOOK_ALLOW``: hosts (as URLs name them) and networks (CIDRs, or single
+    addresses) the guard lets through although they are not globally routable."""
+
+    def __init__(self, entries: Iterable[str] = ()) -> None:
+        self.hosts: set[str] = set()
+        self.networks: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
+        for entry in entries:
+            entry = entry.strip().lower()
+            if not entry:
+                continue
+            try:
+                self.networks.append(ipaddress.ip_network(entry, strict=False))
+            except ValueError:
+                self.hosts.add(entry.strip("[]"))
+
+    @classmethod
+    def parse(cls, value: str) -> Allowed:
+        return cls(value.split(","))
+
+    def permits(self, host: str, address: IP) -> bool:
+        """Whether ``host``, resolved to ``address``, may be called."""
+        address = _unwrapped(address)
+        if _routable(address):
+            return True
+        if host in self.hosts:
+            return True
+        return any(address in network for network in self.networks)
+
+
+def check_literal(url: str, allowed: Allowed) -> Target:
+    """``url`` taken apart; ``Refused`` already if its host is an address literal the guard
+    refuses (a name is checked when it is called, as it resolves then)."""
+    target = target_of(url)
+    address = literal(target.host)
+    if address is not None and not allowed.permits(target.host, address):
+        raise Refused(f"{target.host} is not a globally routable address")
+    return target
