@@ -5,11 +5,12 @@ into the network it runs in. Before any connection is made, the URL's host is re
 every address it resolves to must pass the guard's rules (``outbound_guard``: globally
 routable, so loopback, private, CGNAT (100.64/10), link-local (the cloud metadata address
 among them), unique-local, multicast and an IPv6 address that carries an IPv4 one are
-refused, unless ``REFEREE_WEBHOOK_ALLOW`` (hosts or CIDRs) allows them). The connection is made to an address
-so checked and to no other, so nothing is resolved a second time (the URL keeps its host:
-``Host``, the TLS server name and the pool's key are its; addresses are kept ten seconds). A
-request follows no redirect (a 3xx is a failure), reads at most ``max_body`` bytes of the
-answer, and ends by its deadline; nothing is taken from the environment (no proxy).
+refused, unless ``REFEREE_WEBHOOK_ALLOW`` (hosts or CIDRs) allows them). The connection is
+made to an address so checked and to no other, so nothing is resolved a second time (the URL
+keeps its host: ``Host``, the TLS server name and the pool's key are its; addresses are kept
+ten seconds). A request follows no redirect (a 3xx is a failure), reads at most ``max_body``
+bytes of the answer, and ends by its deadline; nothing is taken from the environment (no
+proxy).
 
 One pool of keep-alive connections serves every request, and each host gets at most
 ``per_host`` requests at a time. The client is lean on purpose: a request's bytes are built
