@@ -36,6 +36,14 @@ from .games import MAX_RETRIES, GameService
 __all__ = ["TournamentService"]
 
 
+def _tournament_of(token: str | None) -> tuple[str, str]:
+    """The tournament an entrant token names (its id comes first), and the token; else
+    ``forbidden``."""
+    if not token or "." not in token:
+        raise Refusal("forbidden", "send an entrant token as 'Authorization: Bearer'")
+    return token.split(".", 1)[0], token
+
+
 class TournamentService:
     """The tournaments of one Redis; their games are the ``GameService``'s."""
 
@@ -225,16 +233,13 @@ class TournamentService:
     async def check_entrant(self, token: str | None) -> None:
         """Refused unless ``token`` is an entrant's of its tournament (``next_decision``'s
         refusal, before a decision is made on its word)."""
-        if not token or "." not in token:
-            raise Refusal("forbidden", "send an entrant token as 'Authorization: Bearer'")
-        _, doc = await self.load(token.split(".", 1)[0])
+        tournament_id, token = _tournament_of(token)
+        _, doc = await self.load(tournament_id)
         entrant_of(doc, token)
 
     async def next_decision(self, token: str | None, wait_s: float) -> dict[str, Any]:
         """The entrant's next decision across all of its games (long-polled)."""
-        if not token or "." not in token:
-            raise Refusal("forbidden", "send an entrant token as 'Authorization: Bearer'")
-        tournament_id = token.split(".", 1)[0]
+        tournament_id, token = _tournament_of(token)
         stop = time.monotonic() + wait_s
         pause = 0.05
         while True:

@@ -21,6 +21,10 @@ def _challenge(challenge_id: str) -> str:
     return f"{P}:challenge:{challenge_id}"
 
 
+def _challenging(challenger: str, opponent: str) -> str:
+    return f"{P}:challenging:{challenger}:{opponent}"
+
+
 class ChallengeStore:
     """``LeagueStore``'s challenges: its client, patience, versioned save and load."""
 
@@ -49,7 +53,7 @@ class ChallengeStore:
     ) -> str | None:
         """Take the challenger's one open challenge to the opponent for ``seconds`` (until
         it expires, or ``answered``): None if taken, else the open one's id."""
-        pair = f"{P}:challenging:{challenger}:{opponent}"
+        pair = _challenging(challenger, opponent)
         async with self.patience.bounded():
             if await self.redis.set(pair, challenge_id, nx=True, px=max(1, int(seconds * 1000))):
                 return None
@@ -58,7 +62,7 @@ class ChallengeStore:
 
     async def answered(self, challenger: str, opponent: str, challenge_id: str) -> None:
         """The challenge is answered: the challenger may challenge the opponent again."""
-        pair = f"{P}:challenging:{challenger}:{opponent}"
+        pair = _challenging(challenger, opponent)
         async with self.patience.bounded():
             if await self.redis.get(pair) == challenge_id.encode():
                 await self.redis.delete(pair)

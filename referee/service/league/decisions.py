@@ -128,7 +128,9 @@ class NextDecisions(Challenges):
                     step = await self.tournaments.next_decision(entrant(tournament_id, token), 0)
                     break
                 except Refusal as refusal:
-                    if refusal.code not in ("forbidden", "tournament-not-found"):
+                    if refusal.code == "tournament-not-found":
+                        break  # gone: an older token finds it no more
+                    if refusal.code != "forbidden":
                         raise
             if step["status"] == "your_turn":
                 return step, in_play
