@@ -12,13 +12,14 @@ ten seconds). A request follows no redirect (a 3xx is a failure), reads at most 
 bytes of the answer, and ends by its deadline; nothing is taken from the environment (no
 proxy).
 
-One pool of keep-alive connections serves every request, and each host gets at most
-``per_host`` requests at a time. The client is lean on purpose: a request's bytes are built
-at once and written in one write, and httptools (the parser the referee serves with) reads
-the answer, as the bench's own bots do (``tools/load.py``). aiohttp's client, used first,
-spent about twice this one's CPU per call beside the write itself (its request building and a
-task per request body; py-spy, benchmarks/results/README.md), and httpcore's pool, tried
-before it, three times aiohttp's (it polls every pooled connection's socket on each request).
+One pool of keep-alive connections serves every request; each caller (a signing secret) gets at
+most ``per_host`` requests at a time to a host, and a host ``HOST_SHARES`` times that. The
+client is lean on purpose: a request's bytes are built at once and written in one write, and
+httptools (the parser the referee serves with) reads the answer, as the bench's own bots do
+(``tools/load.py``). aiohttp's client, used first, spent about twice this one's CPU per call
+beside the write itself (its request building and a task per request body; py-spy,
+benchmarks/results/README.md), and httpcore's pool, tried before it, three times aiohttp's (it
+polls every pooled connection's socket on each request).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from .outbound_guard import (
 )
 
 __all__ = [
+    "HOST_SHARES",
     "Allowed",
     "Answer",
     "Failed",
@@ -158,12 +160,19 @@ class _Reply(asyncio.Protocol):
             self.transport.close()
 
 
+#: how many callers' worth of calls a host takes at a time: ``per_host`` for each caller
+#: (``share``), and this many times it for the host in all
+HOST_SHARES = 4
+
+
 class _Host:
-    """A host's pool: its idle connections, its bound on calls at a time, its checked
-    addresses (kept ``ttl_s``)."""
+    """A host's pool: its idle connections, its bounds on calls at a time (each caller's,
+    and the host's in all), its checked addresses (kept ``ttl_s``)."""
 
     def __init__(self, per_host: int) -> None:
-        self.calls = asyncio.Semaphore(per_host)
+        self.per_host = per_host
+        self.calls = asyncio.Semaphore(per_host * HOST_SHARES)
+        self.shares: dict[str, asyncio.Semaphore] = {}
         self.active = 0  # calls under way or waiting
         self.idle: list[_Reply] = []
         self.addresses: list[str] = []
@@ -248,9 +257,16 @@ class Outbound:
         log.debug("no connection to %s:%s: %r", target.host, target.port, error)
         raise Failed("no connection", again=True)
 
-    async def post(self, url: str, body: bytes, headers: dict[str, str], deadline: float) -> Answer:
+    async def post(
+        self, url: str, body: bytes, headers: dict[str, str], deadline: float, share: str = ""
+    ) -> Answer:
         """POST ``body`` to ``url`` and read the answer by ``deadline`` (seconds since the
-        epoch); ``Refused`` before any packet is sent to it, ``Failed`` after."""
+        epoch); ``Refused`` before any packet is sent to it, ``Failed`` after.
+
+        ``share``: whose call it is (``Delivery``: the signing secret's digest). Each caller
+        gets ``per_host`` calls at a time to a host, and the host ``HOST_SHARES`` times that
+        in all, so that one caller's slow calls cannot hold every slot a host has (a shared
+        bound let anyone's slow webhook on a bot's host delay that bot's turn calls)."""
         target = target_of(url)
         request = _request(target, body, headers)
         remaining = deadline - time.time()
@@ -260,11 +276,14 @@ class Outbound:
         host = self._hosts.get(key)
         if host is None:
             host = self._hosts[key] = _Host(self.per_host)
+        caller = host.shares.get(share)
+        if caller is None:
+            caller = host.shares[share] = asyncio.Semaphore(host.per_host)
         started = time.monotonic()
         reply: _Reply | None = None
         host.active += 1
         try:
-            async with asyncio.timeout(remaining), self._all, host.calls:
+            async with asyncio.timeout(remaining), self._all, caller, host.calls:
                 while True:
                     fresh = not host.idle
                     if fresh:
@@ -288,6 +307,8 @@ class Outbound:
             raise Failed("no answer before the deadline") from None
         finally:
             host.active -= 1
+            if not host.active:
+                host.shares.clear()  # no call waits on one: forgotten with the calls
             if reply is not None and reply.reusable and not reply.closed:
                 reply.reusable = False  # until its next answer
                 reply.idle = asyncio.get_running_loop().call_later(

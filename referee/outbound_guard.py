@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import ipaddress
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import quote, urlsplit
@@ -59,7 +60,9 @@ class Target:
 
 @functools.lru_cache(maxsize=4096)
 def target_of(url: str) -> Target:
-    """``url`` taken apart, or ``Refused``: http or https, a host, no user or password."""
+    """``url`` taken apart, or ``Refused``: http or https, a host (an IPv4 address only in
+    dotted decimal), no user or password, and port 80, 443 or one from 1024 up (so that a
+    webhook is no way to reach mail, SSH or other well-known services, on any host)."""
     try:
         parts = urlsplit(url)
         port = parts.port
@@ -74,7 +77,20 @@ def target_of(url: str) -> Target:
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     path = quote(path, safe="!#$%&'()*+,/:;=?@[]~")  # nothing but printable ASCII is sent
     default = 443 if parts.scheme == "https" else 80
-    return Target(parts.scheme, parts.hostname.lower(), port or default, path)
+    port = port or default
+    if port < 1024 and port not in (80, 443):
+        raise Refused(f"port {port} may not be called: 80, 443, or 1024 and above")
+    host = parts.hostname.lower()
+    if _NUMERIC_LABEL.fullmatch(host.rstrip(".").rsplit(".", 1)[-1]) and literal(host) is None:
+        raise Refused(f"{host} is not an IPv4 address written as four decimal numbers")
+    return Target(parts.scheme, host, port, path)
+
+
+#: a host whose last label is a number is an IPv4 address to a resolver (WHATWG's URL
+#: standard: "ends in a number"), in whatever form it takes: ``2130706433``, ``0x7f.1``,
+#: ``0177.0.0.1`` and ``127.1`` are all 127.0.0.1 to ``getaddrinfo``. Only the dotted
+#: decimal form is taken, so the guard reads at creation the address the call would reach.
+_NUMERIC_LABEL = re.compile(r"[0-9]+|0[xX][0-9a-fA-F]*")
 
 
 def literal(host: str) -> IP | None:

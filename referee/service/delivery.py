@@ -1,7 +1,7 @@
 """A call to a bot's webhook: the message signed per the Standard Webhooks spec with the
-seat's secret, POSTed through ``outbound.Outbound`` by a deadline and tried again while time
-remains, a host that keeps failing left alone for a while (``Breaker``). ``WebhookSeats``
-(``service.webhooks``) decides what to send and when."""
+seat's secret, POSTed through ``outbound.Outbound`` by a deadline and tried again
+(``ATTEMPTS`` calls in all) while time remains, a host that keeps failing left alone for a
+while (``Breaker``). ``WebhookSeats`` (``service.webhooks``) decides what to send and when."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from standardwebhooks.webhooks import Webhook
 from ..outbound import Answer, Failed, Outbound, Refused, target_of
 
 __all__ = [
+    "ATTEMPTS",
     "Breaker",
     "Call",
     "Delivery",
@@ -34,6 +35,9 @@ __all__ = [
 
 #: the time a move needs to reach the game after the bot answered, taken off the deadline
 MARGIN_S = 0.1
+#: calls made for one message at most: a host that refuses connections or answers 5xx is
+#: tried again twice, not until the deadline (nine times in five seconds, before)
+ATTEMPTS = 3
 #: what an info call's answer may say of the bot, and how long it may take
 INFO_FIELDS = ("name", "author", "version", "description", "color")
 INFO_TIMEOUT_S = 5.0
@@ -130,7 +134,8 @@ class Gone(Exception):
 
 
 class Delivery:
-    """Signs and POSTs one message to a bot, by a deadline, retrying while time remains."""
+    """Signs and POSTs one message to a bot, by a deadline, trying it again (``ATTEMPTS``
+    in all) while time remains."""
 
     def __init__(self, outbound: Outbound, breaker: Breaker | None = None) -> None:
         self.outbound = outbound
@@ -152,7 +157,7 @@ class Delivery:
         while True:
             headers = signed_headers(secret, message_id, body, time.time())
             try:
-                answer = await self.outbound.post(url, body, headers, deadline)
+                answer = await self.outbound.post(url, body, headers, deadline, breaker)
             except Refused:
                 raise
             except Failed as failure:
@@ -167,12 +172,12 @@ class Delivery:
                     raise Gone(url)
                 error = Failed(f"answered {answer.status}")
                 again = answer.status >= 500 or answer.status == 429
-            pause = min(1.0, 0.05 * 2**attempt)
-            if not again or time.time() + pause + 0.1 > deadline:
+            attempt += 1
+            pause = 0.05 * 4 ** (attempt - 1)  # 0.05 s, then 0.2 s
+            if not again or attempt >= ATTEMPTS or time.time() + pause + 0.1 > deadline:
                 self.breaker.failed(breaker)
                 raise error
             await asyncio.sleep(pause)
-            attempt += 1
 
     async def info(
         self, url: str, secret: str, timeout_s: float = INFO_TIMEOUT_S

@@ -64,20 +64,22 @@ def test_a_refused_webhook_url_is_422_and_no_bot_is_made(http):
 
 
 def test_the_webhook_is_set_with_a_new_secret_and_the_token_rotates_apart(http):
-    made = _register(http, "hooked", "http://127.0.0.1:9/bot")
+    made = _register(http, "hooked", "http://127.0.0.1:9999/bot")
     assert made["webhook_secret"].startswith("whsec_")
     token = made["token"]
     changed = http.post(
-        "/v1/bots/hooked/webhook", json={"webhook_url": "http://127.0.0.1:8/b"}, headers=auth(token)
+        "/v1/bots/hooked/webhook",
+        json={"webhook_url": "http://127.0.0.1:8888/b"},
+        headers=auth(token),
     )
     assert changed.status_code == 200, changed.text
-    assert changed.json()["webhook_url"] == "http://127.0.0.1:8/b"
+    assert changed.json()["webhook_url"] == "http://127.0.0.1:8888/b"
     assert changed.json()["webhook_secret"] not in (None, made["webhook_secret"])
     refused = http.post(
         "/v1/bots/hooked/webhook", json={"webhook_url": "http://10.0.0.1/"}, headers=auth(token)
     )
     assert refused.status_code == 422 and refused.json()["code"] == "webhook-url-refused"
-    assert http.get("/v1/bots/hooked").json()["webhook"]["url"] == "http://127.0.0.1:8/b"
+    assert http.get("/v1/bots/hooked").json()["webhook"]["url"] == "http://127.0.0.1:8888/b"
     rotated = http.post("/v1/bots/hooked/token", headers=auth(token))
     assert rotated.status_code == 200 and "webhook_secret" not in rotated.json()
     other = _register(http, "stranger")

@@ -18,8 +18,8 @@ from helpers import wait_until
 from webhook_bot import WebhookBot, wait_finished
 
 from referee.games import RULESETS, verify
-from referee.outbound import Allowed, Failed, Outbound, Refused
-from referee.service.delivery import Breaker, Delivery, Gone, signed_headers
+from referee.outbound import HOST_SHARES, Allowed, Failed, Outbound, Refused
+from referee.service.delivery import ATTEMPTS, Breaker, Delivery, Gone, signed_headers
 from referee.store.embedded import start_embedded
 
 
@@ -112,6 +112,15 @@ def test_creation_refuses_what_the_guard_refuses(http):
         "http://224.0.0.1/",
         "ftp://example.org/",
         "http://user:pw@example.org/",
+        # an IPv4 address in any other form than dotted decimal: each is 127.0.0.1 to a
+        # resolver (it passed creation before, and was refused only when called)
+        "http://2130706433/",
+        "http://0x7f.1/",
+        "http://0177.0.0.1/",
+        "http://127.1/",
+        # a well-known port (SMTP, SSH) of a host that may be called
+        "http://example.org:25/",
+        "https://example.org:22/",
     ):
         reply = http.post(
             "/v1/games",
@@ -430,23 +439,37 @@ def test_kill_9_mid_delivery_loses_and_duplicates_nothing(tmp_path):
     assert again["moves"] == [bot.answered[stalled_id]]
 
 
-def test_a_410_unregisters_and_a_refused_connection_is_tried_again_in_time():
+def test_a_410_unregisters_and_a_refused_connection_is_tried_again_a_bounded_number_of_times():
+    """A 410 unregisters at once; a refused connection is tried ``ATTEMPTS`` times in all,
+    not again and again until the deadline (nine calls in five seconds, before), and a
+    deadline too near for the next try ends the tries sooner."""
     gone = _Odd(lambda path: (410, {}, b"", 0))
     closed = socket.socket()
     closed.bind(("127.0.0.1", 0))  # bound, never listening: connections are refused
     refused_url = f"http://127.0.0.1:{closed.getsockname()[1]}/"
+    calls: list[float] = []
+
+    class Counting(Outbound):
+        async def post(self, *args, **kwargs):
+            calls.append(time.monotonic())
+            return await super().post(*args, **kwargs)
 
     async def scenario():
-        delivery = Delivery(Outbound(Allowed(["127.0.0.1"])), Breaker())
+        delivery = Delivery(Counting(Allowed(["127.0.0.1"])), Breaker())
         secret = "whsec_" + "A" * 44
         try:
             with pytest.raises(Gone):
                 await delivery.send(gone.base, secret, "m", {}, time.time() + 2)
-            started = time.monotonic()
+            calls.clear()
             with pytest.raises(Failed) as failed:
-                await delivery.send(refused_url, secret, "m", {}, time.time() + 0.8)
-            assert failed.value.again  # tried again until too little time was left
-            assert 0.1 < time.monotonic() - started < 2.0
+                await delivery.send(refused_url, secret, "m", {}, time.time() + 5)
+            assert failed.value.again
+            assert len(calls) == ATTEMPTS == 3
+            assert calls[-1] - calls[0] < 1.0
+            calls.clear()
+            with pytest.raises(Failed):
+                await delivery.send(refused_url, secret, "m", {}, time.time() + 0.2)
+            assert len(calls) == 2  # 0.05 s, then no time for 0.2 s more
         finally:
             await delivery.outbound.aclose()
 
@@ -542,14 +565,77 @@ def test_what_a_refused_or_unresolved_name_is_told_says_nothing_of_the_network()
     assert refused == "localhost resolves to no globally routable address"
     assert unknown == "no-such-host.invalid resolves to no globally routable address"
 
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))  # bound, never listening: connections are refused
+
     async def closed_port() -> str:
         outbound = Outbound(Allowed(["127.0.0.1"]))
+        url = f"http://127.0.0.1:{closed.getsockname()[1]}/"
         try:
             with pytest.raises(Failed) as failure:
-                await outbound.post("http://127.0.0.1:9/", b"{}", {}, time.time() + 1)
+                await outbound.post(url, b"{}", {}, time.time() + 1)
             return str(failure.value)
         finally:
             await outbound.aclose()
 
     assert asyncio.run(closed_port()) in ("no connection", "no connection in time")
+    closed.close()
     assert listener.accepted == 0
+
+
+def test_one_callers_slow_calls_hold_no_slot_of_another_caller_on_the_same_host():
+    """Each caller (a signing secret) gets ``per_host`` calls at a time to a host: one
+    caller's calls that the host answers slowly, as many as it may make, left every slot
+    of a shared bound held, so another bot's turn calls to that host waited behind them
+    until their deadlines. The host's bound in all is ``HOST_SHARES`` times a caller's."""
+    state = {"open": 0, "most": 0}
+
+    async def scenario():
+        held = asyncio.Event()
+
+        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            try:
+                while True:
+                    head = await reader.readuntil(b"\r\n\r\n")
+                    length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+                    await reader.readexactly(length)
+                    state["open"] += 1
+                    state["most"] = max(state["most"], state["open"])
+                    if head.split(b" ")[1] == b"/slow":
+                        await held.wait()
+                    state["open"] -= 1
+                    writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}")
+            except (asyncio.IncompleteReadError, ConnectionError):
+                writer.close()
+
+        server = await asyncio.start_server(serve, "127.0.0.1", 0)
+        base = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+        outbound = Outbound(Allowed(["127.0.0.1"]), per_host=2)
+        try:
+            slow = [
+                asyncio.ensure_future(
+                    outbound.post(base + "/slow", b"{}", {}, time.time() + 5, "slow")
+                )
+                for _ in range(4)
+            ]
+            await asyncio.sleep(0.2)
+            assert state["open"] == 2  # the slow caller's own bound
+            answer = await asyncio.wait_for(
+                outbound.post(base + "/", b"{}", {}, time.time() + 5, "other"), 1.0
+            )
+            assert answer.status == 200
+            others = [
+                asyncio.ensure_future(
+                    outbound.post(base + "/slow", b"{}", {}, time.time() + 5, f"caller {n}")
+                )
+                for n in range(8)
+            ]
+            await asyncio.sleep(0.2)
+            assert state["open"] == 2 * HOST_SHARES  # the host's bound in all
+            held.set()
+            assert all(a.status == 200 for a in await asyncio.gather(*slow, *others))
+        finally:
+            await outbound.aclose()
+            server.close()
+
+    asyncio.run(scenario())
