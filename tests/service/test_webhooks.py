@@ -478,6 +478,21 @@ def test_a_410_unregisters_and_a_refused_connection_is_tried_again_a_bounded_num
     closed.close()
 
 
+async def _posted_path(reader: asyncio.StreamReader) -> bytes:
+    """A POST read whole off a local host's connection: its path."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+    await reader.readexactly(length)
+    return head.split(b" ")[1]
+
+
+async def _local_host(serve, per_host: int) -> tuple[asyncio.Server, str, Outbound]:
+    """A host on loopback served by ``serve``, its URL, and an outbound client allowed it."""
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    base = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+    return server, base, Outbound(Allowed(["127.0.0.1"]), per_host=per_host)
+
+
 def test_calls_reuse_keep_alive_connections_within_the_per_host_bound():
     """Calls to one host ride on kept-alive connections (one here, the calls one after
     another), at most ``per_host`` at a time; a connection the bot closed while idle is
@@ -490,10 +505,7 @@ def test_calls_reuse_keep_alive_connections_within_the_per_host_bound():
             state["connections"] += 1
             try:
                 while True:
-                    head = await reader.readuntil(b"\r\n\r\n")
-                    length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
-                    await reader.readexactly(length)
-                    path = head.split(b" ")[1]
+                    path = await _posted_path(reader)
                     state["open"] += 1
                     state["most"] = max(state["most"], state["open"])
                     await asyncio.sleep(0.05 if path == b"/slow" else 0)
@@ -517,9 +529,7 @@ def test_calls_reuse_keep_alive_connections_within_the_per_host_bound():
             except (asyncio.IncompleteReadError, ConnectionError):
                 writer.close()
 
-        server = await asyncio.start_server(serve, "127.0.0.1", 0)
-        base = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
-        outbound = Outbound(Allowed(["127.0.0.1"]), per_host=2)
+        server, base, outbound = await _local_host(serve, per_host=2)
         try:
             for _ in range(5):
                 answer = await outbound.post(base + "/", b"{}", {}, time.time() + 2)
@@ -596,21 +606,17 @@ def test_one_callers_slow_calls_hold_no_slot_of_another_caller_on_the_same_host(
         async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             try:
                 while True:
-                    head = await reader.readuntil(b"\r\n\r\n")
-                    length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
-                    await reader.readexactly(length)
+                    path = await _posted_path(reader)
                     state["open"] += 1
                     state["most"] = max(state["most"], state["open"])
-                    if head.split(b" ")[1] == b"/slow":
+                    if path == b"/slow":
                         await held.wait()
                     state["open"] -= 1
                     writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}")
             except (asyncio.IncompleteReadError, ConnectionError):
                 writer.close()
 
-        server = await asyncio.start_server(serve, "127.0.0.1", 0)
-        base = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
-        outbound = Outbound(Allowed(["127.0.0.1"]), per_host=2)
+        server, base, outbound = await _local_host(serve, per_host=2)
         try:
             slow = [
                 asyncio.ensure_future(
