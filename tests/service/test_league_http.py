@@ -1116,3 +1116,43 @@ def test_bots_marked_seen_together_only_where_they_are_in_the_pool(own_valkey):
 
     seen = asyncio.run(mark())
     assert seen == {"a": 5.0, "b": 6.0}
+
+
+def test_a_token_rotates_once_and_a_revoked_token_rotates_no_more_however_requests_race(
+    league_valkey,
+):
+    """A rotation checked the token on the bot as first read, and wrote again on the bot as
+    reread after a race: 20 rotations with one token each answered a new token (19 of them
+    dead), and a rotation racing the organizer's revoke could land after it, leaving the
+    revoked token's holder a working one. Now the token is checked on the document written:
+    one rotation per token, and after a revoke no token works until the organizer gives one."""
+    keys = key_hashes("racing-organizer")
+    organizer = auth("racing-organizer")
+
+    async def race(url: str) -> None:
+        async with httpx.AsyncClient(base_url=url, timeout=30) as http:
+            made = await http.post("/v1/bots", json={"name": "Racer"}, headers=organizer)
+            token = made.json()["token"]
+            rotations = await asyncio.gather(
+                *(http.post("/v1/bots/Racer/token", headers=auth(token)) for _ in range(20))
+            )
+            codes = sorted(r.status_code for r in rotations)
+            assert codes == [200] + [403] * 19, codes
+            (token,) = [r.json()["token"] for r in rotations if r.status_code == 200]
+            assert (await http.get("/v1/me/next", headers=auth(token))).status_code == 200
+
+            for _ in range(6):  # each round a race: one landing after the revoke is enough
+                rotate = [http.post("/v1/bots/Racer/token", headers=auth(token)) for _ in range(10)]
+                revoke = http.post("/v1/bots/Racer/revoke", headers=organizer)
+                answers = await asyncio.gather(revoke, *rotate)
+                assert answers[0].status_code == 204, answers[0].text
+                handed = [r.json()["token"] for r in answers[1:] if r.status_code == 200]
+                assert len(handed) <= 1
+                for held in [token, *handed]:
+                    refused = await http.get("/v1/me/next", headers=auth(held))
+                    assert refused.status_code == 403, (held, refused.text)
+                given = await http.post("/v1/bots/Racer/token", headers=organizer)
+                token = given.json()["token"]
+
+    with ThreadServer(league_valkey, organizer_keys=keys) as keyed:
+        asyncio.run(race(keyed.url))

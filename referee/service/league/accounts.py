@@ -7,6 +7,7 @@ import contextlib
 import logging
 import math
 import time
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -107,6 +108,7 @@ class BotAccounts(LeagueBase):
         secret = new_secret() if url is not None else None
 
         def change(doc: BotDoc) -> None:
+            self._may_manage(doc, token, organizer)  # as it is now, not as first read
             doc.webhook, doc.webhook_secret = url, secret
 
         doc = await self._update_bot(key, change)
@@ -266,14 +268,22 @@ class BotAccounts(LeagueBase):
         self._marks_written.add(task)
         task.add_done_callback(self._marks_written.discard)
 
-    async def _update_bot(self, key: str, change: Any, **tokens: bytes) -> BotDoc:
+    async def _update_bot(
+        self, key: str, change: Callable[[BotDoc], dict[str, bytes] | None]
+    ) -> BotDoc:
+        """``change`` applied to the bot's document as it is now, and written if its version
+        has not moved meanwhile, else read and applied again. ``change`` checks whatever it
+        needs on the document it is given, each time (a token that manages the bot, the
+        bot's status): a check made on a document read before would let a request whose
+        token was rotated or revoked meanwhile write after that. It returns the token hashes
+        the write moves (``old_token``, ``new_token``), read off the same document."""
         digest: bytes | None = None
         for _ in range(MAX_RETRIES):
             found = await self.store.load_bot(key)
             if found is None:
                 raise _not_found(key)
             doc = decode(found[1], BotDoc)
-            change(doc)
+            tokens = change(doc) or {}
             digest = self._forget_bot(key) or digest
             if await self.store.save_bot(key, found[0], encode(doc), **tokens):
                 self._forget_bot(key)  # a request meanwhile may have read it as it was
@@ -290,30 +300,33 @@ class BotAccounts(LeagueBase):
             raise Refusal("not-bot-owner", "only the bot itself or its organizer may do this")
 
     async def rotate(self, name: str, token: str | None, organizer: str | None) -> str:
-        """A new token for the bot; its old one stops working at once."""
-        key, _, doc = await self.load_bot(name)
-        self._may_manage(doc, token, organizer)
-        if doc.status == "banned" and organizer != doc.owner:
-            raise Refusal("bot-not-active", "the bot is banned")
+        """A new token for the bot; its old one stops working at once (one rotation per
+        token: requests racing with the same token get one new token, the others 403)."""
+        key, _, _ = await self.load_bot(name)
         new = new_bot_token()
-        digest, old = bot_token_hash(new), doc.token_hash
+        digest = bot_token_hash(new)
 
-        def change(doc: BotDoc) -> None:
-            doc.token_hash = digest
+        def change(doc: BotDoc) -> dict[str, bytes]:
+            self._may_manage(doc, token, organizer)
+            if doc.status == "banned" and organizer != doc.owner:
+                raise Refusal("bot-not-active", "the bot is banned")
+            old, doc.token_hash = doc.token_hash, digest
+            return {"old_token": old, "new_token": digest}
 
-        await self._update_bot(key, change, old_token=old, new_token=digest)
+        await self._update_bot(key, change)
         await self.store.drop_entrant_tokens(key)  # as the bot, its webhook leaves them
         return new
 
     async def revoke(self, name: str, token: str | None, organizer: str | None) -> None:
         """The bot has no token until its organizer gives it one (``rotate``)."""
-        key, _, doc = await self.load_bot(name)
-        self._may_manage(doc, token, organizer)
+        key, _, _ = await self.load_bot(name)
 
-        def change(doc: BotDoc) -> None:
-            doc.token_hash = b""
+        def change(doc: BotDoc) -> dict[str, bytes]:
+            self._may_manage(doc, token, organizer)
+            old, doc.token_hash = doc.token_hash, b""
+            return {"old_token": old}
 
-        await self._update_bot(key, change, old_token=doc.token_hash)
+        await self._update_bot(key, change)
         await self.store.leave(key)
         await self.store.drop_entrant_tokens(key)
 
