@@ -170,6 +170,14 @@ class LoadedGame(GameViews):
         self.maybe_start(now)
         return seat, token
 
+    def rekey_seat(self, seat: int, digest: bytes) -> None:
+        """The seat answers to another token from now on (its bot's token was rotated or
+        revoked, and with it the token its tournament seats it with): a change told to no
+        one, as a hidden step is."""
+        self.doc.seats[seat] = msgspec.structs.replace(self.doc.seats[seat], token_hash=digest)
+        self.emit(HIDDEN_STEP)
+        self.change.untold += 1
+
     def maybe_start(self, now: float) -> None:
         """Deal the dice once every seat is taken: the seed and the players' seeds make the
         key the whole game's dice derive from."""

@@ -143,6 +143,32 @@ class TournamentService:
                 return len(doc.entrants) - 1, token
         raise busy("the tournament")
 
+    async def rekey_entrant(self, tournament_id: str, bot: str, token: str) -> None:
+        """The bot account's entry answers to ``token`` from now on, and so do its seats at
+        the tables in play: its bot token was rotated (``token`` derived from the new one)
+        or revoked (a token no one holds), so the entrant token derived from the old one,
+        which every seat token it was handed is, plays none of its games any more. A
+        tournament that is over, or gone, is left as it is."""
+        digest = token_hash(token)
+        for _ in range(MAX_RETRIES):
+            try:
+                version, doc = await self.load(tournament_id)
+            except Refusal:
+                return
+            entrant = next((i for i, e in enumerate(doc.entrants) if e.bot == bot), None)
+            if entrant is None or doc.status == "finished":
+                return
+            doc.entrants[entrant].token_hash = digest
+            if await self._save(version, doc):
+                break
+        else:
+            raise busy("the tournament")
+        for table in doc.rounds[-1] if doc.rounds else []:
+            if table.result is None and entrant in table.entrants and not table.seat_tokens:
+                with contextlib.suppress(Refusal):  # a table not yet made, or gone
+                    seat = table.entrants.index(entrant)
+                    await self.games.rekey_seat(table.game_id, seat, digest)
+
     # -- advancing -----------------------------------------------------------------------------
 
     async def advance(self, tournament_id: str) -> TournamentDoc:

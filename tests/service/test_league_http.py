@@ -1156,3 +1156,60 @@ def test_a_token_rotates_once_and_a_revoked_token_rotates_no_more_however_reques
 
     with ThreadServer(league_valkey, organizer_keys=keys) as keyed:
         asyncio.run(race(keyed.url))
+
+
+def test_a_rotated_or_revoked_bot_token_plays_none_of_its_tournaments_tables_any_more(client):
+    """A bot's entrant token (which every seat token of its tables is) is derived from its
+    bot token, and stayed its entry's after the bot token was rotated or revoked: the old
+    token's holder, who could compute it, played the bot's tables, made before and after,
+    while the bot's new token found no turn. Now a rotation moves the entry, and the seats
+    of its tables in play, to the entrant token of the new token; a revoke to none."""
+    names = ["Rekeyed A", "Rekeyed B", "Rekeyed C"]
+    tokens = [_bot(client, name) for name in names]
+    spec = {"ruleset": DEFAULT, "entrants": 2, "deadline_s": 600}
+    tournaments = [client.post("/v1/tournaments", json=spec).json()["id"] for _ in range(2)]
+
+    def enter(tournament_id: str, token: str) -> str:
+        path = f"/v1/tournaments/{tournament_id}/entrants"
+        entered = client.post(path, json={"name": "x"}, headers=auth(token))
+        assert entered.status_code == 201, entered.text
+        return entered.json()["token"]
+
+    def turn_of(token: str) -> dict:
+        step = client.get("/v1/me/next", headers=auth(token))
+        assert step.status_code == 200, step.text
+        return step.json()
+
+    def move(token: str, step: dict) -> httpx.Response:
+        turn = step["turn"]
+        body = {"seq": turn["seq"], "move": turn["legal_moves"][0]}
+        return client.post(f"/v1/me/games/{step['game_id']}/moves", headers=auth(token), json=body)
+
+    # a table in play: its seat moves to the new token's entrant token at the rotation
+    old = enter(tournaments[0], tokens[0])
+    other = enter(tournaments[0], tokens[1])
+    step = turn_of(old)
+    assert step["status"] == "your_turn" and step["seat_token"] == old
+    rotated = client.post(f"/v1/bots/{names[0]}/token", headers=auth(tokens[0]))
+    new = rotated.json()["token"]
+    gone = client.get("/v1/me/next", headers=auth(old))
+    assert gone.status_code == 403 and gone.json()["code"] == "forbidden", gone.text
+    stale = move(old, step)
+    assert stale.status_code in (401, 403), stale.text
+    plays = turn_of(new)
+    assert plays["status"] == "your_turn" and plays["game_id"] == step["game_id"]
+    assert plays["seat_token"] != old
+    assert move(new, plays).status_code == 200
+
+    # a table made after the rotation: the old entrant token holds no entry in it
+    old_entry = enter(tournaments[1], new)
+    client.post(f"/v1/bots/{names[0]}/token", headers=auth(new))
+    enter(tournaments[1], tokens[2])  # the tournament starts: its table is made now
+    refused = client.get("/v1/me/next", headers=auth(old_entry))
+    assert refused.status_code == 403 and refused.json()["code"] == "forbidden", refused.text
+
+    # revoked: the entrant token derived from the revoked token plays its table no more
+    waits = turn_of(other)
+    assert client.post(f"/v1/bots/{names[1]}/revoke", headers=auth(tokens[1])).status_code == 204
+    assert client.get("/v1/me/next", headers=auth(other)).status_code == 403
+    assert waits["status"] == "your_turn" and move(other, waits).status_code in (401, 403)

@@ -12,10 +12,11 @@ from typing import Any
 
 import msgspec
 
-from ...core.documents import check_name
+from ...core.documents import check_name, new_token
 from ...core.league import (
     BotDoc,
     Rating,
+    bot_entrant_token,
     bot_key,
     bot_token_hash,
     decode,
@@ -315,6 +316,7 @@ class BotAccounts(LeagueBase):
 
         await self._update_bot(key, change)
         await self.store.drop_entrant_tokens(key)  # as the bot, its webhook leaves them
+        await self._rekey_entries(key, lambda tournament: bot_entrant_token(tournament, new))
         return new
 
     async def revoke(self, name: str, token: str | None, organizer: str | None) -> None:
@@ -329,6 +331,16 @@ class BotAccounts(LeagueBase):
         await self._update_bot(key, change)
         await self.store.leave(key)
         await self.store.drop_entrant_tokens(key)
+        await self._rekey_entries(key, new_token)  # a token no one holds
+
+    async def _rekey_entries(self, key: str, entrant_token: Callable[[str], str]) -> None:
+        """The bot's entries in the tournaments it plays answer to ``entrant_token`` of each
+        from now on: the entrant token derived from its old bot token (which its seat
+        tokens are) plays no table, made before or after (``rekey_entrant``)."""
+        if self.tournaments is None:
+            return
+        for tournament_id in await self.store.entered(key):
+            await self.tournaments.rekey_entrant(tournament_id, key, entrant_token(tournament_id))
 
     async def set_status(self, name: str, status: str, organizer: str) -> BotDoc:
         """Pause, ban or reinstate a bot: its organizer's alone. A bot that may not play
