@@ -53,7 +53,9 @@ if TYPE_CHECKING:
 __all__ = ["Answer", "HotRoutes", "HotRoutesLitestar", "admitted", "answered", "taken"]
 
 _HOT = re.compile(rf"/v1/(me/)?games/({GAME_ID.pattern})/(turn|moves)")
-_WAIT = re.compile(rb"wait=([0-9]{1,2}(?:\.[0-9]{1,6})?)")
+#: ``wait=s`` as the handlers take it (a JSON number's digits: no leading zero, which the
+#: handlers refuse with 400; any other form is handed to them)
+_WAIT = re.compile(rb"wait=((?:0|[1-9][0-9]?)(?:\.[0-9]{1,6})?)")
 _submission = msgspec.json.Decoder(MoveSubmission)
 _encode = msgspec.json.Encoder().encode
 _JSON = b"application/json"

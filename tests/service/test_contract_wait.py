@@ -65,3 +65,24 @@ def test_the_contract_says_what_wait_means():
     assert (
         "wait=0" in moves_wait["description"] and "absent: no waiting" in moves_wait["description"]
     )
+
+
+@pytest.mark.parametrize("answering", ["hot routes", "handlers"])
+def test_a_wait_with_a_leading_zero_is_refused_and_plays_no_move_on_either_path(
+    server, handlers_only, answering
+):
+    """``wait=01`` is no JSON number: the handlers refused it (400 naming ``wait``) while
+    the hot routes took it, and played the move. Both refuse it now, and nothing is played."""
+    url = server.url if answering == "hot routes" else handlers_only.url
+    with httpx.Client(base_url=url, timeout=10) as client:
+        game = create(client, "choice", 2)
+        first = game["seats"][0]["token"]
+        for wait in ("01", "00", "05.5"):
+            refused = _move(client, game["id"], first, {"wait": wait})
+            assert refused.status_code == 400, (wait, refused.text)
+            assert refused.json()["field"] == "wait"
+            turn = client.get(f"/v1/games/{game['id']}/turn", headers=auth(first)).json()
+            assert turn["seq"] == 0, (wait, turn)
+        for path in (f"/v1/games/{game['id']}/turn", "/v1/me/next"):
+            refused = client.get(path, headers=auth(first), params={"wait": "00"})
+            assert refused.status_code == 400 and refused.json()["field"] == "wait", path
