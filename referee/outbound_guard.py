@@ -77,13 +77,33 @@ def target_of(url: str) -> Target:
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     path = quote(path, safe="!#$%&'()*+,/:;=?@[]~")  # nothing but printable ASCII is sent
     default = 443 if parts.scheme == "https" else 80
-    port = port or default
+    port = default if port is None else port
     if port < 1024 and port not in (80, 443):
         raise Refused(f"port {port} may not be called: 80, 443, or 1024 and above")
     host = parts.hostname.lower()
-    if _NUMERIC_LABEL.fullmatch(host.rstrip(".").rsplit(".", 1)[-1]) and literal(host) is None:
-        raise Refused(f"{host} is not an IPv4 address written as four decimal numbers")
+    if literal(host) is None:
+        if _NUMERIC_LABEL.fullmatch(host.rstrip(".").rsplit(".", 1)[-1]):
+            raise Refused(f"{host} is not an IPv4 address written as four decimal numbers")
+        if not _is_host_name(host):
+            raise Refused(f"{host!r} is not a host name")
     return Target(parts.scheme, host, port, path)
+
+
+#: a label of a host name as it is looked up (after IDNA): letters, digits, hyphens (and
+#: the underscore some names hold), 1 to 63 of them
+_LABEL = re.compile(r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?")
+
+
+def _is_host_name(host: str) -> bool:
+    """Whether ``host`` is a name a resolver would look up as it is: IDNA-encodable, each
+    label as ``_LABEL`` says, 253 characters at most (a space, a control character, a
+    percent sign or a right-to-left mark is none)."""
+    try:
+        name = host.encode("idna").decode("ascii")
+    except UnicodeError:
+        return False
+    name = name[:-1] if name.endswith(".") else name
+    return 0 < len(name) <= 253 and all(_LABEL.fullmatch(label) for label in name.split("."))
 
 
 #: a host whose last label is a number is an IPv4 address to a resolver (WHATWG's URL

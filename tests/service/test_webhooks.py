@@ -118,9 +118,16 @@ def test_creation_refuses_what_the_guard_refuses(http):
         "http://0x7f.1/",
         "http://0177.0.0.1/",
         "http://127.1/",
-        # a well-known port (SMTP, SSH) of a host that may be called
+        # a well-known port (SMTP, SSH) of a host that may be called, or port 0 (which
+        # stood for the scheme's own)
         "http://example.org:25/",
         "https://example.org:22/",
+        "http://example.org:0/",
+        # hosts no resolver would look up as they are: accepted, then failed when called
+        "http://ex ample.org/",
+        "http://\u202eexample.org/",
+        "http://example.org%09:8080/",
+        "http://-example.org/",
     ):
         reply = http.post(
             "/v1/games",
