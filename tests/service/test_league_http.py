@@ -1213,3 +1213,51 @@ def test_a_rotated_or_revoked_bot_token_plays_none_of_its_tournaments_tables_any
     assert client.post(f"/v1/bots/{names[1]}/revoke", headers=auth(tokens[1])).status_code == 204
     assert client.get("/v1/me/next", headers=auth(other)).status_code == 403
     assert waits["status"] == "your_turn" and move(other, waits).status_code in (401, 403)
+
+
+def test_answers_racing_for_one_challenge_make_one_game_or_none(client, league):
+    """20 accepts of one challenge at once: one was accepted, 19 refused with 409, and each
+    of them had made a game first, left running with no one holding its seats. With 3
+    accepts racing a decline, the challenge could end declined beside 3 games. Now the
+    answer is written first: one game for an accepted challenge, none for a declined one."""
+    a, b = _bot(client, "Answered A"), _bot(client, "Answered B")
+    offer = {"opponent": "Answered B", "ruleset": DEFAULT, "deadline_s": 30}
+
+    def games_of_the_pair() -> set[str]:
+        listed = client.get("/v1/games", params={"limit": 100}).json()["games"]
+        names = {"Answered A", "Answered B"}
+        return {g["id"] for g in listed if set(g["seats"]) == names}
+
+    async def answer_at_once(challenge_id: str, answers: list[str]) -> list[httpx.Response]:
+        async with httpx.AsyncClient(base_url=league.url, timeout=30) as http:
+            return await asyncio.gather(
+                *(
+                    http.post(
+                        f"/v1/challenges/{challenge_id}/{answer}",
+                        headers=auth(b),
+                        json={"reason": "later"} if answer == "decline" else None,
+                    )
+                    for answer in answers
+                )
+            )
+
+    challenge = client.post("/v1/challenges", json=offer, headers=auth(a)).json()
+    replies = asyncio.run(answer_at_once(challenge["id"], ["accept"] * 20))
+    codes = sorted(r.status_code for r in replies)
+    assert codes == [200] + [409] * 19, codes
+    (accepted,) = [r.json() for r in replies if r.status_code == 200]
+    assert games_of_the_pair() == {accepted["game_id"]}
+    game = client.get(f"/v1/games/{accepted['game_id']}")
+    assert game.status_code == 200
+
+    for _ in range(3):  # each a race: an accept written before the decline is one game
+        before = games_of_the_pair()
+        challenge = client.post("/v1/challenges", json=offer, headers=auth(a)).json()
+        replies = asyncio.run(answer_at_once(challenge["id"], ["accept"] * 3 + ["decline"]))
+        assert sorted(r.status_code for r in replies) == [200, 409, 409, 409]
+        shown = client.get(f"/v1/challenges/{challenge['id']}").json()
+        made = games_of_the_pair() - before
+        if shown["status"] == "accepted":
+            assert made == {shown["game_id"]}
+        else:
+            assert shown["status"] == "declined" and made == set()

@@ -175,10 +175,12 @@ class Arena(Ratings):
         kind: str,
         concurrent: list[int] | None = None,
         docs: dict[str, BotDoc] | None = None,
+        game_id: str | None = None,
     ) -> str | None:
         """A league game between bots, with a fresh seed; None if an arena table could not
-        be seated (a bot left, or is busy). ``docs``: the bots' accounts, as just read."""
-        game_id = secrets.token_hex(8)
+        be seated (a bot left, or is busy). ``docs``: the bots' accounts, as just read;
+        ``game_id``: the id the game is to have (an accepted challenge names it first)."""
+        game_id = game_id or secrets.token_hex(8)
         tokens = [new_token(game_id) for _ in keys]
         hooks = await self._hooks(keys, tokens, docs)
         league_game = LeagueGame(

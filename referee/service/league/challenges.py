@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import time
 from typing import Any
@@ -95,28 +96,47 @@ class Challenges(Arena):
                 _, opponent = await self.bot_of_key(key)
                 if challenger.status != "active":
                     raise Refusal("bot-not-active", "the challenger may not play now")
-                game_id = await self._start(
-                    challenge.ruleset,
-                    challenge.options,
-                    [challenge.challenger, key],
-                    [challenger.name, opponent.name],
-                    challenge.deadline_s,
-                    rated=challenge.rated,
-                    kind="challenge",
-                )
-                challenge.status, challenge.game_id = "accepted", game_id
+                # the answer is written first, naming the game it makes: of answers that
+                # race, one alone is written and makes a game (each made its own before,
+                # and the answers refused with 409 left theirs running)
+                challenge.status, challenge.game_id = "accepted", secrets.token_hex(8)
             else:
                 challenge.status, challenge.reason = "declined", reason
             ttl = 86400
-            if await self.store.save_challenge(
+            if not await self.store.save_challenge(
                 challenge.id, version, encode(challenge), ttl, key, 0
             ):
-                await self.store.out_of_inbox(key, challenge.id)
-                await self.store.answered(challenge.challenger, key, challenge.id)
-                return await self._shown(challenge)
-            if accept and challenge.game_id:
-                await self.store.drop_game(challenge.game_id, [challenge.challenger, key])
+                continue
+            if accept:
+                try:
+                    await self._start(
+                        challenge.ruleset,
+                        challenge.options,
+                        [challenge.challenger, key],
+                        [challenger.name, opponent.name],
+                        challenge.deadline_s,
+                        rated=challenge.rated,
+                        kind="challenge",
+                        game_id=challenge.game_id,
+                    )
+                except BaseException:
+                    await self._reopen(challenge.id, challenge.game_id, key)
+                    raise
+            await self.store.out_of_inbox(key, challenge.id)
+            await self.store.answered(challenge.challenger, key, challenge.id)
+            return await self._shown(challenge)
         raise busy("the challenge")
+
+    async def _reopen(self, challenge_id: str, game_id: str | None, key: str) -> None:
+        """An accepted challenge whose game could not be made is open again (if it is still
+        the answer that named ``game_id``), so that it may be answered anew."""
+        with contextlib.suppress(Exception):
+            version, challenge = await self._load_challenge(challenge_id)
+            if challenge.status == "accepted" and challenge.game_id == game_id:
+                challenge.status, challenge.game_id = "open", None
+                await self.store.save_challenge(
+                    challenge_id, version, encode(challenge), 86400, key, challenge.expires
+                )
 
     async def bot_of_key(self, key: str) -> tuple[str, BotDoc]:
         found = await self.store.load_bot(key)
