@@ -49,6 +49,12 @@ def _event_id(value: str) -> str:
     return value
 
 
+def _order(event_id: str) -> tuple[int, int]:
+    """An event id (checked by ``_event_id``, or the store's) as the stream orders it."""
+    ms, _, seq = event_id.partition("-")
+    return int(ms), int(seq or 0)
+
+
 async def game_events(
     request: Request[Any, Any, Any], state: State, game_id: str
 ) -> ServerSentEvent:
@@ -56,8 +62,17 @@ async def game_events(
     check_id(game_id)
     last_id = _event_id(request.headers.get("last-event-id") or "0")
     games = services_of(state).games
-    game = await games.current(game_id)  # 404 for an unknown game
+    game = await games.current(game_id)  # 404 for an unknown game (and read just now)
     await games.check_unsealed(game)  # 409 while its dice are dealt elsewhere
+    if _order(last_id) > _order(game.last_event_id):
+        # after the newest event: no id the stream sent, and the stream would tell nothing
+        # until its events caught up with it
+        raise Refusal(
+            "invalid-request",
+            f"Last-Event-ID {last_id!r} is after this game's newest event: not an id its "
+            "stream sent",
+            field="Last-Event-ID",
+        )
     finished = game.doc.status == "finished"
     # a grouped game's stored game_over withheld its seed: told now, the group being over
     game_over = msgspec.json.encode(game.game_over_event(sealed=False)).decode() if finished else ""

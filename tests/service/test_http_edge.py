@@ -463,13 +463,32 @@ def test_a_last_event_id_that_is_no_event_id_is_400_naming_the_header(http, last
 def test_a_last_event_id_the_referee_sent_resumes_the_stream(http):
     game = create(http, "choice", 2)
     url = f"/v1/games/{game['id']}/events"
-    with http.stream("GET", url, headers={"Last-Event-ID": "18446744073709551615-0"}) as reply:
-        assert reply.status_code == 200  # the largest id: nothing after it yet
     with http.stream("GET", url, headers={"Last-Event-ID": "0-0"}) as reply:
         assert reply.status_code == 200
         for line in reply.iter_lines():
             if line.startswith("id: "):
+                newest = line[4:]
                 break
+    with http.stream("GET", url, headers={"Last-Event-ID": newest}) as reply:
+        assert reply.status_code == 200  # the newest id: nothing after it yet
+
+
+@pytest.mark.parametrize("later", ["18446744073709551615-0", "{ms}-{next_seq}", "{next_ms}"])
+def test_a_last_event_id_after_the_newest_event_is_400_not_a_stream_that_tells_nothing(
+    http, later
+):
+    """An id after the game's newest event is none the stream sent: it was taken, and the
+    stream told nothing after it (a later event's id is smaller) until the game's ids
+    caught up with it; now 400, naming the header."""
+    game = create(http, "choice", 2)
+    url = f"/v1/games/{game['id']}/events"
+    with http.stream("GET", url, headers={"Last-Event-ID": "0-0"}) as reply:
+        newest = next(line[4:] for line in reply.iter_lines() if line.startswith("id: "))
+    ms, seq = (int(part) for part in newest.split("-"))
+    last_id = later.format(ms=ms, next_seq=seq + 1, next_ms=ms + 1)
+    reply = http.get(url, headers={"Last-Event-ID": last_id})
+    assert reply.status_code == 400, (last_id, reply.text)
+    assert reply.json()["field"] == "Last-Event-ID"
 
 
 # -- 5. a timeout that runs out as a request comes ---------------------------------------------
