@@ -39,7 +39,7 @@ from ..settings import Settings
 from .problems import PROBLEM, problem_body, status_of
 from .uvicorn_private import STATUS_LINE, HttpToolsProtocol  # checked (see that module)
 
-__all__ = ["BoundedHttp", "Lingering"]
+__all__ = ["MAX_PIPELINED", "BoundedHttp", "Lingering"]
 
 # uvicorn makes the protocol from its class alone: the class reads the process's settings
 _SETTINGS = Settings.from_env()
@@ -50,6 +50,29 @@ _PROBLEM = PROBLEM.encode()
 _NOT_A_PROXY = Refusal("not-a-proxy", "CONNECT: the referee opens no tunnels", field="method")
 #: the parts of an upgrade offer that a request served as HTTP/1.1 is parsed again without
 _OFFER = (b"upgrade", b"http2-settings")
+
+
+#: requests a connection may send ahead of their answers (pipelined), queued with their
+#: heads: one more is refused once the ones before it are answered, and the connection closed
+MAX_PIPELINED = 32
+_PIPELINE_TOO_DEEP = Refusal(
+    "too-many-pipelined",
+    f"more than {MAX_PIPELINED} requests sent ahead of their answers on one connection",
+    field="request",
+)
+#: a field after the head: a chunked body's trailer, which nothing here reads (RFC 9110
+#: 6.5.1: a recipient may discard it; a field the head should have held is refused, not lost)
+_TRAILER = Refusal(
+    "invalid-request",
+    "trailer fields are not taken: send every header field in the head",
+    field="trailers",
+)
+#: RFC 9112 3.2: an HTTP/1.1 request without Host is answered 400
+_NO_HOST = Refusal("invalid-request", "an HTTP/1.1 request names its Host", field="host")
+
+
+def _has_host(headers: list[tuple[bytes, bytes]]) -> bool:
+    return any(name == b"host" for name, _ in headers)
 
 
 def _limit(value: float) -> float:
@@ -229,6 +252,28 @@ class BoundedHttp(HttpToolsProtocol):
             self._body_awaited()
         return None
 
+    def on_header(self, name: bytes, value: bytes) -> None:
+        """uvicorn's, with the fields counted as they come (a head of 17,000 empty fields
+        was within the bytes allowed, and kept whole until its end) and no trailer taken: a
+        field after the head (a chunked body's trailer) was added to the request's headers,
+        unbounded (a stream of them grew the process by gigabytes) and read as if the head
+        had held it (an ``Authorization`` sent as a trailer played a move)."""
+        headers = self.headers
+        if self._body_due:
+            self._stop(_TRAILER, self.cycle)
+        if len(headers) >= self.max_fields:
+            self._stop(self._fields_refusal())
+        name = name.lower()
+        if name == b"expect" and value.lower() == b"100-continue":
+            self.expect_100_continue = True
+        headers.append((name, value))
+
+    def _fields_refusal(self) -> Refusal:
+        detail = (
+            f"the request has over {self.max_fields:.0f} header fields (REFEREE_MAX_HEADER_FIELDS)"
+        )
+        return Refusal("headers-too-large", detail, field="headers")
+
     def on_url(self, url: bytes) -> None:
         """uvicorn's, noting that a head began (the target is a request's first field); its
         length is checked with the rest of the head (``_check_head``)."""
@@ -274,26 +319,25 @@ class BoundedHttp(HttpToolsProtocol):
                 self._stop(Refusal("headers-too-large", detail, field=field))
             size += line + 2
         if len(headers) > self.max_fields:
-            detail = (
-                f"the request has over {self.max_fields:.0f} header fields "
-                "(REFEREE_MAX_HEADER_FIELDS)"
-            )
-        elif size > self.max_head:
+            self._stop(self._fields_refusal())
+        if size > self.max_head:
             detail = (
                 f"the request's headers are over {self.max_head:.0f} bytes "
                 "(REFEREE_MAX_HEADER_BYTES)"
             )
-        else:
-            return
-        self._stop(Refusal("headers-too-large", detail, field="headers"))
+            self._stop(Refusal("headers-too-large", detail, field="headers"))
 
     def _head_checked(self) -> bool:
         """A whole head's limits (where its chunks could break one: ``_check_head``), CONNECT
         refused; whether it offers an upgrade (one the referee does not speak is served once
         the parser stops at the offer: ``_declined``)."""
         heading, self._heading = self._heading, 0
-        if heading != 1 or self._chunk > self._whole_below or len(self.headers) > self.max_fields:
+        if heading != 1 or self._chunk > self._whole_below:
             self._check_head()
+        if len(self.pipeline) >= MAX_PIPELINED:
+            self._stop(_PIPELINE_TOO_DEEP)
+        if self.parser.get_http_version() == "1.1" and not _has_host(self.headers):
+            self._stop(_NO_HOST)
         upgrade: bool = self.parser.should_upgrade()
         if upgrade and self.parser.get_method() == b"CONNECT":  # llhttp: always an upgrade
             self._stop(_NOT_A_PROXY)

@@ -27,6 +27,8 @@ PROBLEM_CODES: dict[str, str] = {
     "not-found": "no such route",
     "method-not-allowed": "the route does not take this method",
     "not-a-proxy": "CONNECT: the referee opens no tunnels; the connection is closed",
+    "too-many-pipelined": "more requests sent ahead of their answers on one connection than "
+    "the referee queues (32): those before are answered, then the connection is closed",
     "conflict": "the request conflicts with the resource's state",
     "unprocessable": "the request is well formed but cannot be done",
     "move-or-moves": "a decision sends exactly one of 'move' and 'moves'",

@@ -86,6 +86,7 @@ STATUS = {
     "body-timeout": 408,
     "uri-too-long": 414,
     "not-a-proxy": 501,
+    "too-many-pipelined": 400,
     "headers-too-large": 431,
 }
 TITLES = {
@@ -206,6 +207,8 @@ def decoded_body(body: bytes, model: Any, *, names_ruleset: bool = False) -> Any
         message = str(exc)
         at = _AT.search(message)
         field = at.group("path").lstrip(".") if at else ""
+        if "[...]" in field:  # read before any model: a number out of any range, somewhere
+            field, message = "", f"a number in the body is out of range ({message})"
         named = _UNKNOWN.search(message) or _MISSING.search(message)
         if named:
             field = (field or "body") + "." + named.group("name")

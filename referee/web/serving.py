@@ -152,11 +152,13 @@ class PublicHttp(BoundedHttp):
         self.server_state.total_requests += 1
         if self.transport.is_closing():
             return
-        self.flow.resume_reading()
         if self.pipeline:
+            # reading stays paused until the queue is drained (uvicorn resumed it after
+            # every answer: a stream of pipelined requests queued without end)
             cycle, app = self.pipeline.pop()
             self._start_asgi_task(cycle, app)
             return
+        self.flow.resume_reading()
         if self._refused_after is not None:  # a later request refused: its answer now
             self.transport.write(self._refused_after)
             Lingering.take_over(self)

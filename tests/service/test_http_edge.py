@@ -17,6 +17,7 @@ import pytest
 from helpers import auth, create
 
 from referee.tools.launch import LOAD_LIMITS, start_referee
+from referee.web.bounded import MAX_PIPELINED
 
 #: the headers curl --http2 and Java's HttpClient send on a plain http:// URL
 H2C = (
@@ -434,14 +435,93 @@ def test_connect_is_refused_and_what_follows_it_is_never_a_request(server, http,
     assert _games_listed(http) == before
 
 
-def test_hundreds_of_pipelined_h2c_offers_are_each_answered(server):
-    """Each declined offer is parsed again in a loop, not a recursion: 600 in one write."""
+@pytest.mark.parametrize("offer", ["", H2C], ids=["plain", "h2c"])
+def test_requests_pipelined_past_the_queue_are_refused_once_those_before_are_answered(
+    server, offer
+):
+    """Requests sent ahead of their answers were queued without end: 300,000 pipelined
+    ``GET /healthz`` grew the process by 700 MB. The first request and ``MAX_PIPELINED``
+    queued behind it are answered, in order; the next is 400 ``too-many-pipelined``, and the
+    connection is closed (an h2c offer declined is parsed again in a loop, and queued the
+    same way)."""
     with _connect(server.url) as sock:
-        sock.sendall(_get("/healthz", H2C) * 600)
+        sock.sendall(_get("/healthz", offer) * 600)
         answers = _Answers(sock)
         done = answers.read(600, seconds=20)
-        assert len(done) == 600 and {status for status, _, _ in done} == {200}
-        assert not answers.closed
+        statuses = [status for status, _, _ in done]
+        assert statuses == [200] * (MAX_PIPELINED + 1) + [400], statuses
+        assert json.loads(done[-1][2])["code"] == "too-many-pipelined"
+        assert answers.closes()
+
+
+def test_pipelined_requests_within_the_queue_are_each_answered_and_the_connection_kept(server):
+    with _connect(server.url) as sock:
+        for _ in range(3):
+            sock.sendall(_get("/healthz", H2C) * MAX_PIPELINED)
+            answers = _Answers(sock)
+            done = answers.read(MAX_PIPELINED, seconds=20)
+            assert [status for status, _, _ in done] == [200] * MAX_PIPELINED
+            assert not answers.closed
+
+
+def test_a_trailer_field_is_refused_and_nothing_is_played(server, http):
+    """A chunked body's trailer fields were added to the request's headers, unbounded: a
+    stream of them grew the process by gigabytes until the body's timeout, and an
+    ``Authorization`` sent as a trailer played a move. Now the first trailer field is 400
+    naming ``trailers``, and the connection is closed."""
+    game = create(http, "choice", 2)
+    token = game["seats"][0]["token"]
+    turn = http.get(f"/v1/games/{game['id']}/turn", headers=auth(token)).json()
+    body = json.dumps({"seq": 0, "move": turn["legal_moves"][0]}).encode()
+    chunked = b"%x\r\n%s\r\n0\r\n" % (len(body), body)
+    path = f"/v1/games/{game['id']}/moves"
+    for head, trailers in (
+        (f"POST {path} HTTP/1.1\r\nHost: r\r\n", f"Authorization: Bearer {token}\r\n\r\n"),
+        (
+            f"POST {path} HTTP/1.1\r\nHost: r\r\nAuthorization: Bearer {token}\r\n",
+            "X-T: a\r\n" * 5000,
+        ),
+    ):
+        with _connect(server.url) as sock:
+            sock.sendall(
+                head.encode() + b"Transfer-Encoding: chunked\r\n\r\n" + chunked + trailers.encode()
+            )
+            problem = _refused(_Answers(sock), 400, "invalid-request", "trailer")
+            assert problem["field"] == "trailers"
+    assert http.get(f"/v1/games/{game['id']}/turn", headers=auth(token)).json()["seq"] == 0
+
+
+def test_header_fields_past_the_limit_are_refused_before_the_head_ends(server):
+    """The fields were counted once the head was whole: a head of 17,000 empty fields, within
+    the bytes allowed but never ended, was kept whole until the header timeout. Now the
+    101st field is refused as it comes."""
+    with _connect(server.url) as sock:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: r\r\n" + b"a:\r\n" * 2000)
+        _refused(_Answers(sock), 431, "headers-too-large", "REFEREE_MAX_HEADER_FIELDS")
+
+
+def test_an_http_1_1_request_without_host_is_400(server):
+    with _connect(server.url) as sock:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\n\r\n")
+        problem = _refused(_Answers(sock), 400, "invalid-request", "Host")
+        assert problem["field"] == "host"
+    with _connect(server.url) as sock:
+        sock.sendall(b"GET /healthz HTTP/1.0\r\n\r\n")  # 1.0 names none
+        assert _Answers(sock).read()[0][0] == 200
+
+
+def test_a_number_out_of_range_is_400_naming_the_body(http):
+    game = create(http, "choice", 2)
+    token = game["seats"][0]["token"]
+    for path, body in (
+        (f"/v1/games/{game['id']}/moves", b'{"seq": 1e400, "move": {"type": "mark"}}'),
+        ("/v1/games", b'{"ruleset": "choice", "seats": [{}, {}], "deadline_s": 1e400}'),
+    ):
+        reply = http.post(
+            path, content=body, headers={**auth(token), "content-type": "application/json"}
+        )
+        assert reply.status_code == 400, reply.text
+        assert reply.json()["field"] == "body" and "out of range" in reply.json()["detail"]
 
 
 # -- 5. Last-Event-ID -------------------------------------------------------------------------
@@ -460,31 +540,38 @@ def test_a_last_event_id_that_is_no_event_id_is_400_naming_the_header(http, last
     assert reply.json()["field"] == "Last-Event-ID"
 
 
+def _event_ids(http: httpx.Client, url: str) -> list[str]:
+    """The ids a game's stream tells from its start, until it is quiet for a second."""
+    ids: list[str] = []
+    timeout = httpx.Timeout(10, read=1.0)
+    head = {"Last-Event-ID": "0-0"}
+    with (
+        contextlib.suppress(httpx.ReadTimeout),
+        http.stream("GET", url, headers=head, timeout=timeout) as reply,
+    ):
+        for line in reply.iter_lines():
+            if line.startswith("id: "):
+                ids.append(line[4:])
+    return ids
+
+
 def test_a_last_event_id_the_referee_sent_resumes_the_stream(http):
     game = create(http, "choice", 2)
     url = f"/v1/games/{game['id']}/events"
-    with http.stream("GET", url, headers={"Last-Event-ID": "0-0"}) as reply:
-        assert reply.status_code == 200
-        for line in reply.iter_lines():
-            if line.startswith("id: "):
-                newest = line[4:]
-                break
-    with http.stream("GET", url, headers={"Last-Event-ID": newest}) as reply:
-        assert reply.status_code == 200  # the newest id: nothing after it yet
+    ids = _event_ids(http, url)
+    for sent in (ids[0], ids[-1]):  # the newest: nothing after it yet
+        with http.stream("GET", url, headers={"Last-Event-ID": sent}) as reply:
+            assert reply.status_code == 200
 
 
 @pytest.mark.parametrize("later", ["18446744073709551615-0", "{ms}-{next_seq}", "{next_ms}"])
-def test_a_last_event_id_after_the_newest_event_is_400_not_a_stream_that_tells_nothing(
-    http, later
-):
+def test_a_last_event_id_after_the_newest_event_is_400_not_a_stream_that_tells_nothing(http, later):
     """An id after the game's newest event is none the stream sent: it was taken, and the
     stream told nothing after it (a later event's id is smaller) until the game's ids
     caught up with it; now 400, naming the header."""
     game = create(http, "choice", 2)
     url = f"/v1/games/{game['id']}/events"
-    with http.stream("GET", url, headers={"Last-Event-ID": "0-0"}) as reply:
-        newest = next(line[4:] for line in reply.iter_lines() if line.startswith("id: "))
-    ms, seq = (int(part) for part in newest.split("-"))
+    ms, seq = (int(part) for part in _event_ids(http, url)[-1].split("-"))
     last_id = later.format(ms=ms, next_seq=seq + 1, next_ms=ms + 1)
     reply = http.get(url, headers={"Last-Event-ID": last_id})
     assert reply.status_code == 400, (last_id, reply.text)
