@@ -66,11 +66,12 @@ class Arena(Ratings):
     async def _check_quota(self, key: str, concurrent: int) -> None:
         settings = self.settings
         if concurrent > settings.concurrent_games:
+            # no wait helps: 422, not a quota used up (429 with a Retry-After)
             raise Refusal(
-                "bot-quota-exceeded",
-                f"a bot plays at most {settings.concurrent_games} arena games at once",
+                "unprocessable",
+                f"a bot plays at most {settings.concurrent_games} arena games at once "
+                "(REFEREE_BOT_CONCURRENT_GAMES)",
                 field="concurrent_games",
-                retry_after=60,
             )
         now = time.time()
         if await self.store.games_today(key, _day(now)) >= settings.games_per_day:

@@ -7,6 +7,7 @@ import secrets
 import time
 from typing import Any
 
+from ...core.documents import check_name
 from ...core.league import BotDoc, ChallengeDoc, check_reason, decode, encode
 from ...core.refusals import Refusal, busy, from_rules
 from ...games import GameError, check_seats, get_ruleset
@@ -33,7 +34,12 @@ class Challenges(Arena):
         expires_s: float,
     ) -> dict[str, Any]:
         key, doc = await self.bot_of(token)
-        other, _, other_doc = await self.load_bot(opponent)
+        check_name(opponent, "opponent")  # a name no bot may have: 422 naming the field
+        try:
+            other, _, other_doc = await self.load_bot(opponent)
+        except Refusal as refusal:
+            refusal.field = "opponent"  # bot-not-found, of the body's opponent
+            raise
         if other == key:
             raise Refusal("invalid-challenge", "a bot does not challenge itself", field="opponent")
         try:
