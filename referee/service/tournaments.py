@@ -133,6 +133,14 @@ class TournamentService:
                 )
             if bot is not None and any(e.bot == bot[0] for e in doc.entrants):
                 raise Refusal("bot-already-entered", "the bot has entered this tournament")
+            if any(e.name.casefold() == name.casefold() for e in doc.entrants):
+                # standings, tables and pages show names: two alike would be told apart by
+                # none (one could pass for the other)
+                raise Refusal(
+                    "entrant-name-taken",
+                    f"an entrant of this tournament is named {name!r} already",
+                    field="name",
+                )
             token = new_token(doc.id) if bot is None else bot_entrant_token(doc.id, bot[1])
             doc.entrants.append(EntrantDoc(name, token_hash(token), bot[0] if bot else ""))
             if len(doc.entrants) == doc.spec.entrants:

@@ -69,6 +69,8 @@ PROBLEM_CODES: dict[str, str] = {
     "game-sealed": "other games dealt the same dice play on: this one is shown when all are over",
     "no-open-seat": "every seat of the game is taken",
     "registration-closed": "the tournament has started: no more entrants",
+    "entrant-name-taken": "an entrant of the tournament has that name already (names are "
+    "unique within a tournament whatever their case)",
     # the league (docs/LEAGUE.md)
     "bot-not-found": "no bot of that name",
     "bot-name-taken": "a bot has that name already (names are unique whatever their case)",

@@ -73,6 +73,7 @@ STATUS = {
     "no-open-seat": 409,
     "not-your-turn": 409,
     "registration-closed": 409,
+    "entrant-name-taken": 409,
     "seq-already-decided": 409,
     "seq-mismatch": 409,
     "idempotency-key-in-progress": 409,

@@ -146,6 +146,22 @@ def test_tournament_bad_input(http):
     assert http.get("/v1/me/next", headers={"Authorization": "Bearer nope"}).status_code == 403
 
 
+def test_entrant_names_are_unique_within_a_tournament_whatever_their_case(http):
+    """ "Ann", "ann", "ＡＮＮ" and "  Ann  " all entered one tournament, shown as two Anns
+    and an ann in its standings: one could pass for another. The first one keeps the name;
+    the others are 409 ``entrant-name-taken`` naming the field, and nothing is registered."""
+    made = http.post("/v1/tournaments", json={"ruleset": "choice", "entrants": 4}).json()
+    path = f"/v1/tournaments/{made['id']}/entrants"
+    assert http.post(path, json={"name": "Ann"}).status_code == 201
+    for alike in ("ann", "\uff21\uff2e\uff2e", "  Ann  "):
+        reply = http.post(path, json={"name": alike})
+        assert reply.status_code == 409, (alike, reply.text)
+        assert reply.json()["code"] == "entrant-name-taken" and reply.json()["field"] == "name"
+    assert http.post(path, json={"name": "Anne"}).status_code == 201
+    shown = http.get(f"/v1/tournaments/{made['id']}").json()["entrants"]
+    assert [e if isinstance(e, str) else e["name"] for e in shown] == ["Ann", "Anne"]
+
+
 def test_referee_tournament_command_prints_standings_as_json(short_tmp):
     """`referee tournament` on its own Valkey removes that Valkey's data when it ends."""
     import json
