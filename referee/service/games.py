@@ -144,18 +144,6 @@ class GameService(HeardGames):
                 return seat, token
         raise busy()
 
-    async def rekey_seat(self, game_id: str, seat: int, digest: bytes) -> None:
-        """The seat of a game in play answers to the token whose hash is ``digest`` from now
-        on, its old token to nothing (a finished game is left as it is)."""
-        for _ in range(MAX_RETRIES):
-            game = await self.load(game_id)
-            if game.doc.status == "finished" or game.doc.seats[seat].token_hash == digest:
-                return
-            game.rekey_seat(seat, digest)
-            if await self.write(game):
-                return
-        raise busy()
-
     # -- reading -------------------------------------------------------------------------------
 
     async def load(self, game_id: str, *, reading: bool = False) -> LoadedGame:

@@ -174,8 +174,19 @@ class TournamentService:
         for table in doc.rounds[-1] if doc.rounds else []:
             if table.result is None and entrant in table.entrants and not table.seat_tokens:
                 with contextlib.suppress(Refusal):  # a table not yet made, or gone
-                    seat = table.entrants.index(entrant)
-                    await self.games.rekey_seat(table.game_id, seat, digest)
+                    await self._rekey_seat(table.game_id, table.entrants.index(entrant), digest)
+
+    async def _rekey_seat(self, game_id: str, seat: int, digest: bytes) -> None:
+        """The seat of a table in play answers to the token whose hash is ``digest`` from
+        now on, its old token to nothing (a finished game is left as it is)."""
+        for _ in range(MAX_RETRIES):
+            game = await self.games.load(game_id)
+            if game.doc.status == "finished" or game.doc.seats[seat].token_hash == digest:
+                return
+            game.rekey_seat(seat, digest)
+            if await self.games.write(game):
+                return
+        raise busy()
 
     # -- advancing -----------------------------------------------------------------------------
 

@@ -36,71 +36,31 @@ import httptools
 
 from ..core.refusals import Refusal
 from ..settings import Settings
+from .edge_refusals import (
+    MAX_PIPELINED,
+    NO_HOST,
+    NOT_A_PROXY,
+    PIPELINE_TOO_DEEP,
+    TRAILER,
+    body_refusal,
+    field_line_refusal,
+    fields_refusal,
+    has_host,
+    head_bytes_refusal,
+    limit,
+    malformed,
+    url_refusal,
+)
 from .problems import PROBLEM, problem_body, status_of
 from .uvicorn_private import STATUS_LINE, HttpToolsProtocol  # checked (see that module)
 
-__all__ = ["MAX_PIPELINED", "BoundedHttp", "Lingering"]
+__all__ = ["BoundedHttp", "Lingering"]
 
 # uvicorn makes the protocol from its class alone: the class reads the process's settings
 _SETTINGS = Settings.from_env()
 _PROBLEM = PROBLEM.encode()
-#: CONNECT asks for a tunnel, which no resource here opens (501: a 405 would owe an ``Allow``
-#: for a target that is no resource of the referee's): refused, and the connection closed
-#: (what follows its head would be the tunnel's bytes, not requests)
-_NOT_A_PROXY = Refusal("not-a-proxy", "CONNECT: the referee opens no tunnels", field="method")
 #: the parts of an upgrade offer that a request served as HTTP/1.1 is parsed again without
 _OFFER = (b"upgrade", b"http2-settings")
-
-
-#: requests a connection may send ahead of their answers (pipelined), queued with their
-#: heads: one more is refused once the ones before it are answered, and the connection closed
-MAX_PIPELINED = 32
-_PIPELINE_TOO_DEEP = Refusal(
-    "too-many-pipelined",
-    f"more than {MAX_PIPELINED} requests sent ahead of their answers on one connection",
-    field="request",
-)
-#: a field after the head: a chunked body's trailer, which nothing here reads (RFC 9110
-#: 6.5.1: a recipient may discard it; a field the head should have held is refused, not lost)
-_TRAILER = Refusal(
-    "invalid-request",
-    "trailer fields are not taken: send every header field in the head",
-    field="trailers",
-)
-#: RFC 9112 3.2: an HTTP/1.1 request without Host is answered 400
-_NO_HOST = Refusal("invalid-request", "an HTTP/1.1 request names its Host", field="host")
-
-
-def _has_host(headers: list[tuple[bytes, bytes]]) -> bool:
-    if headers and headers[0][0] == b"host":  # where clients put it: no generator made
-        return True
-    return any(name == b"host" for name, _ in headers)
-
-
-def _limit(value: float) -> float:
-    """A limit of the settings, 0 being none."""
-    return value if value > 0 else math.inf
-
-
-#: the part of a request that the HTTP parser's message names, as a problem's ``field``
-_PARTS = (
-    ("url", "url"),
-    ("method", "method"),
-    ("transfer-encoding", "transfer-encoding"),  # before: its messages name both
-    ("content-length", "content-length"),
-    ("header", "headers"),
-    ("chunk", "body"),
-)
-
-
-def _malformed(exc: Exception) -> Refusal:
-    """The problem of a request the HTTP parser refused (framings that could smuggle a
-    request past a proxy among them): 400, naming the part at fault; uvicorn's own answer
-    was plain text."""
-    said = str(exc) or type(exc).__name__
-    lower = said.lower()
-    field = next((name for word, name in _PARTS if word in lower), "request")
-    return Refusal("invalid-request", f"the request is not valid HTTP/1.1: {said}", field=field)
 
 
 class _Refused(Exception):
@@ -144,10 +104,10 @@ class BoundedHttp(HttpToolsProtocol):
     """uvicorn's httptools protocol with a request's head and body bounded as they arrive,
     each refusal a problem (``_refuse``), and an upgrade it does not speak declined."""
 
-    body_timeout_s = _limit(_SETTINGS.body_timeout_s)
-    max_line = _limit(_SETTINGS.max_header_line_bytes)
-    max_head = _limit(_SETTINGS.max_header_bytes)
-    max_fields = _limit(_SETTINGS.max_header_fields)
+    body_timeout_s = limit(_SETTINGS.body_timeout_s)
+    max_line = limit(_SETTINGS.max_header_line_bytes)
+    max_head = limit(_SETTINGS.max_header_bytes)
+    max_fields = limit(_SETTINGS.max_header_fields)
     #: a head within a chunk of at most this many bytes holds no line too long and is not too
     #: long itself: only its fields are counted
     _whole_below = min(max_line, max_head)
@@ -236,7 +196,7 @@ class BoundedHttp(HttpToolsProtocol):
         except httptools.HttpParserError as exc:
             if self._refusal is None:  # the parser's own refusal: a problem, as every other
                 # in a body, the request's own cycle is the current one (its head made it)
-                self._refusal = _malformed(exc)
+                self._refusal = malformed(exc)
                 self._refused_cycle = self.cycle if self._body_due else None
             self._refuse()
             return None
@@ -262,19 +222,13 @@ class BoundedHttp(HttpToolsProtocol):
         had held it (an ``Authorization`` sent as a trailer played a move)."""
         headers = self.headers
         if self._body_due:
-            self._stop(_TRAILER, self.cycle)
+            self._stop(TRAILER, self.cycle)
         if len(headers) >= self.max_fields:
-            self._stop(self._fields_refusal())
+            self._stop(fields_refusal(self.max_fields))
         name = name.lower()
         if name == b"expect" and value.lower() == b"100-continue":
             self.expect_100_continue = True
         headers.append((name, value))
-
-    def _fields_refusal(self) -> Refusal:
-        detail = (
-            f"the request has over {self.max_fields:.0f} header fields (REFEREE_MAX_HEADER_FIELDS)"
-        )
-        return Refusal("headers-too-large", detail, field="headers")
 
     def on_url(self, url: bytes) -> None:
         """uvicorn's, noting that a head began (the target is a request's first field); its
@@ -287,19 +241,8 @@ class BoundedHttp(HttpToolsProtocol):
         """Why a head that grew past what its limits allow, and is not whole yet, is
         refused: its request line if that is all it has yet, else its headers."""
         if not self.headers and len(self.url) > self.max_line:
-            return self._url_refusal()
-        return Refusal(
-            "headers-too-large",
-            f"the request's headers are over {self.max_head:.0f} bytes (REFEREE_MAX_HEADER_BYTES)",
-            field="headers",
-        )
-
-    def _url_refusal(self) -> Refusal:
-        return Refusal(
-            "uri-too-long",
-            f"the request target is over {self.max_line:.0f} bytes (REFEREE_MAX_HEADER_LINE_BYTES)",
-            field="url",
-        )
+            return url_refusal(self.max_line)
+        return head_bytes_refusal(self.max_head)
 
     def _check_head(self) -> None:
         """The head's limits: its target's length (414), each field line's length, the
@@ -307,27 +250,18 @@ class BoundedHttp(HttpToolsProtocol):
         head that breaks one (one that spans chunks, or a chunk larger than a line may be)."""
         self._head_fed = 0
         if len(self.url) > self.max_line:
-            self._stop(self._url_refusal())
+            self._stop(url_refusal(self.max_line))
         headers = self.headers
         size = 0
         for name, value in headers:
             line = len(name) + len(value) + 2
             if line > self.max_line:
-                field = name[:64].decode("latin-1")
-                detail = (
-                    f"the header field {field!r} is over {self.max_line:.0f} bytes "
-                    "(REFEREE_MAX_HEADER_LINE_BYTES)"
-                )
-                self._stop(Refusal("headers-too-large", detail, field=field))
+                self._stop(field_line_refusal(name, self.max_line))
             size += line + 2
         if len(headers) > self.max_fields:
-            self._stop(self._fields_refusal())
+            self._stop(fields_refusal(self.max_fields))
         if size > self.max_head:
-            detail = (
-                f"the request's headers are over {self.max_head:.0f} bytes "
-                "(REFEREE_MAX_HEADER_BYTES)"
-            )
-            self._stop(Refusal("headers-too-large", detail, field="headers"))
+            self._stop(head_bytes_refusal(self.max_head))
 
     def _head_checked(self) -> bool:
         """A whole head's limits (where its chunks could break one: ``_check_head``), CONNECT
@@ -337,12 +271,12 @@ class BoundedHttp(HttpToolsProtocol):
         if heading != 1 or self._chunk > self._whole_below:
             self._check_head()
         if len(self.pipeline) >= MAX_PIPELINED:
-            self._stop(_PIPELINE_TOO_DEEP)
-        if self.parser.get_http_version() == "1.1" and not _has_host(self.headers):
-            self._stop(_NO_HOST)
+            self._stop(PIPELINE_TOO_DEEP)
+        if self.parser.get_http_version() == "1.1" and not has_host(self.headers):
+            self._stop(NO_HOST)
         upgrade: bool = self.parser.should_upgrade()
         if upgrade and self.parser.get_method() == b"CONNECT":  # llhttp: always an upgrade
-            self._stop(_NOT_A_PROXY)
+            self._stop(NOT_A_PROXY)
         if upgrade and not self._should_upgrade():
             self._declined = True
         return upgrade
@@ -355,7 +289,7 @@ class BoundedHttp(HttpToolsProtocol):
         for name, value in self.headers:
             if name == b"content-length":
                 if int(value) > self._max_body:
-                    self._refusal = self._body_refusal()
+                    self._refusal = body_refusal(self._max_body)
                     self._refused_cycle = self.cycle
                     self._refuse()
                     return
@@ -370,13 +304,6 @@ class BoundedHttp(HttpToolsProtocol):
         one yet)."""
         self._refusal, self._refused_cycle = refusal, cycle
         raise _Refused(refusal.code)
-
-    def _body_refusal(self) -> Refusal:
-        return Refusal(
-            "body-too-large",
-            f"the body is over {self._max_body:.0f} bytes (REFEREE_MAX_BODY_BYTES)",
-            field="body",
-        )
 
     def _body_late(self) -> None:
         """The connection's body timer: a body awaited for ``REFEREE_BODY_TIMEOUT_S`` since

@@ -30,7 +30,8 @@ from ..service import wakes
 from ..settings import Settings
 from . import hot
 from .access import address_of
-from .bounded import BoundedHttp, Lingering, _limit
+from .bounded import BoundedHttp, Lingering
+from .edge_refusals import body_refusal, limit
 from .uvicorn_private import (  # uvicorn's private names, each checked (see that module)
     STATUS_LINE,
     RequestResponseCycle,
@@ -104,8 +105,8 @@ class PublicHttp(BoundedHttp):
         super().connection_made(transport)
         self._address = self.client[0] if self.client else ""
         self._routes: hot.HotRoutes | None = getattr(self.app, "hot", None)
-        limit = self._routes.limit if self._routes is not None else _SETTINGS.max_body_bytes
-        self._max_body = _limit(limit or 0)
+        body = self._routes.limit if self._routes is not None else _SETTINGS.max_body_bytes
+        self._max_body = limit(body or 0)
         count = self._open.get(self._address, 0) + 1
         self._open[self._address] = count
         if 0 < self.max_per_address < count and self._address not in self.trusted:
@@ -241,7 +242,7 @@ class PublicHttp(BoundedHttp):
         cycle = self.cycle
         self._body_bytes += len(body)
         if self._body_bytes > self._max_body:
-            self._stop(self._body_refusal(), cycle)
+            self._stop(body_refusal(self._max_body), cycle)
         if self._declined:  # parsed again without the offer (``_without_upgrade``): the
             return  # current cycle is still the last request's
         if type(cycle) is not _HotCycle:

@@ -17,7 +17,7 @@ import pytest
 from helpers import auth, create
 
 from referee.tools.launch import LOAD_LIMITS, start_referee
-from referee.web.bounded import MAX_PIPELINED
+from referee.web.edge_refusals import MAX_PIPELINED
 
 #: the headers curl --http2 and Java's HttpClient send on a plain http:// URL
 H2C = (
