@@ -157,7 +157,12 @@ class WebhookSeats:
             ]
             if not plays:
                 raise Refusal("game-not-found", "no webhook seats")
-            await asyncio.gather(*plays)
+            tasks = [asyncio.ensure_future(play) for play in plays]
+            try:
+                await asyncio.gather(*tasks)
+            finally:  # one seat's failure ends the others' plays too: the next scan
+                for task in tasks:  # follows the game again, and none is left playing twice
+                    task.cancel()
             await self.store.over(game_id)
         except Refusal:
             # no game (yet: it is written right after its registrations; or no longer)
@@ -178,6 +183,14 @@ class WebhookSeats:
             except STORE_UNAVAILABLE:
                 await asyncio.sleep(1.0)
                 continue
+            except Refusal as refusal:
+                if refusal.code != "forbidden":
+                    raise
+                # the seat answers to another token now (its bot's token was rotated or
+                # revoked: ``TournamentService.rekey_entrant``): the webhook leaves it, for
+                # every replica, and its turns come through the bot's own requests
+                await self.store.unregister(game_id, seat)
+                return
             self._first_missed.pop(game_id, None)
             if not started and turn["game_status"] != "waiting":
                 started = True

@@ -12,6 +12,7 @@ import threading
 import time
 
 import httpx
+import msgspec
 import pytest
 from conftest import ProcessServer, ThreadServer
 from helpers import wait_until
@@ -19,7 +20,14 @@ from webhook_bot import WebhookBot, wait_finished
 
 from referee.games import RULESETS, verify
 from referee.outbound import HOST_SHARES, Allowed, Failed, Outbound, Refused
-from referee.service.delivery import ATTEMPTS, Breaker, Delivery, Gone, signed_headers
+from referee.service.delivery import (
+    ATTEMPTS,
+    Breaker,
+    Delivery,
+    Gone,
+    Registration,
+    signed_headers,
+)
 from referee.store.embedded import start_embedded
 
 
@@ -650,5 +658,57 @@ def test_one_callers_slow_calls_hold_no_slot_of_another_caller_on_the_same_host(
         finally:
             await outbound.aclose()
             server.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_seat_whose_token_was_rekeyed_leaves_the_webhook_and_ends_no_other_seats_play():
+    """A bot's rotation rekeys its seats at its tables in play, while the game's webhook
+    registration still holds the old token. That seat's play failed (``forbidden``), the
+    game's other plays ran on, and the next scan followed the game again, each time with one
+    more play. Now the seat is unregistered (for every replica) and its play ends alone; a
+    play that fails any other way ends the game's other plays with it."""
+    from referee.core.refusals import Refusal
+    from referee.service.webhooks import WebhookSeats
+
+    class Seats:
+        memory = type("Memory", (), {"stopping": False})()
+
+        async def wait_turn(self, game_id, token, wait_s):
+            if token == "rekeyed":
+                raise Refusal("forbidden", "this token holds no seat of this game")
+            if token == "broken":
+                raise Refusal("game-not-found", "gone")
+            await asyncio.sleep(wait_s)
+            return {"status": "waiting", "game_status": "waiting"}
+
+    class Store:
+        def __init__(self, registered):
+            self.seats, self.unregistered, self.over_games = registered, [], []
+
+        async def registered(self, game_id):
+            return {s: msgspec.json.encode(r) for s, r in self.seats.items()}
+
+        async def unregister(self, game_id, seat):
+            self.unregistered.append((game_id, seat))
+
+        async def over(self, game_id):
+            self.over_games.append(game_id)
+
+    def registration(token):
+        return Registration("https://bot.example/", "whsec_" + "A" * 44, token)
+
+    async def scenario():
+        store = Store({0: registration("rekeyed")})
+        hooks = WebhookSeats(store, Seats(), Delivery(Outbound(Allowed())), allowed=Allowed())
+        await asyncio.wait_for(hooks._follow("g1"), 5)
+        assert store.unregistered == [("g1", 0)] and store.over_games == ["g1"]
+
+        store = Store({0: registration("broken"), 1: registration("steady")})
+        hooks = WebhookSeats(store, Seats(), Delivery(Outbound(Allowed())), allowed=Allowed())
+        await asyncio.wait_for(hooks._follow("g2"), 5)
+        await asyncio.sleep(0)
+        plays = [t for t in asyncio.all_tasks() if t.get_coro().__qualname__.endswith("._play")]
+        assert plays == [], plays  # the steady seat's play ended with the broken one's
 
     asyncio.run(scenario())
