@@ -47,6 +47,9 @@ class EntrantDoc(msgspec.Struct, array_like=True):
     token_hash: bytes
     # the bot account that entered (its key), if one did (``core.league``)
     bot: str = ""
+    # the version of that bot's account its token follows (a rotation or revoke rekeys it:
+    # ``service.tournaments.rekey_entrant``; the later version wins)
+    keyed: int = 0
 
 
 class TableDoc(msgspec.Struct, array_like=True):

@@ -151,30 +151,47 @@ class TournamentService:
                 return len(doc.entrants) - 1, token
         raise busy("the tournament")
 
-    async def rekey_entrant(self, tournament_id: str, bot: str, token: str) -> None:
+    async def rekey_entrant(self, tournament_id: str, bot: str, token: str, keyed: int) -> None:
         """The bot account's entry answers to ``token`` from now on, and so do its seats at
         the tables in play: its bot token was rotated (``token`` derived from the new one)
         or revoked (a token no one holds), so the entrant token derived from the old one,
-        which every seat token it was handed is, plays none of its games any more. A
-        tournament that is over, or gone, is left as it is."""
+        which every seat token it was handed is, plays none of its games any more.
+        ``keyed``: the version of the bot's account that the token follows; an entry keyed
+        from a later one is left as it is (a rotation's rekey that comes after a revoke's
+        must not bring the rotated token back). A tournament over, or gone, is left too."""
         digest = token_hash(token)
         for _ in range(MAX_RETRIES):
             try:
                 version, doc = await self.load(tournament_id)
             except Refusal:
                 return
-            entrant = next((i for i, e in enumerate(doc.entrants) if e.bot == bot), None)
-            if entrant is None or doc.status == "finished":
+            entry = next((e for e in doc.entrants if e.bot == bot), None)
+            if entry is None or doc.status == "finished":
                 return
-            doc.entrants[entrant].token_hash = digest
+            if entry.keyed >= keyed:
+                break  # keyed by a later change already: its seats are seen to below
+            entry.token_hash, entry.keyed = digest, keyed
             if await self._save(version, doc):
                 break
         else:
             raise busy("the tournament")
-        for table in doc.rounds[-1] if doc.rounds else []:
-            if table.result is None and entrant in table.entrants and not table.seat_tokens:
-                with contextlib.suppress(Refusal):  # a table not yet made, or gone
-                    await self._rekey_seat(table.game_id, table.entrants.index(entrant), digest)
+        await self.seat_entrants(tournament_id)
+
+    async def seat_entrants(self, tournament_id: str) -> None:
+        """Each seat at the open tables of the current round answers to its entrant's token
+        as the tournament holds it now: after a rekey (its own, or one racing it: the last
+        to look sets the newest), and after a round is made (made again after a write that
+        failed, it finds the games its earlier attempt made, seated with the tokens of then)."""
+        _, doc = await self.load(tournament_id)
+        for table in doc.rounds[-1] if doc.rounds and doc.status == "running" else []:
+            if table.result is not None or table.seat_tokens:
+                continue
+            for seat, entrant in enumerate(table.entrants):
+                try:
+                    await self._rekey_seat(table.game_id, seat, doc.entrants[entrant].token_hash)
+                except Refusal as refusal:
+                    if refusal.code != "game-not-found":  # not made yet, or expired
+                        raise
 
     async def _rekey_seat(self, game_id: str, seat: int, digest: bytes) -> None:
         """The seat of a table in play answers to the token whose hash is ``digest`` from
@@ -231,6 +248,13 @@ class TournamentService:
             if not changed or await self._save(version, doc):
                 if changed and doc.status == "finished" and doc.owner and self.games.limits:
                     await self.games.limits.release(doc.owner, "tournaments", doc.id)
+                if (
+                    changed
+                    and doc.status == "running"
+                    and doc.rounds
+                    and doc.rounds[-1] is not current
+                ):
+                    await self.seat_entrants(doc.id)  # a round made: its seats as entered now
                 return doc
         raise busy("the tournament")
 

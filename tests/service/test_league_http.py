@@ -1271,3 +1271,38 @@ def test_answers_racing_for_one_challenge_make_one_game_or_none(client, league):
             assert made == {shown["game_id"]}
         else:
             assert shown["status"] == "declined" and made == set()
+
+
+def test_a_rekey_from_an_older_version_of_the_bot_brings_no_token_back(client, league_valkey):
+    """A rotation's rekey that lands after a later revoke's set the entry, and its seats, to
+    the entrant token of the rotated token: the holder of a revoked token played on. Each
+    rekey now carries the version of the bot's account it follows, and an older one changes
+    nothing; the seats at the tables in play follow the entry as the tournament holds it."""
+    names = ["Versioned A", "Versioned B"]
+    tokens = [_bot(client, name) for name in names]
+    spec = {"ruleset": DEFAULT, "entrants": 2, "deadline_s": 600}
+    tournament_id = client.post("/v1/tournaments", json=spec).json()["id"]
+    entries = []
+    for token in tokens:
+        path = f"/v1/tournaments/{tournament_id}/entrants"
+        entries.append(client.post(path, json={"name": "x"}, headers=auth(token)).json()["token"])
+    key = names[0].casefold()
+    revoked, stale = f"{tournament_id}.revoked", f"{tournament_id}.stale-rotation"
+
+    async def race() -> None:
+        store = open_store(league_valkey)
+        try:
+            tournaments = Services(store, LOADED).tournaments
+            await tournaments.rekey_entrant(tournament_id, key, revoked, keyed=9)
+            await tournaments.rekey_entrant(tournament_id, key, stale, keyed=8)  # late, older
+        finally:
+            await store.aclose()
+
+    asyncio.run(race())
+    view = client.get(f"/v1/tournaments/{tournament_id}").json()
+    (game_id,) = [t["game_id"] for t in view["rounds"][0]]
+    for token in (entries[0], stale):
+        assert client.get("/v1/me/next", headers=auth(token)).status_code == 403, token
+        turn = client.get(f"/v1/games/{game_id}/turn", headers=auth(token))
+        assert turn.status_code == 403, (token, turn.text)
+    assert client.get(f"/v1/games/{game_id}/turn", headers=auth(revoked)).status_code == 200

@@ -270,14 +270,18 @@ class BotAccounts(LeagueBase):
         task.add_done_callback(self._marks_written.discard)
 
     async def _update_bot(
-        self, key: str, change: Callable[[BotDoc], dict[str, bytes] | None]
+        self,
+        key: str,
+        change: Callable[[BotDoc], dict[str, bytes] | None],
+        written: list[int] | None = None,
     ) -> BotDoc:
         """``change`` applied to the bot's document as it is now, and written if its version
         has not moved meanwhile, else read and applied again. ``change`` checks whatever it
         needs on the document it is given, each time (a token that manages the bot, the
         bot's status): a check made on a document read before would let a request whose
         token was rotated or revoked meanwhile write after that. It returns the token hashes
-        the write moves (``old_token``, ``new_token``), read off the same document."""
+        the write moves (``old_token``, ``new_token``), read off the same document.
+        ``written``: the version written is appended to it."""
         digest: bytes | None = None
         for _ in range(MAX_RETRIES):
             found = await self.store.load_bot(key)
@@ -287,6 +291,8 @@ class BotAccounts(LeagueBase):
             tokens = change(doc) or {}
             digest = self._forget_bot(key) or digest
             if await self.store.save_bot(key, found[0], encode(doc), **tokens):
+                if written is not None:
+                    written.append(int(found[0] or 0) + 1)  # as the store numbers versions
                 self._forget_bot(key)  # a request meanwhile may have read it as it was
                 if digest is not None and doc.token_hash == digest and not tokens:
                     # known as just written: its games' next requests need not read it
@@ -314,9 +320,12 @@ class BotAccounts(LeagueBase):
             old, doc.token_hash = doc.token_hash, digest
             return {"old_token": old, "new_token": digest}
 
-        await self._update_bot(key, change)
+        written: list[int] = []
+        await self._update_bot(key, change, written)
         await self.store.drop_entrant_tokens(key)  # as the bot, its webhook leaves them
-        await self._rekey_entries(key, lambda tournament: bot_entrant_token(tournament, new))
+        await self._rekey_entries(
+            key, lambda tournament: bot_entrant_token(tournament, new), written[0]
+        )
         return new
 
     async def revoke(self, name: str, token: str | None, organizer: str | None) -> None:
@@ -328,19 +337,23 @@ class BotAccounts(LeagueBase):
             old, doc.token_hash = doc.token_hash, b""
             return {"old_token": old}
 
-        await self._update_bot(key, change)
+        written: list[int] = []
+        await self._update_bot(key, change, written)
         await self.store.leave(key)
         await self.store.drop_entrant_tokens(key)
-        await self._rekey_entries(key, new_token)  # a token no one holds
+        await self._rekey_entries(key, new_token, written[0])  # a token no one holds
 
-    async def _rekey_entries(self, key: str, entrant_token: Callable[[str], str]) -> None:
+    async def _rekey_entries(
+        self, key: str, entrant_token: Callable[[str], str], keyed: int
+    ) -> None:
         """The bot's entries in the tournaments it plays answer to ``entrant_token`` of each
         from now on: the entrant token derived from its old bot token (which its seat
         tokens are) plays no table, made before or after (``rekey_entrant``)."""
         if self.tournaments is None:
             return
         for tournament_id in await self.store.entered(key):
-            await self.tournaments.rekey_entrant(tournament_id, key, entrant_token(tournament_id))
+            token = entrant_token(tournament_id)
+            await self.tournaments.rekey_entrant(tournament_id, key, token, keyed)
 
     async def set_status(self, name: str, status: str, organizer: str) -> BotDoc:
         """Pause, ban or reinstate a bot: its organizer's alone. A bot that may not play
