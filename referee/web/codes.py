@@ -78,8 +78,8 @@ PROBLEM_CODES: dict[str, str] = {
     "bot-not-active": "the bot is paused or banned: it may not play now",
     "bot-has-no-webhook": "the bot has no webhook to call (set one with setBotWebhook)",
     "not-bot-owner": "only the bot itself (its token) or the organizer who created it may do this",
-    "bot-quota-exceeded": "a bot's quota (field names it: games_per_day, concurrent_games) is "
-    "used up: wait Retry-After seconds",
+    "bot-quota-exceeded": "a bot's quota of arena games a day (field: games_per_day) is used "
+    "up: wait Retry-After seconds",
     "challenge-not-found": "no challenge of that id (or it has expired)",
     "challenge-closed": "the challenge was answered already, or has expired",
     "challenge-pending": "the challenger has an open challenge to that bot: one at a time",

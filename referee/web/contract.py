@@ -191,8 +191,9 @@ _DESCRIPTIONS = {
     "that is not active may not play (403 bot-not-active) and leaves the arena.",
     "joinArena": "Seek rated games of one ruleset and table size until leaveArena, or until "
     "the bot stops asking nextDecision for a minute. The referee pairs bots by rating "
-    "(docs/LEAGUE.md); the games come through nextDecision. 429 bot-quota-exceeded names the "
-    "quota in field (games_per_day, concurrent_games), with Retry-After.",
+    "(docs/LEAGUE.md); the games come through nextDecision. 429 bot-quota-exceeded: the day's "
+    "arena games are used up (field games_per_day), with Retry-After; more concurrent_games "
+    "than the referee allows is 422.",
     "leaveArena": "Leave the arena's pool; games in play go on.",
     "getLeaderboard": "A ruleset's bots by mu - 3 sigma, best first, with rank, mu, sigma, "
     "games and wins/draws/losses; ?offset= and ?limit= page it (next_offset).",
