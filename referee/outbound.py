@@ -172,7 +172,8 @@ class _Host:
     def __init__(self, per_host: int) -> None:
         self.per_host = per_host
         self.calls = asyncio.Semaphore(per_host * HOST_SHARES)
-        self.shares: dict[str, asyncio.Semaphore] = {}
+        self.shares: dict[str, asyncio.Semaphore] = {}  # each caller's, while it calls
+        self.callers: dict[str, int] = {}  # each caller's calls under way or waiting
         self.active = 0  # calls under way or waiting
         self.idle: list[_Reply] = []
         self.addresses: list[str] = []
@@ -279,6 +280,7 @@ class Outbound:
         caller = host.shares.get(share)
         if caller is None:
             caller = host.shares[share] = asyncio.Semaphore(host.per_host)
+        host.callers[share] = host.callers.get(share, 0) + 1
         started = time.monotonic()
         reply: _Reply | None = None
         host.active += 1
@@ -307,8 +309,10 @@ class Outbound:
             raise Failed("no answer before the deadline") from None
         finally:
             host.active -= 1
-            if not host.active:
-                host.shares.clear()  # no call waits on one: forgotten with the calls
+            host.callers[share] -= 1
+            if not host.callers[share]:  # its last call: forgotten (a host never idle kept
+                del host.callers[share]  # one for every caller it ever had)
+                del host.shares[share]
             if reply is not None and reply.reusable and not reply.closed:
                 reply.reusable = False  # until its next answer
                 reply.idle = asyncio.get_running_loop().call_later(

@@ -82,10 +82,11 @@ def target_of(url: str) -> Target:
         raise Refused(f"port {port} may not be called: 80, 443, or 1024 and above")
     host = parts.hostname.lower()
     if literal(host) is None:
-        if _NUMERIC_LABEL.fullmatch(host.rstrip(".").rsplit(".", 1)[-1]):
-            raise Refused(f"{host} is not an IPv4 address written as four decimal numbers")
-        if not _is_host_name(host):
+        looked_up = _looked_up(host)  # as a resolver gets it: １２７。０。０。１ is 127.0.0.1
+        if looked_up is None or (looked_up != host and literal(looked_up) is not None):
             raise Refused(f"{host!r} is not a host name")
+        if _NUMERIC_LABEL.fullmatch(looked_up.rstrip(".").rsplit(".", 1)[-1]):
+            raise Refused(f"{host} is not an IPv4 address written as four decimal numbers")
     return Target(parts.scheme, host, port, path)
 
 
@@ -94,16 +95,18 @@ def target_of(url: str) -> Target:
 _LABEL = re.compile(r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?")
 
 
-def _is_host_name(host: str) -> bool:
-    """Whether ``host`` is a name a resolver would look up as it is: IDNA-encodable, each
-    label as ``_LABEL`` says, 253 characters at most (a space, a control character, a
-    percent sign or a right-to-left mark is none)."""
+def _looked_up(host: str) -> str | None:
+    """The name a resolver looks ``host`` up as (IDNA: full-width digits and ideographic
+    dots become ASCII ones), if it is one: each label as ``_LABEL`` says, 253 characters at
+    most (a space, a control character, a percent sign or a right-to-left mark is none)."""
     try:
         name = host.encode("idna").decode("ascii")
     except UnicodeError:
-        return False
-    name = name[:-1] if name.endswith(".") else name
-    return 0 < len(name) <= 253 and all(_LABEL.fullmatch(label) for label in name.split("."))
+        return None
+    bare = name[:-1] if name.endswith(".") else name
+    if 0 < len(bare) <= 253 and all(_LABEL.fullmatch(label) for label in bare.split(".")):
+        return name
+    return None
 
 
 #: a host whose last label is a number is an IPv4 address to a resolver (WHATWG's URL

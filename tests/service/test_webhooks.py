@@ -136,6 +136,10 @@ def test_creation_refuses_what_the_guard_refuses(http):
         "http://\u202eexample.org/",
         "http://example.org%09:8080/",
         "http://-example.org/",
+        # IPv4 in full-width digits or ideographic dots: 127.0.0.1 once IDNA maps them
+        "http://\uff11\uff12\uff17.\uff10.\uff10.\uff11/",
+        "http://127\u30020\u30020\u30021/",
+        "http://\uff10\uff58\uff17\uff46.\uff11/",
     ):
         reply = http.post(
             "/v1/games",
@@ -655,6 +659,8 @@ def test_one_callers_slow_calls_hold_no_slot_of_another_caller_on_the_same_host(
             assert state["open"] == 2 * HOST_SHARES  # the host's bound in all
             held.set()
             assert all(a.status == 200 for a in await asyncio.gather(*slow, *others))
+            # each caller's bound is forgotten with its last call, the host busy or not
+            assert not any(h.shares or h.callers for h in outbound._hosts.values())
         finally:
             await outbound.aclose()
             server.close()
