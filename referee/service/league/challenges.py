@@ -99,7 +99,6 @@ class Challenges(Arena):
                 raise Refusal("challenge-closed", f"the challenge is {status}")
             if accept:
                 _, challenger = await self.bot_of_key(challenge.challenger)
-                _, opponent = await self.bot_of_key(key)
                 if challenger.status != "active":
                     raise Refusal("bot-not-active", "the challenger may not play now")
                 # the answer is written first, naming the game it makes: of answers that
@@ -115,34 +114,54 @@ class Challenges(Arena):
                 continue
             if accept:
                 try:
-                    await self._start(
-                        challenge.ruleset,
-                        challenge.options,
-                        [challenge.challenger, key],
-                        [challenger.name, opponent.name],
-                        challenge.deadline_s,
-                        rated=challenge.rated,
-                        kind="challenge",
-                        game_id=challenge.game_id,
-                    )
-                except BaseException:
-                    await self._reopen(challenge.id, challenge.game_id, key)
+                    await self._start_accepted(challenge, key)
+                except Refusal:
+                    await self._reopen(challenge, key)
                     raise
             await self.store.out_of_inbox(key, challenge.id)
             await self.store.answered(challenge.challenger, key, challenge.id)
             return await self._shown(challenge)
         raise busy("the challenge")
 
-    async def _reopen(self, challenge_id: str, game_id: str | None, key: str) -> None:
-        """An accepted challenge whose game could not be made is open again (if it is still
-        the answer that named ``game_id``), so that it may be answered anew."""
+    async def _start_accepted(self, challenge: ChallengeDoc, key: str) -> None:
+        """The game an accepted challenge names, made (again: ``games.create`` under a
+        given id finds one an earlier attempt made)."""
+        _, challenger = await self.bot_of_key(challenge.challenger)
+        _, opponent = await self.bot_of_key(key)
+        await self._start(
+            challenge.ruleset,
+            challenge.options,
+            [challenge.challenger, key],
+            [challenger.name, opponent.name],
+            challenge.deadline_s,
+            rated=challenge.rated,
+            kind="challenge",
+            game_id=challenge.game_id,
+        )
+
+    async def _game_made(self, challenge: ChallengeDoc) -> bool:
+        """Whether the game an accepted challenge names exists."""
+        try:
+            await self.games.load(challenge.game_id or "")
+        except Refusal:
+            return False
+        return True
+
+    async def _reopen(self, accepted: ChallengeDoc, key: str) -> None:
+        """An accepted challenge whose game the rules refused to make is open again (if it
+        is still the answer that named that game, and the game was not made after all), so
+        that it may be answered anew. A store that fails meanwhile leaves it accepted with
+        no game (docs/LEAGUE.md)."""
         with contextlib.suppress(Exception):
-            version, challenge = await self._load_challenge(challenge_id)
-            if challenge.status == "accepted" and challenge.game_id == game_id:
-                challenge.status, challenge.game_id = "open", None
-                await self.store.save_challenge(
-                    challenge_id, version, encode(challenge), 86400, key, challenge.expires
-                )
+            version, challenge = await self._load_challenge(accepted.id)
+            if challenge.status != "accepted" or challenge.game_id != accepted.game_id:
+                return
+            if await self._game_made(challenge):
+                return
+            challenge.status, challenge.game_id = "open", None
+            await self.store.save_challenge(
+                challenge.id, version, encode(challenge), 86400, key, challenge.expires
+            )
 
     async def bot_of_key(self, key: str) -> tuple[str, BotDoc]:
         found = await self.store.load_bot(key)
