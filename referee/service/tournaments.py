@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import secrets
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..core.documents import check_invite, check_name, invite_hash, new_token, token_hash
@@ -54,6 +55,9 @@ class TournamentService:
         #: told each round's games of a rated tournament before they are created (the
         #: league rates them: ``LeagueService.rate_tournament_games``)
         self.on_rated_round: Any = None
+        #: whether a name is a bot account's (the league's ``is_bot_name``): an entrant that
+        #: is no bot account may not take it, nor keep the bot out of a tournament with it
+        self.bot_name: Callable[[str], Awaitable[bool]] | None = None
 
     async def load(self, tournament_id: str) -> tuple[str, TournamentDoc]:
         found = await self.store.load(tournament_id)
@@ -133,6 +137,12 @@ class TournamentService:
                 )
             if bot is not None and any(e.bot == bot[0] for e in doc.entrants):
                 raise Refusal("bot-already-entered", "the bot has entered this tournament")
+            if bot is None and self.bot_name is not None and await self.bot_name(name):
+                raise Refusal(
+                    "bot-name-taken",
+                    f"{name!r} is a bot account's name: only that bot enters under it",
+                    field="name",
+                )
             if any(e.name.casefold() == name.casefold() for e in doc.entrants):
                 # standings, tables and pages show names: two alike would be told apart by
                 # none (one could pass for the other)

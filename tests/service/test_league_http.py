@@ -1306,3 +1306,18 @@ def test_a_rekey_from_an_older_version_of_the_bot_brings_no_token_back(client, l
         turn = client.get(f"/v1/games/{game_id}/turn", headers=auth(token))
         assert turn.status_code == 403, (token, turn.text)
     assert client.get(f"/v1/games/{game_id}/turn", headers=auth(revoked)).status_code == 200
+
+
+def test_an_entrant_that_is_no_bot_account_may_not_take_a_bots_name(client):
+    """Entrant names are unique in a tournament, and a bot account enters under its own
+    name: an anonymous entrant who registered "squatted bot" first kept the bot out. A
+    bot account's name is now the bot's alone (409 bot-name-taken naming the field)."""
+    token = _bot(client, "Squatted Bot")
+    made = client.post("/v1/tournaments", json={"ruleset": DEFAULT, "entrants": 3}).json()
+    path = f"/v1/tournaments/{made['id']}/entrants"
+    squat = client.post(path, json={"name": "squatted bot"})
+    assert squat.status_code == 409, squat.text
+    assert squat.json()["code"] == "bot-name-taken" and squat.json()["field"] == "name"
+    entered = client.post(path, json={"name": "x"}, headers=auth(token))
+    assert entered.status_code == 201 and entered.json()["name"] == "Squatted Bot"
+    assert client.post(path, json={"name": "someone else"}).status_code == 201

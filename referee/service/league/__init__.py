@@ -43,6 +43,7 @@ class LeagueService(NextDecisions):
         self.tournaments = tournaments
         if tournaments is not None:
             tournaments.on_rated_round = self.rate_tournament_games
+            tournaments.bot_name = self.is_bot_name
         self.settings = settings or LeagueSettings()
         self.holder = secrets.token_hex(8)  # this process's mark on the matchmaker's lock
         self.waiting = 0  # bots the matchmaker last found in the arena's pool

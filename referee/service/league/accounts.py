@@ -158,6 +158,10 @@ class BotAccounts(LeagueBase):
                 log.warning("bot %s paused: its webhook failed %s calls in a row", doc.name, streak)
                 await self.store.leave(key)
 
+    async def is_bot_name(self, name: str) -> bool:
+        """Whether a bot account has ``name`` (as bot names are compared: casefolded)."""
+        return await self.store.load_bot(bot_key(name)) is not None
+
     async def load_bot(self, name: str) -> tuple[str, str, BotDoc]:
         """The bot's key, version and document; any name that is none is not found."""
         try:
