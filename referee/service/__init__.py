@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..games import warm_caches
 from ..outbound import Allowed, Outbound
 from ..settings import Settings
-from ..store import AVAILABILITY, STORE_BUSY, STORE_UNAVAILABLE, Store, open_store
+from ..store import AVAILABILITY, STORE_BUSY, STORE_UNAVAILABLE, Store, event_order, open_store
 from . import wakes
 from .delivery import Delivery
 from .games import GameService
@@ -43,6 +43,7 @@ __all__ = [
     "Services",
     "TournamentService",
     "WebhookSeats",
+    "event_order",
 ]
 
 

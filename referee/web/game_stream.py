@@ -17,7 +17,7 @@ from litestar.response.sse import ServerSentEventMessage
 
 from ..core.game import HIDDEN_STEP
 from ..core.refusals import Refusal
-from ..service import AVAILABILITY, STORE_UNAVAILABLE
+from ..service import AVAILABILITY, STORE_UNAVAILABLE, event_order
 from .access import client_address
 from .params import services_of, trusted_of
 from .problems import check_id
@@ -49,12 +49,6 @@ def _event_id(value: str) -> str:
     return value
 
 
-def _order(event_id: str) -> tuple[int, int]:
-    """An event id (checked by ``_event_id``, or the store's) as the stream orders it."""
-    ms, _, seq = event_id.partition("-")
-    return int(ms), int(seq or 0)
-
-
 async def game_events(
     request: Request[Any, Any, Any], state: State, game_id: str
 ) -> ServerSentEvent:
@@ -64,7 +58,7 @@ async def game_events(
     games = services_of(state).games
     game = await games.current(game_id)  # 404 for an unknown game (and read just now)
     await games.check_unsealed(game)  # 409 while its dice are dealt elsewhere
-    if _order(last_id) > _order(game.last_event_id):
+    if event_order(last_id) > event_order(game.last_event_id):
         # after the newest event: no id the stream sent, and the stream would tell nothing
         # until its events caught up with it
         raise Refusal(
