@@ -344,10 +344,7 @@ class Outbound:
 def _request(target: Target, body: bytes, headers: dict[str, str]) -> bytes:
     """A POST's bytes, head and body: the URL's host in ``Host`` (its port if not the
     scheme's), a JSON body, no credentials but what ``headers`` holds."""
-    try:
-        name = target.host.encode("idna").decode("ascii")
-    except UnicodeError:
-        raise Refused(f"{target.host} is not a host name") from None
+    name = target.name  # ASCII, as ``target_of`` found it (IDNA encoded once, there)
     if ":" in name:
         name = f"[{name}]"
     if target.port != (443 if target.scheme == "https" else 80):

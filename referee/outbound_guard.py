@@ -52,6 +52,7 @@ class Target:
     host: str  # as the URL names it: a name, or an address literal without brackets
     port: int
     path: str  # with its query
+    name: str  # the host as it is looked up and sent in ``Host``: ASCII (IDNA), or the literal
 
     @property
     def origin(self) -> str:
@@ -80,14 +81,15 @@ def target_of(url: str) -> Target:
     port = default if port is None else port
     if port < 1024 and port not in (80, 443):
         raise Refused(f"port {port} may not be called: 80, 443, or 1024 and above")
-    host = parts.hostname.lower()
+    host = looked_up = parts.hostname.lower()
     if literal(host) is None:
-        looked_up = _looked_up(host)  # as a resolver gets it: １２７。０。０。１ is 127.0.0.1
-        if looked_up is None or (looked_up != host and literal(looked_up) is not None):
+        found = _looked_up(host)  # as a resolver gets it: １２７。０。０。１ is 127.0.0.1
+        if found is None or (found != host and literal(found) is not None):
             raise Refused(f"{host!r} is not a host name")
-        if _NUMERIC_LABEL.fullmatch(looked_up.rstrip(".").rsplit(".", 1)[-1]):
+        if _NUMERIC_LABEL.fullmatch(found.rstrip(".").rsplit(".", 1)[-1]):
             raise Refused(f"{host} is not an IPv4 address written as four decimal numbers")
-    return Target(parts.scheme, host, port, path)
+        looked_up = found
+    return Target(parts.scheme, host, port, path, looked_up)
 
 
 #: a label of a host name as it is looked up (after IDNA): letters, digits, hyphens (and
