@@ -228,7 +228,7 @@ class TournamentService:
             version, doc = await self.load(tournament_id)
             if doc.status != "running":
                 return doc
-            changed = False
+            changed = made = False
             current = doc.rounds[-1] if doc.rounds else []
             open_tables = [table for table in current if table.result is None]
             games = await asyncio.gather(*(self.games.current(t.game_id) for t in open_tables))
@@ -250,6 +250,7 @@ class TournamentService:
                         doc.status = "finished"
                     else:
                         doc.rounds.append(await self.create_round(doc, round_, tables))
+                        made = True
                     changed = True
                 elif not changed or await self._save(version, doc):
                     return doc  # another request is creating the round
@@ -258,13 +259,8 @@ class TournamentService:
             if not changed or await self._save(version, doc):
                 if changed and doc.status == "finished" and doc.owner and self.games.limits:
                     await self.games.limits.release(doc.owner, "tournaments", doc.id)
-                if (
-                    changed
-                    and doc.status == "running"
-                    and doc.rounds
-                    and doc.rounds[-1] is not current
-                ):
-                    await self.seat_entrants(doc.id)  # a round made: its seats as entered now
+                if made:  # its seats as the entrants' tokens are now (``seat_entrants``)
+                    await self.seat_entrants(doc.id)
                 return doc
         raise busy("the tournament")
 

@@ -114,7 +114,7 @@ class Challenges(Arena):
                 continue
             if accept:
                 try:
-                    await self._start_accepted(challenge, key)
+                    await self._start_accepted(challenge, key, challenger)
                 except Refusal:
                     await self._reopen(challenge, key)
                     raise
@@ -123,10 +123,8 @@ class Challenges(Arena):
             return await self._shown(challenge)
         raise busy("the challenge")
 
-    async def _start_accepted(self, challenge: ChallengeDoc, key: str) -> None:
-        """The game an accepted challenge names, made (again: ``games.create`` under a
-        given id finds one an earlier attempt made)."""
-        _, challenger = await self.bot_of_key(challenge.challenger)
+    async def _start_accepted(self, challenge: ChallengeDoc, key: str, challenger: BotDoc) -> None:
+        """The game an accepted challenge names (``challenger``'s account as just read)."""
         _, opponent = await self.bot_of_key(key)
         await self._start(
             challenge.ruleset,
