@@ -86,7 +86,10 @@ class PublicHttp(BoundedHttp):
     One timer per connection, not per request: every ``header_timeout_s`` it looks at the
     request in progress, and closes a connection that began no request since the last look
     while none was being answered (idle connections close sooner, at the keep-alive
-    timeout). A request's headers thus get between one and two periods.
+    timeout). A request's headers thus get between one and two periods. The same look is
+    the write deadline: a connection whose answers wait for its client to read them (writing
+    paused, or closed with bytes unsent) at two looks in a row, with nothing taken between,
+    is aborted.
     """
 
     header_timeout_s = _SETTINGS.header_timeout_s
@@ -99,6 +102,8 @@ class PublicHttp(BoundedHttp):
     cycle: RequestResponseCycle | _HotCycle  # type: ignore[assignment]
     #: the connection's one timer for the keep-alive timeout (``_idle_since``)
     _idle_timer: asyncio.TimerHandle | None = None
+    #: the last look found its answers waiting for the client to read them (``_look_again``)
+    _stalled = False
 
     # a TCP connection's transport is an asyncio.Transport, as uvicorn's own protocol says
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -131,7 +136,16 @@ class PublicHttp(BoundedHttp):
 
     def _look_again(self) -> None:
         cycle = self.cycle
-        if self.transport.is_closing():
+        transport = self.transport
+        if self.flow.write_paused or (transport.is_closing() and transport.get_write_buffer_size()):
+            if self._stalled:  # at the last look too, and nothing taken since
+                transport.abort()  # the write deadline: its answers are no one's now
+                return
+            self._stalled = True
+            self._look = self.loop.call_later(self.header_timeout_s, self._look_again)
+            return
+        self._stalled = False
+        if transport.is_closing():
             return
         if (
             cycle is self._seen
@@ -142,6 +156,28 @@ class PublicHttp(BoundedHttp):
             return
         self._seen = cycle
         self._look = self.loop.call_later(self.header_timeout_s, self._look_again)
+
+    def resume_writing(self) -> None:
+        """The client took enough of its answers for writing to go on: not stalled."""
+        self._stalled = False
+        super().resume_writing()
+
+    # uvicorn says None (the transport closes); asyncio lets a protocol say True
+    def eof_received(self) -> bool | None:  # type: ignore[override]
+        """The client half-closed (HTTP/1.1 lets it go on reading): the requests it sent
+        whole are answered, and the connection closes after the last. asyncio's default closed it at once: a move was played and its answer
+        lost. A request cut short by the close is nobody's: the connection closes now."""
+        cycle = self.cycle
+        if (
+            cycle is None
+            or self._body_due
+            or self._heading
+            or (cycle.response_complete and not self.pipeline)
+            or self.transport.is_closing()
+        ):
+            return None  # nothing whole left to answer: closed
+        cycle.keep_alive = False  # the last request parsed (queued ones come before it)
+        return True
 
     # -- the keep-alive timeout: one timer a connection ------------------------------------
 
