@@ -165,8 +165,9 @@ class PublicHttp(BoundedHttp):
     # uvicorn says None (the transport closes); asyncio lets a protocol say True
     def eof_received(self) -> bool | None:  # type: ignore[override]
         """The client half-closed (HTTP/1.1 lets it go on reading): the requests it sent
-        whole are answered, and the connection closes after the last. asyncio's default closed it at once: a move was played and its answer
-        lost. A request cut short by the close is nobody's: the connection closes now."""
+        whole are answered, and the connection closes after the last. asyncio's default
+        closed it at once: a move was played and its answer lost. A request cut short by the
+        close is nobody's: the connection closes now."""
         cycle = self.cycle
         if (
             cycle is None
