@@ -49,6 +49,7 @@ from .edge_refusals import (
     head_bytes_refusal,
     limit,
     malformed,
+    target_refusal,
     url_refusal,
 )
 from .problems import PROBLEM, problem_body, status_of
@@ -274,6 +275,11 @@ class BoundedHttp(HttpToolsProtocol):
             self._stop(PIPELINE_TOO_DEEP)
         if self.parser.get_http_version() == "1.1" and not has_host(self.headers):
             self._stop(NO_HOST)
+        url = self.url
+        if b"%" in url or b"&" in url:
+            refusal = target_refusal(url)
+            if refusal is not None:
+                self._stop(refusal)
         upgrade: bool = self.parser.should_upgrade()
         if upgrade and self.parser.get_method() == b"CONNECT":  # llhttp: always an upgrade
             self._stop(NOT_A_PROXY)

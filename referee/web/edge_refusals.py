@@ -6,6 +6,7 @@ without ``Host``, requests pipelined past the queue). No I/O: values and functio
 from __future__ import annotations
 
 import math
+from urllib.parse import unquote_plus
 
 from ..core.refusals import Refusal
 
@@ -22,6 +23,7 @@ __all__ = [
     "head_bytes_refusal",
     "limit",
     "malformed",
+    "target_refusal",
     "url_refusal",
 ]
 
@@ -53,6 +55,35 @@ def has_host(headers: list[tuple[bytes, bytes]]) -> bool:
     if headers and headers[0][0] == b"host":  # where clients put it: no generator made
         return True
     return any(name == b"host" for name, _ in headers)
+
+
+def target_refusal(url: bytes) -> Refusal | None:
+    """Why a request target that names one thing to a proxy and another here is refused:
+    an encoded ``/`` in its path (``/v1/games/%2F`` was routed as ``/v1/games/``, the
+    listing), or a query parameter given twice (the last one was taken, where a proxy or
+    a cache may take the first). No parameter of the API is a list. Called only for a
+    target holding a ``%`` or an ``&``."""
+    path, _, query = url.partition(b"?")
+    if b"%2f" in path.lower():
+        return Refusal(
+            "invalid-request",
+            "an encoded '/' (%2F) in the path names nothing the referee serves",
+            field="path",
+        )
+    if b"&" not in query:
+        return None
+    seen: set[str] = set()
+    for pair in query.split(b"&"):
+        name = pair.partition(b"=")[0].decode("latin-1")
+        if "%" in name or "+" in name:
+            name = unquote_plus(name)
+        if name in seen:
+            return Refusal(
+                "invalid-request", f"the query parameter {name!r} is given twice", field=name
+            )
+        if name:
+            seen.add(name)
+    return None
 
 
 def limit(value: float) -> float:
