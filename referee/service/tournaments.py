@@ -65,6 +65,25 @@ class TournamentService:
             raise not_found("tournament", tournament_id)
         return found[0], decode_tournament(found[1])
 
+    async def _load_for_entrant(self, tournament_id: str) -> tuple[str, TournamentDoc]:
+        """``load``, for an entrant token naming ``tournament_id``: a game's seat token names
+        its game there instead, and is told where it plays (it was answered "there is no
+        tournament", the game's id for a tournament's)."""
+        try:
+            return await self.load(tournament_id)
+        except Refusal as refusal:
+            if refusal.code != "tournament-not-found":
+                raise
+            try:
+                await self.games.load(tournament_id, reading=True)
+            except Refusal:
+                raise refusal from None
+            raise Refusal(
+                "forbidden",
+                "a seat token plays its own game (GET /v1/games/{id}/turn); this route "
+                "takes a bot's or a tournament entrant's token",
+            ) from None
+
     async def _save(self, version: str, doc: TournamentDoc) -> bool:
         blob = encode_tournament(doc)
         return await self.store.save(doc.id, version, blob, self.games.ttl_of(doc.status))
@@ -309,7 +328,7 @@ class TournamentService:
         """Refused unless ``token`` is an entrant's of its tournament (``next_decision``'s
         refusal, before a decision is made on its word)."""
         tournament_id, token = _tournament_of(token)
-        _, doc = await self.load(tournament_id)
+        _, doc = await self._load_for_entrant(tournament_id)
         entrant_of(doc, token)
 
     async def next_decision(self, token: str | None, wait_s: float) -> dict[str, Any]:
@@ -317,10 +336,12 @@ class TournamentService:
         tournament_id, token = _tournament_of(token)
         stop = time.monotonic() + wait_s
         pause = 0.05
+        load = self._load_for_entrant
         while True:
             # only the entrant's own tables are read while it plays; the whole round is
             # looked at (advance) when none of them is in play
-            _, doc = await self.load(tournament_id)
+            _, doc = await load(tournament_id)
+            load = self.load
             entrant = entrant_of(doc, token)
             found = await self._own_tables(doc, entrant, token)
             if isinstance(found, dict):

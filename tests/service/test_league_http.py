@@ -729,8 +729,9 @@ def test_a_bot_has_one_open_challenge_to_another_at_a_time(client):
 
 
 def test_a_game_seat_token_is_refused_by_decide_next_before_its_decision_is_made(client):
-    """decideNext takes a bot's or an entrant's token; a game's own seat token was refused
-    (404 tournament-not-found) after its decision had been made."""
+    """decideNext and nextDecision take a bot's or an entrant's token; a game's own seat token
+    was refused (404 tournament-not-found) after its decision had been made, and told "there
+    is no tournament" naming its game: now 403 ``forbidden``, saying where a seat plays."""
     body = {"ruleset": DEFAULT, "seats": [{"name": "a"}, {"name": "b"}], "deadline_s": 0}
     game = client.post("/v1/games", json=body).json()
     token = game["seats"][0]["token"]
@@ -739,7 +740,14 @@ def test_a_game_seat_token_is_refused_by_decide_next_before_its_decision_is_made
     for wait in ({}, {"wait": 0}):  # the hot route, and the handler
         path = f"/v1/me/games/{game['id']}/moves"
         refused = client.post(path, params=wait, json=move, headers=auth(token))
-        assert refused.status_code in (403, 404), refused.text
+        assert refused.status_code == 403, refused.text
+        assert "seat token" in refused.json()["detail"]
+        told = client.get("/v1/me/next", params=wait, headers=auth(token))
+        assert told.status_code == 403 and told.json()["code"] == "forbidden", told.text
+        assert "/v1/games/{id}/turn" in told.json()["detail"]
+    for unknown in (f"{'0' * 16}.x", "nothing.x"):  # an id that is no game: as before
+        missing = client.get("/v1/me/next", headers=auth(unknown))
+        assert missing.status_code == 404, missing.text
     after = client.get(f"/v1/games/{game['id']}/turn", headers=auth(token)).json()
     assert after["seq"] == turn["seq"] and after["status"] == "your_turn"
 
