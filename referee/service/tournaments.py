@@ -217,22 +217,12 @@ class TournamentService:
                 continue
             for seat, entrant in enumerate(table.entrants):
                 try:
-                    await self._rekey_seat(table.game_id, seat, doc.entrants[entrant].token_hash)
+                    await self.games.rekey_seat(
+                        table.game_id, seat, doc.entrants[entrant].token_hash
+                    )
                 except Refusal as refusal:
                     if refusal.code != "game-not-found":  # not made yet, or expired
                         raise
-
-    async def _rekey_seat(self, game_id: str, seat: int, digest: bytes) -> None:
-        """The seat of a table in play answers to the token whose hash is ``digest`` from
-        now on, its old token to nothing (a finished game is left as it is)."""
-        for _ in range(MAX_RETRIES):
-            game = await self.games.load(game_id)
-            if game.doc.status == "finished" or game.doc.seats[seat].token_hash == digest:
-                return
-            game.rekey_seat(seat, digest)
-            if await self.games.write(game):
-                return
-        raise busy()
 
     # -- advancing -----------------------------------------------------------------------------
 

@@ -104,6 +104,7 @@ class LeagueStore(ChallengeStore):
         self._seekers = script(scripts.SEEKERS)
         self._seen = script(scripts.SEEN)
         self._lock = script(scripts.LOCK)
+        self._swap = script(scripts.SWAP)
 
     # -- bots ----------------------------------------------------------------------------------
 
@@ -228,6 +229,11 @@ class LeagueStore(ChallengeStore):
     async def league_game(self, game_id: str) -> bytes | None:
         async with self.patience.bounded():
             return cast("bytes | None", await self.shared.execute("HGET", self.GAMES, game_id))
+
+    async def swap_league_game(self, game_id: str, was: bytes, blob: bytes) -> bool:
+        """The game's record is ``blob`` now, if it was still ``was`` (and not settled)."""
+        async with self.patience.bounded():
+            return bool(await self._swap(keys=[self.GAMES], args=[game_id, was, blob]))
 
     async def add_game(self, game_id: str, blob: bytes, keys: list[str]) -> None:
         """A challenge's game: listed for settling and among its bots' games in play."""

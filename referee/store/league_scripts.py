@@ -1,7 +1,7 @@
 """The league's Lua scripts (``store.league`` runs them): each touches the keys of one slot,
 ``{league}``, so that a Redis Cluster runs it on one primary."""
 
-__all__ = ["LOCK", "LOOKOUT", "POOL", "SAVE", "SEEKERS", "SEEN", "SETTLE", "TAKE"]
+__all__ = ["LOCK", "LOOKOUT", "POOL", "SAVE", "SEEKERS", "SEEN", "SETTLE", "SWAP", "TAKE"]
 
 # Save a versioned document (ARGV[1] the version read, "" to create); with ARGV[5]/[6], drop
 # a token's key (KEYS[2]) and set another's (KEYS[3]) to name ARGV[4].
@@ -140,4 +140,12 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
   return 1
 end
 return 0
+"""
+
+# a league game's record (field ARGV[1] of KEYS[1]) replaced by ARGV[3] if it is still ARGV[2]:
+# a record gone (settled) is not written back
+SWAP = """
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+return 1
 """

@@ -1234,6 +1234,67 @@ def test_a_rotated_or_revoked_bot_token_plays_none_of_its_tournaments_tables_any
     assert waits["status"] == "your_turn" and move(other, waits).status_code in (401, 403)
 
 
+def test_a_rotated_or_revoked_bot_token_leaves_no_seat_token_of_its_league_games_working(
+    client, league_valkey
+):
+    """``/v1/me/next`` hands a league game's seat token to whoever holds the bot's token, and
+    that seat token went on playing the game after the bot's token was rotated or revoked
+    (the reason for either: someone else may hold it). Now the seats the bot holds in its
+    arena and challenge games in play answer to new tokens, which the new bot token finds;
+    another replica that remembers the game's record from before finds them too."""
+    names = ["Seat Rekey A", "Seat Rekey B"]
+    tokens = [_bot(client, name) for name in names]
+    offer = {"opponent": names[1], "ruleset": DEFAULT, "deadline_s": 600, "rated": False}
+    challenge = client.post("/v1/challenges", json=offer, headers=auth(tokens[0])).json()
+    accepted = client.post(f"/v1/challenges/{challenge['id']}/accept", headers=auth(tokens[1]))
+    assert accepted.status_code == 200, accepted.text
+
+    def step_of(http: httpx.Client, token: str) -> dict:
+        step = http.get("/v1/me/next", headers=auth(token)).json()
+        assert step["status"] == "your_turn", step
+        return step
+
+    def move_body(step: dict) -> dict:
+        return {"seq": step["turn"]["seq"], "move": step["turn"]["legal_moves"][0]}
+
+    with (
+        ThreadServer(league_valkey) as one,
+        ThreadServer(league_valkey) as two,
+        httpx.Client(base_url=one.url) as deciding,
+        httpx.Client(base_url=two.url) as asking,
+    ):
+        stolen = step_of(deciding, tokens[0])  # each replica remembers the record now
+        assert step_of(asking, tokens[0]) == stolen
+        game = f"/v1/games/{stolen['game_id']}"
+        rotated = client.post(f"/v1/bots/{names[0]}/token", headers=auth(tokens[0]))
+        assert rotated.status_code == 200, rotated.text
+        new = rotated.json()["token"]
+        for http in (client, deciding):
+            old_seat = http.get(game + "/turn", headers=auth(stolen["seat_token"]))
+            assert old_seat.status_code == 403, old_seat.text
+            played = http.post(
+                game + "/moves", json=move_body(stolen), headers=auth(stolen["seat_token"])
+            )
+            assert played.status_code == 403, played.text
+        fresh = step_of(asking, new)  # the record it remembers is read again
+        assert fresh["game_id"] == stolen["game_id"]
+        assert fresh["seat_token"] != stolen["seat_token"]
+        assert asking.get(game + "/turn", headers=auth(fresh["seat_token"])).status_code == 200
+        path = f"/v1/me/games/{stolen['game_id']}/moves"  # decided once, on the record read again
+        decided = deciding.post(path, json=move_body(stolen), headers=auth(new))
+        assert decided.status_code == 200, decided.text
+
+    # revoked: the seat token the bot's next decision had handed out plays no more
+    handed = step_of(client, tokens[1])
+    revoked = client.post(f"/v1/bots/{names[1]}/revoke", headers=auth(tokens[1]))
+    assert revoked.status_code == 204, revoked.text
+    seat = auth(handed["seat_token"])
+    refused = client.post(game + "/moves", json=move_body(handed), headers=seat)
+    assert refused.status_code == 403, refused.text
+    turn = client.get(game + "/turn", headers=auth(fresh["seat_token"])).json()
+    assert turn["status"] == "waiting", turn  # on B, whose old seat token played nothing
+
+
 def test_answers_racing_for_one_challenge_make_one_game_or_none(client, league):
     """20 accepts of one challenge at once: one was accepted, 19 refused with 409, and each
     of them had made a game first, left running with no one holding its seats. With 3
