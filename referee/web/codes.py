@@ -21,6 +21,8 @@ PROBLEM_CODES: dict[str, str] = {
     "(field names it)",
     "body-too-large": "the body is larger than the referee accepts",
     "body-timeout": "the body did not arrive within REFEREE_BODY_TIMEOUT_S of the headers",
+    "unsupported-media-type": "a body is sent as JSON (Content-Type: application/json), "
+    "whatever the route; the connection is closed",
     "headers-too-large": "a header field, the number of fields or the headers in all are "
     "over the referee's limits (detail names it); the connection is closed",
     "uri-too-long": "the request target is longer than a header line may be",

@@ -1,5 +1,5 @@
 """What every operation of the contract may be answered at the HTTP edge, whatever it does
-(``EDGE_STATUSES``: the parser's 400, 408, 413, 414, 429, 431, 503), who may call it
+(``EDGE_STATUSES``: the parser's 400, 408, 413, 414, 415, 429, 431, 503), who may call it
 (``security``), and the headers its answers carry (``RESPONSE_HEADERS``): stated once, for
 every operation (``state_edge``)."""
 
@@ -59,6 +59,8 @@ EDGE_STATUSES = {
     408: "Request Timeout: the request's body did not arrive within REFEREE_BODY_TIMEOUT_S "
     "of its headers: the connection is closed",
     413: "Body too large: past REFEREE_MAX_BODY_BYTES",
+    415: "Unsupported media type: a body is sent as JSON (Content-Type: application/json): "
+    "the connection is closed",
     429: "Too many requests (rate-limited, too-many-waiting, quota-exceeded): wait "
     "Retry-After seconds",
     414: "URI too long: the request line is longer than a header line may be "

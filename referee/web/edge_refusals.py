@@ -13,6 +13,7 @@ from ..core.refusals import Refusal
 __all__ = [
     "MAX_PIPELINED",
     "NOT_A_PROXY",
+    "NOT_JSON",
     "NO_HOST",
     "PIPELINE_TOO_DEEP",
     "TRAILER",
@@ -21,6 +22,7 @@ __all__ = [
     "fields_refusal",
     "has_host",
     "head_bytes_refusal",
+    "is_json",
     "limit",
     "malformed",
     "target_refusal",
@@ -49,6 +51,27 @@ TRAILER = Refusal(
 )
 #: RFC 9112 3.2: an HTTP/1.1 request without Host is answered 400
 NO_HOST = Refusal("invalid-request", "an HTTP/1.1 request names its Host", field="host")
+
+
+#: a body sent as anything but JSON: every body the referee reads is JSON, and one declared as
+#: a form or as text is what a page of another site can make a visitor's browser send without
+#: asking (a CORS "simple request"), games, bots and entries made on the visitor's address
+NOT_JSON = Refusal(
+    "unsupported-media-type",
+    "a body is sent as JSON: Content-Type: application/json (or a +json type)",
+    field="content-type",
+)
+
+
+def is_json(headers: list[tuple[bytes, bytes]]) -> bool:
+    """Whether the request's Content-Type is JSON's (``application/json``, ``…+json``)."""
+    for name, value in headers:
+        if name == b"content-type":
+            media = value.partition(b";")[0].strip().lower()
+            return media == b"application/json" or (
+                media.startswith(b"application/") and media.endswith(b"+json")
+            )
+    return False
 
 
 def has_host(headers: list[tuple[bytes, bytes]]) -> bool:

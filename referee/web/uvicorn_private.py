@@ -73,6 +73,8 @@ PROTOCOL_METHODS = {
     "on_body": ("body",),
     "on_message_complete": (),
     "on_response_complete": (),
+    "eof_received": (),
+    "resume_writing": (),
     "shutdown": (),
     "handle_websocket_upgrade": (),
     "send_400_response": ("msg",),

@@ -22,7 +22,7 @@ def _post(game: dict, head: str, body: bytes) -> bytes:
     token = game["seats"][0]["token"]
     return (
         f"POST /v1/games/{game['id']}/moves HTTP/1.1\r\nHost: referee\r\n"
-        f"Authorization: Bearer {token}\r\n{head}\r\n"
+        f"Authorization: Bearer {token}\r\nContent-Type: application/json\r\n{head}\r\n"
     ).encode() + body
 
 

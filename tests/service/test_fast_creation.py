@@ -94,7 +94,9 @@ def test_the_created_game_is_played_as_any(http, fast_answers):
 
 
 LEFT = [
-    pytest.param({"content": b"{"}, 400, id="not-json"),
+    pytest.param(
+        {"content": b"{", "headers": {"content-type": "application/json"}}, 400, id="not-json"
+    ),
     pytest.param({"json": _body(ruleset="nope")}, 422, id="unknown-ruleset"),
     pytest.param({"json": {**_body(), "extra": 1}}, 400, id="unknown-field"),
     pytest.param({"json": _body(0)}, 422, id="no-seats"),

@@ -109,8 +109,20 @@ BAD = [
     pytest.param("get", "/turn", {"token": None}, 401, id="no-token"),
     pytest.param("put", "/turn", {}, 405, id="put"),  # HEAD is answered as GET
     pytest.param("post", "/moves", {"json": {"seq": 99, "move": {}}}, 400, id="untyped-move"),
-    pytest.param("post", "/moves", {"content": b"{"}, 400, id="not-json"),
-    pytest.param("post", "/moves", {"content": b" " * 70_000}, 413, id="too-large"),
+    pytest.param(
+        "post",
+        "/moves",
+        {"content": b"{", "headers": {"content-type": "application/json"}},
+        400,
+        id="not-json",
+    ),
+    pytest.param(
+        "post",
+        "/moves",
+        {"content": b" " * 70_000, "headers": {"content-type": "application/json"}},
+        413,
+        id="too-large",
+    ),
     pytest.param("post", "/moves", {"json": {"seq": 7, "move": "x"}}, 400, id="move-not-an-object"),
     pytest.param(
         "post", "/moves", {"params": {"wait": "61"}, "json": {"seq": 0}}, 400, id="moves-wait-61"
@@ -128,7 +140,7 @@ def test_what_the_fast_routes_do_not_answer_the_handlers_do(
     game = create(http, "choice", 2)
     how = dict(how)
     token = how.pop("token", game["seats"][0]["token"])
-    headers = auth(token) if token else {}
+    headers = {**(auth(token) if token else {}), **how.pop("headers", {})}
     path = f"/v1/games/{game['id']}{route}"
     with httpx.Client(base_url=handlers_only.url, timeout=30) as full:
         fast = getattr(http, method)(path, headers=headers, **how)

@@ -38,7 +38,7 @@ def _post(game: dict, body: dict) -> bytes:
     return (
         f"POST /v1/games/{game['id']}/moves HTTP/1.1\r\nHost: referee\r\n"
         f"Authorization: Bearer {game['seats'][0]['token']}\r\n"
-        f"Content-Length: {len(data)}\r\n\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
     ).encode() + data
 
 

@@ -476,9 +476,13 @@ def test_a_trailer_field_is_refused_and_nothing_is_played(server, http):
     chunked = b"%x\r\n%s\r\n0\r\n" % (len(body), body)
     path = f"/v1/games/{game['id']}/moves"
     for head, trailers in (
-        (f"POST {path} HTTP/1.1\r\nHost: r\r\n", f"Authorization: Bearer {token}\r\n\r\n"),
         (
-            f"POST {path} HTTP/1.1\r\nHost: r\r\nAuthorization: Bearer {token}\r\n",
+            f"POST {path} HTTP/1.1\r\nHost: r\r\nContent-Type: application/json\r\n",
+            f"Authorization: Bearer {token}\r\n\r\n",
+        ),
+        (
+            f"POST {path} HTTP/1.1\r\nHost: r\r\nContent-Type: application/json\r\n"
+            f"Authorization: Bearer {token}\r\n",
             "X-T: a\r\n" * 5000,
         ),
     ):

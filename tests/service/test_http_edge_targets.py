@@ -1,7 +1,9 @@
-"""Request targets that would name one thing to a proxy or a cache and another here are
-refused at the edge, as raw bytes send them: an encoded ``/`` in the path (``/v1/games/%2F``
-was routed as ``/v1/games/``, the listing) and a query parameter given twice (the last one was
-taken). Each is a 400 ``invalid-request`` naming the part at fault, and nothing is played."""
+"""What a request names and declares, refused at the edge as raw bytes send it where it would
+mean one thing to a proxy, a cache or a browser and another here: an encoded ``/`` in the path
+(``/v1/games/%2F`` was routed as ``/v1/games/``, the listing) and a query parameter given twice
+(the last one was taken) are 400 ``invalid-request`` naming the part at fault; a body not
+declared JSON (a form, text: what another site's page makes a visitor's browser send without
+asking) is 415 ``unsupported-media-type``. Nothing is played or made."""
 
 from __future__ import annotations
 
@@ -9,7 +11,16 @@ import json
 
 import pytest
 from helpers import auth
-from test_http_edge import _Answers, _connect, _first_turn, _get, _post, _refused
+from test_http_edge import (
+    CREATE,
+    _Answers,
+    _connect,
+    _first_turn,
+    _games_listed,
+    _get,
+    _post,
+    _refused,
+)
 
 
 @pytest.mark.parametrize(
@@ -59,3 +70,51 @@ def test_distinct_parameters_and_an_encoded_slash_in_the_query_are_served(server
         sock.sendall(_get(target))
         done = _Answers(sock).read()
     assert [answer[0] for answer in done] == [status], done
+
+
+def _typed(path: str, media: str | None, body: bytes, extra: str = "") -> bytes:
+    declared = f"Content-Type: {media}\r\n" if media is not None else ""
+    head = f"POST {path} HTTP/1.1\r\nHost: referee\r\n{declared}"
+    return f"{head}Content-Length: {len(body)}\r\n{extra}\r\n".encode() + body
+
+
+@pytest.mark.parametrize(
+    "media", ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data", None]
+)
+def test_a_body_not_declared_json_is_415_and_nothing_is_made(server, http, media):
+    before = _games_listed(http)
+    with _connect(server.url) as sock:
+        sock.sendall(_typed("/v1/games", media, CREATE))
+        problem = _refused(_Answers(sock), 415, "unsupported-media-type", "application/json")
+    assert problem["field"] == "content-type"
+    assert _games_listed(http) == before
+
+
+def test_a_move_sent_as_text_is_415_and_not_played(server, http):
+    path, token, turn = _first_turn(http)
+    move = json.dumps({"seq": turn["seq"], "move": turn["legal_moves"][0]}).encode()
+    with _connect(server.url) as sock:
+        bearer = f"Authorization: Bearer {token}\r\n"
+        sock.sendall(_typed(path + "/moves", "text/plain", move, bearer))
+        _refused(_Answers(sock), 415, "unsupported-media-type", "Content-Type")
+    assert http.get(path + "/turn", headers=auth(token)).json()["seq"] == turn["seq"]
+
+
+@pytest.mark.parametrize(
+    "media", ["application/json", "Application/JSON; charset=utf-8", "application/merge+json"]
+)
+def test_a_body_declared_json_is_taken(server, media):
+    with _connect(server.url) as sock:
+        sock.sendall(_typed("/v1/games", media, CREATE))
+        done = _Answers(sock).read()
+    assert [answer[0] for answer in done] == [201], done
+
+
+def test_a_post_with_no_body_needs_no_type(server, http):
+    """Creating a bot's new token sends nothing: no Content-Type is asked of it."""
+    made = http.post("/v1/bots", json={"name": "Typeless"}).json()
+    with _connect(server.url) as sock:
+        bearer = f"Authorization: Bearer {made['token']}\r\n"
+        sock.sendall(_typed("/v1/bots/Typeless/token", None, b"", bearer))
+        done = _Answers(sock).read()
+    assert [answer[0] for answer in done] == [200], done

@@ -18,6 +18,8 @@ from referee.service.limits import LEASE_AHEAD
 from referee.settings import key_hashes
 from referee.tools.launch import start_referee
 
+JSON = {"content-type": "application/json"}
+
 
 def test_every_key_of_a_game_and_a_tournament_expires(http, redis_client):
     """A game without deadlines and a tournament document are dropped once idle, too."""
@@ -64,10 +66,15 @@ def test_with_organizer_keys_creating_needs_one_and_nothing_else_does(keyed, red
         wrong = http.post("/v1/games", json=_body(), headers=auth("not-a-key"))
         assert wrong.status_code == 403 and wrong.json()["code"] == "organizer-key-refused"
         # the key is checked before the body: no key and a bad body is 401, not 400
-        assert http.post("/v1/games", content=b"{").status_code == 401
-        assert http.post("/v1/games", content=b"{", headers=auth("x")).status_code == 403
-        assert http.post("/v1/tournaments", content=b"{").status_code == 401
-        assert http.post("/v1/tournaments", content=b"{", headers=auth("x")).status_code == 403
+        assert http.post("/v1/games", content=b"{", headers=JSON).status_code == 401
+        assert (
+            http.post("/v1/games", content=b"{", headers={**JSON, **auth("x")}).status_code == 403
+        )
+        assert http.post("/v1/tournaments", content=b"{", headers=JSON).status_code == 401
+        assert (
+            http.post("/v1/tournaments", content=b"{", headers={**JSON, **auth("x")}).status_code
+            == 403
+        )
         spec = {"ruleset": "choice", "entrants": 2}
         assert http.post("/v1/tournaments", json=spec).status_code == 401
         assert http.post("/v1/tournaments", json=spec, headers=auth("x")).status_code == 403

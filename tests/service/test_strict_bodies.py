@@ -9,6 +9,8 @@ import pytest
 from helpers import auth, create
 from test_bad_input_http import moves_url, problem, snapshot
 
+JSON = {"content-type": "application/json"}
+
 
 def _turn(http, game, seat=0):
     token = game["seats"][seat]["token"]
@@ -73,4 +75,4 @@ def test_a_tournament_with_another_rulesets_options_is_refused(http):
 def test_no_token_is_a_401_before_the_body_is_read(http):
     game = create(http, "choice", 1)
     problem(http.post(moves_url(game), json={"seq": "x"}), 401, "unauthorized")
-    problem(http.post(moves_url(game), content=b"{not json"), 401, "unauthorized")
+    problem(http.post(moves_url(game), content=b"{not json", headers=JSON), 401, "unauthorized")
