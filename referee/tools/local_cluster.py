@@ -127,19 +127,8 @@ def start_local_cluster(primaries: int, directory: Path) -> LocalCluster:
     nodes: list[LocalNode] = []
     try:
         for _ in range(primaries):
-            port, bus = free_port(), free_port()
-            here = Path(directory) / str(port)
-            here.mkdir(parents=True, exist_ok=True)
-            args = [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(here)]
-            # the bus's port would be port + 10000, which a free port may not allow
-            args += ["--cluster-enabled", "yes", "--cluster-port", str(bus)]
-            args += ["--cluster-config-file", "nodes.conf"]
-            args += ["--cluster-node-timeout", "5000", "--save", "", "--appendonly", "no"]
-            args += ["--logfile", "valkey.log"]
-            process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            nodes.append(LocalNode(process, port, bus, here))
-        for node in nodes:
-            _wait_up(node)
+            node = _started(binary, Path(directory))
+            nodes.append(node)
             node.node_id = node.client.execute_command("CLUSTER", "MYID").decode()
         share = SLOTS // primaries
         for i, node in enumerate(nodes):
@@ -154,6 +143,32 @@ def start_local_cluster(primaries: int, directory: Path) -> LocalCluster:
     except BaseException:
         LocalCluster(nodes).stop()
         raise
+
+
+def _started(binary: str, directory: Path, attempts: int = 5) -> LocalNode:
+    """A cluster-enabled node, up. Its two ports were free when chosen, and another process
+    (a test beside it) may take one before the node binds it: then new ports, up to
+    ``attempts`` times."""
+    for attempt in range(attempts):
+        port, bus = free_port(), free_port()
+        here = directory / str(port)
+        here.mkdir(parents=True, exist_ok=True)
+        args = [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(here)]
+        # the bus's port would be port + 10000, which a free port may not allow
+        args += ["--cluster-enabled", "yes", "--cluster-port", str(bus)]
+        args += ["--cluster-config-file", "nodes.conf"]
+        args += ["--cluster-node-timeout", "5000", "--save", "", "--appendonly", "no"]
+        args += ["--logfile", "valkey.log"]
+        process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        node = LocalNode(process, port, bus, here)
+        try:
+            _wait_up(node)
+            return node
+        except RuntimeError as failed:
+            LocalCluster([node]).stop()
+            if "Address already in use" not in str(failed) or attempt == attempts - 1:
+                raise
+    raise AssertionError("unreachable")  # the last attempt returned or raised
 
 
 def _wait_up(node: LocalNode, timeout_s: float = 10) -> None:
