@@ -165,6 +165,16 @@ class _Reply(asyncio.Protocol):
 HOST_SHARES = 4
 
 
+class _Share:
+    """A caller's bound on its calls to one host at a time, kept while it has calls there."""
+
+    __slots__ = ("calls", "slots")
+
+    def __init__(self, per_host: int) -> None:
+        self.slots = asyncio.Semaphore(per_host)
+        self.calls = 0  # under way or waiting
+
+
 class _Host:
     """A host's pool: its idle connections, its bounds on calls at a time (each caller's,
     and the host's in all), its checked addresses (kept ``ttl_s``)."""
@@ -172,8 +182,7 @@ class _Host:
     def __init__(self, per_host: int) -> None:
         self.per_host = per_host
         self.calls = asyncio.Semaphore(per_host * HOST_SHARES)
-        self.shares: dict[str, asyncio.Semaphore] = {}  # each caller's, while it calls
-        self.callers: dict[str, int] = {}  # each caller's calls under way or waiting
+        self.shares: dict[str, _Share] = {}  # each caller's, while it calls
         self.active = 0  # calls under way or waiting
         self.idle: list[_Reply] = []
         self.addresses: list[str] = []
@@ -279,13 +288,13 @@ class Outbound:
             host = self._hosts[key] = _Host(self.per_host)
         caller = host.shares.get(share)
         if caller is None:
-            caller = host.shares[share] = asyncio.Semaphore(host.per_host)
-        host.callers[share] = host.callers.get(share, 0) + 1
+            caller = host.shares[share] = _Share(host.per_host)
+        caller.calls += 1
         started = time.monotonic()
         reply: _Reply | None = None
         host.active += 1
         try:
-            async with asyncio.timeout(remaining), self._all, caller, host.calls:
+            async with asyncio.timeout(remaining), self._all, caller.slots, host.calls:
                 while True:
                     fresh = not host.idle
                     if fresh:
@@ -309,10 +318,9 @@ class Outbound:
             raise Failed("no answer before the deadline") from None
         finally:
             host.active -= 1
-            host.callers[share] -= 1
-            if not host.callers[share]:  # its last call: forgotten (a host never idle kept
-                del host.callers[share]  # one for every caller it ever had)
-                del host.shares[share]
+            caller.calls -= 1
+            if not caller.calls:  # its last call: forgotten (a host never idle kept one
+                del host.shares[share]  # for every caller it ever had)
             if reply is not None and reply.reusable and not reply.closed:
                 reply.reusable = False  # until its next answer
                 reply.idle = asyncio.get_running_loop().call_later(
