@@ -278,19 +278,6 @@ class GameService(HeardGames):
         memory.in_flight[doc.id] = in_flight
         return in_flight
 
-    async def rekey_seat(self, game_id: str, seat: int, digest: bytes) -> None:
-        """The seat of a game in play answers to the token whose hash is ``digest`` from now
-        on, its old token to nothing (its bot's token was rotated or revoked); a finished
-        game is left as it is."""
-        for _ in range(MAX_RETRIES):
-            game = await self.load(game_id)
-            if game.doc.status == "finished" or game.doc.seats[seat].token_hash == digest:
-                return
-            game.rekey_seat(seat, digest)
-            if await self.write(game):
-                return
-        raise busy()
-
     def ttl_of(self, status: str) -> int:
         """How long a game's or a tournament's keys live after a write: the retention once
         it is finished, else the idle time after which it is dropped."""

@@ -33,6 +33,7 @@ from ..core.tournament import (
 )
 from ..store import STORE_UNAVAILABLE, TournamentStore
 from .games import MAX_RETRIES, GameService
+from .seat_keys import rekey_seat
 
 __all__ = ["TournamentService"]
 
@@ -217,8 +218,8 @@ class TournamentService:
                 continue
             for seat, entrant in enumerate(table.entrants):
                 try:
-                    await self.games.rekey_seat(
-                        table.game_id, seat, doc.entrants[entrant].token_hash
+                    await rekey_seat(
+                        self.games, table.game_id, seat, doc.entrants[entrant].token_hash
                     )
                 except Refusal as refusal:
                     if refusal.code != "game-not-found":  # not made yet, or expired

@@ -19,6 +19,7 @@ from pathlib import Path
 import httpx
 import msgspec
 import pytest
+import redis
 from conftest import LOADED, ThreadServer
 from helpers import auth, wait_until
 
@@ -1293,6 +1294,43 @@ def test_a_rotated_or_revoked_bot_token_leaves_no_seat_token_of_its_league_games
     assert refused.status_code == 403, refused.text
     turn = client.get(game + "/turn", headers=auth(fresh["seat_token"])).json()
     assert turn["status"] == "waiting", turn  # on B, whose old seat token played nothing
+
+
+def test_a_rotation_the_store_fails_after_writing_gives_its_token_and_the_rest_follows(
+    client, monkeypatch
+):
+    """A rotation writes the bot's account first, then rekeys its entries and seats. A store
+    failure between the two answered 503: the new token was lost with it, the old one was
+    dead, and the bot could not rotate again. Now the answer gives the new token, and the
+    rekey is retried in the background until it is whole."""
+    names = ["Flaky Store A", "Flaky Store B"]
+    tokens = [_bot(client, name) for name in names]
+    spec = {"ruleset": DEFAULT, "entrants": 2, "deadline_s": 600}
+    tournament = client.post("/v1/tournaments", json=spec).json()["id"]
+    path = f"/v1/tournaments/{tournament}/entrants"
+    entries = [
+        client.post(path, json={"name": f"flaky {i}"}, headers=auth(token)).json()["token"]
+        for i, token in enumerate(tokens)
+    ]
+    assert client.get("/v1/me/next", headers=auth(entries[0])).json()["status"] == "your_turn"
+    real, failed = tournaments_module.TournamentService.rekey_entrant, []
+
+    async def flaky(self, *args):
+        if not failed:
+            failed.append(args)
+            raise redis.ConnectionError("the store went away")
+        return await real(self, *args)
+
+    monkeypatch.setattr(tournaments_module.TournamentService, "rekey_entrant", flaky)
+    rotated = client.post(f"/v1/bots/{names[0]}/token", headers=auth(tokens[0]))
+    assert rotated.status_code == 200, rotated.text
+    assert failed, "the store did not fail where the test meant it to"
+    new = rotated.json()["token"]
+    assert wait_until(
+        lambda: client.get("/v1/me/next", headers=auth(entries[0])).status_code == 403
+    ), "the old entrant token still plays"
+    plays = client.get("/v1/me/next", headers=auth(new)).json()
+    assert plays["status"] == "your_turn" and plays["seat_token"] != entries[0]
 
 
 def test_answers_racing_for_one_challenge_make_one_game_or_none(client, league):

@@ -23,12 +23,12 @@ from .base import BOTS_KEPT as BOTS_KEPT
 from .base import LEAGUE_GAMES_KEPT as LEAGUE_GAMES_KEPT
 from .base import RECHECK_S as RECHECK_S
 from .base import LeagueSettings
-from .decisions import NextDecisions
+from .rekeys import Rekeys
 
 __all__ = ["LeagueService", "LeagueSettings"]
 
 
-class LeagueService(NextDecisions):
+class LeagueService(Rekeys):
     """The league of one Redis; its games are the ``GameService``'s."""
 
     def __init__(
@@ -49,6 +49,7 @@ class LeagueService(NextDecisions):
         self.waiting = 0  # bots the matchmaker last found in the arena's pool
         self.webhooks = None
         self._league_games = {}  # see _league_game
+        self._rekeying = set()  # see Rekeys._rekey: rekeys left to retry
         self._settled = set()  # see settle: the games this process found settled
         self._sealed_until = {}  # see _settle: game id -> when to look at its group again
         self._settling = {}  # see settle: a settling under way, which callers meanwhile share

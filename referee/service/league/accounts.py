@@ -326,10 +326,7 @@ class BotAccounts(LeagueBase):
 
         written: list[int] = []
         await self._update_bot(key, change, written)
-        await self.store.drop_entrant_tokens(key)  # as the bot, its webhook leaves them
-        await self._rekey_entries(
-            key, lambda tournament: bot_entrant_token(tournament, new), written[0]
-        )
+        await self._rekey(key, lambda tournament: bot_entrant_token(tournament, new), written[0])
         return new
 
     async def revoke(self, name: str, token: str | None, organizer: str | None) -> None:
@@ -344,15 +341,14 @@ class BotAccounts(LeagueBase):
         written: list[int] = []
         await self._update_bot(key, change, written)
         await self.store.leave(key)
-        await self.store.drop_entrant_tokens(key)
-        await self._rekey_entries(key, new_token, written[0])  # a token no one holds
+        await self._rekey(key, new_token, written[0])  # a token no one holds
 
-    async def _rekey_entries(
-        self, key: str, entrant_token: Callable[[str], str], keyed: int
-    ) -> None:
+    async def _rekey(self, key: str, entrant_token: Callable[[str], str], keyed: int) -> None:
         """The bot's entries in the tournaments it plays answer to ``entrant_token`` of each
         from now on: the entrant token derived from its old bot token (which its seat
-        tokens are) plays no table, made before or after (``rekey_entrant``)."""
+        tokens are) plays no table, made before or after (``rekey_entrant``). Its webhook
+        leaves the entrant tokens it kept, as the bot does."""
+        await self.store.drop_entrant_tokens(key)
         if self.tournaments is None:
             return
         for tournament_id in await self.store.entered(key):

@@ -7,22 +7,17 @@ import contextlib
 import time
 from typing import Any
 
-import msgspec
-
-from ...core.documents import new_token, token_hash
+from ...core.documents import token_hash
 from ...core.game import LoadedGame
 from ...core.league import (
     BotDoc,
     LeagueGame,
     bot_entrant_token,
-    bot_key,
     decode,
-    encode,
     is_bot_token,
     legacy_entrant_token,
 )
-from ...core.refusals import Refusal, busy
-from ..games import MAX_RETRIES
+from ...core.refusals import Refusal
 from ..seats import Seats
 from .base import BOTS_KEPT, LEAGUE_GAMES_KEPT, RECHECK_S
 from .challenges import Challenges
@@ -327,66 +322,6 @@ class NextDecisions(Challenges):
             with contextlib.suppress(Refusal):
                 return await self.games.current(game_id, known, reading=True)
         return await self.games.current(game_id, reading=True)
-
-    # -- a bot's token rotated or revoked: its seats' tokens follow --------------------------
-
-    async def rotate(self, name: str, token: str | None, organizer: str | None) -> str:
-        new = await super().rotate(name, token, organizer)
-        await self.rekey_league_seats(bot_key(name))
-        return new
-
-    async def revoke(self, name: str, token: str | None, organizer: str | None) -> None:
-        await super().revoke(name, token, organizer)
-        await self.rekey_league_seats(bot_key(name))
-
-    async def rekey_league_seats(self, key: str) -> None:
-        """Each seat the bot holds in its arena and challenge games in play answers to a new
-        token: ``/v1/me/next`` handed their tokens to whoever held the bot's token, and the
-        token was rotated or revoked because someone else may hold it. The bot's new token
-        finds the new seat tokens there; a seat the referee plays through the bot's webhook
-        was never handed out, and is left."""
-        for game_id in await self.store.playing(key):
-            await self._rekey_league_seat(game_id, key)
-
-    async def _rekey_league_seat(self, game_id: str, key: str) -> None:
-        """The record's token for the bot's seat replaced (a swap: a record settled meanwhile
-        is not written back), then the game's seat made to answer to the record's token as it
-        is when looked at: of two rotations racing, each looks again after its own write, so
-        the last to look leaves the game and the record alike."""
-        for _ in range(MAX_RETRIES):
-            blob = await self.store.league_game(game_id)
-            if blob is None:
-                return
-            league_game = decode(blob, LeagueGame)
-            if key not in league_game.bots or not league_game.seat_tokens:
-                return  # a tournament's table: its seats follow the entry (rekey_entrant)
-            if league_game.seat_of(key) in league_game.webhooks:
-                return
-            tokens = list(league_game.seat_tokens)
-            tokens[league_game.bots.index(key)] = new_token(game_id)
-            changed = msgspec.structs.replace(league_game, seat_tokens=tokens)
-            if await self.store.swap_league_game(game_id, blob, encode(changed)):
-                break
-        else:
-            raise busy("the league game")
-        self._league_games.pop(game_id, None)
-        record = await self._league_game(game_id)
-        for _ in range(MAX_RETRIES):
-            if record is None:
-                return
-            seat_token = record.seat_tokens[record.bots.index(key)]
-            try:
-                await self.games.rekey_seat(game_id, record.seat_of(key), token_hash(seat_token))
-            except Refusal as refusal:
-                if refusal.code != "game-not-found":
-                    raise
-                return
-            self._league_games.pop(game_id, None)
-            again = await self._league_game(game_id)
-            if again is None or again.seat_tokens == record.seat_tokens:
-                return
-            record = again
-        raise busy("the league game")
 
     async def seat_token(self, token: str | None, known: tuple[str, BotDoc], game_id: str) -> str:
         """The token of the seat that the bot (``known``, as ``known_bot`` found it from

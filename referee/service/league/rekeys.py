@@ -1,0 +1,113 @@
+"""What follows a bot's token when it is rotated or revoked: its tournament entries (the
+accounts' ``_rekey``) and the seats it holds in its arena and challenge games in play. The
+bot's account is written first; a store failure after that leaves the rest to a retry in the
+background, and the answer (the new token) is still given: a 503 there lost the new token,
+and the bot, whose old token was dead already, could not rotate again."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+import msgspec
+
+from ...core.documents import new_token, token_hash
+from ...core.league import LeagueGame, decode, encode
+from ...core.refusals import Refusal, busy
+from ...store import STORE_UNAVAILABLE
+from ..games import MAX_RETRIES
+from ..seat_keys import rekey_seat
+from .decisions import NextDecisions
+
+__all__ = ["Rekeys"]
+
+log = logging.getLogger("referee.league")
+
+#: the pauses of the background retries of a rekey the store failed (seconds)
+RETRY_PAUSES = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
+
+
+class Rekeys(NextDecisions):
+    """A bot's entries and seats, rekeyed after its token changed."""
+
+    _rekeying: set[asyncio.Task[None]]
+
+    async def _rekey(self, key: str, entrant_token: Callable[[str], str], keyed: int) -> None:
+        try:
+            await self._rekey_now(key, entrant_token, keyed)
+        except (*STORE_UNAVAILABLE, Refusal) as failure:
+            if isinstance(failure, Refusal) and failure.code != "busy":
+                raise
+            log.warning("bot %s rekeyed in part (%r): the rest is retried", key, failure)
+            task = asyncio.create_task(self._rekey_later(key, entrant_token, keyed))
+            self._rekeying.add(task)
+            task.add_done_callback(self._rekeying.discard)
+
+    async def _rekey_now(self, key: str, entrant_token: Callable[[str], str], keyed: int) -> None:
+        await super()._rekey(key, entrant_token, keyed)
+        await self.rekey_league_seats(key)
+
+    async def _rekey_later(self, key: str, entrant_token: Callable[[str], str], keyed: int) -> None:
+        """``_rekey_now`` again until it is whole (each of its steps is safe to do twice: an
+        entry keyed already, or a seat answering to its record's token, is left)."""
+        for pause in RETRY_PAUSES:
+            await asyncio.sleep(pause)
+            try:
+                await self._rekey_now(key, entrant_token, keyed)
+                return
+            except (*STORE_UNAVAILABLE, Refusal) as failure:
+                if isinstance(failure, Refusal) and failure.code != "busy":
+                    raise
+        log.error(
+            "bot %s: its rekey failed %d times; rotate its token again", key, len(RETRY_PAUSES) + 1
+        )
+
+    async def rekey_league_seats(self, key: str) -> None:
+        """Each seat the bot holds in its arena and challenge games in play answers to a new
+        token: ``/v1/me/next`` handed their tokens to whoever held the bot's token, and the
+        token was rotated or revoked because someone else may hold it. The bot's new token
+        finds the new seat tokens there; a seat the referee plays through the bot's webhook
+        was never handed out, and is left."""
+        for game_id in await self.store.playing(key):
+            await self._rekey_league_seat(game_id, key)
+
+    async def _rekey_league_seat(self, game_id: str, key: str) -> None:
+        """The record's token for the bot's seat replaced (a swap: a record settled meanwhile
+        is not written back), then the game's seat made to answer to the record's token as it
+        is when looked at: of two rotations racing, each looks again after its own write, so
+        the last to look leaves the game and the record alike."""
+        for _ in range(MAX_RETRIES):
+            blob = await self.store.league_game(game_id)
+            if blob is None:
+                return
+            league_game = decode(blob, LeagueGame)
+            if key not in league_game.bots or not league_game.seat_tokens:
+                return  # a tournament's table: its seats follow the entry (rekey_entrant)
+            if league_game.seat_of(key) in league_game.webhooks:
+                return
+            tokens = list(league_game.seat_tokens)
+            tokens[league_game.bots.index(key)] = new_token(game_id)
+            changed = msgspec.structs.replace(league_game, seat_tokens=tokens)
+            if await self.store.swap_league_game(game_id, blob, encode(changed)):
+                break
+        else:
+            raise busy("the league game")
+        self._league_games.pop(game_id, None)
+        record = await self._league_game(game_id)
+        for _ in range(MAX_RETRIES):
+            if record is None:
+                return
+            seat_token = record.seat_tokens[record.bots.index(key)]
+            try:
+                await rekey_seat(self.games, game_id, record.seat_of(key), token_hash(seat_token))
+            except Refusal as refusal:
+                if refusal.code != "game-not-found":
+                    raise
+                return
+            self._league_games.pop(game_id, None)
+            again = await self._league_game(game_id)
+            if again is None or again.seat_tokens == record.seat_tokens:
+                return
+            record = again
+        raise busy("the league game")
