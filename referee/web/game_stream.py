@@ -58,13 +58,16 @@ async def game_events(
     games = services_of(state).games
     game = await games.current(game_id)  # 404 for an unknown game (and read just now)
     await games.check_unsealed(game)  # 409 while its dice are dealt elsewhere
-    if event_order(last_id) > event_order(game.last_event_id):
-        # after the newest event: no id the stream sent, and the stream would tell nothing
-        # until its events caught up with it
+    if event_order(last_id)[0] > event_order(game.last_event_id)[0]:
+        # after the newest event's millisecond: no id the stream sent, and the stream would
+        # tell nothing until its events caught up with it. Within it, taken: a hidden step's
+        # event follows the newest in its millisecond (``store.games``), so an answer that
+        # looked further would tell anyone who asked how many steps a seat took unseen; the
+        # next told event begins a later millisecond, after any id of this one
         raise Refusal(
             "invalid-request",
-            f"Last-Event-ID {last_id!r} is after this game's newest event: not an id its "
-            "stream sent",
+            f"Last-Event-ID {last_id!r} is after this game's newest event's millisecond: not "
+            "an id its stream sent",
             field="Last-Event-ID",
         )
     finished = game.doc.status == "finished"

@@ -124,3 +124,37 @@ def test_a_house_bots_hidden_step_written_with_told_events_takes_no_id(server, h
     for ms in {ms for ms, _ in ids}:
         told = [seq for (at, seq) in ids if at == ms]
         assert told == list(range(len(told))), (ms, told)
+
+
+def _resumes(http: httpx.Client, game_id: str, last_id: str) -> int:
+    """The status of the game's stream asked to resume after ``last_id``."""
+    with http.stream(
+        "GET", f"/v1/games/{game_id}/events", headers={"Last-Event-ID": last_id}
+    ) as reply:
+        return reply.status_code
+
+
+def test_a_last_event_id_probe_cannot_count_the_hidden_steps(server, http):
+    """A stream asked to resume after an id past the game's newest event was refused (400),
+    and a hidden step's event follows the newest told one in its millisecond: whoever asked
+    with the ids one, two, three... past the last one told learned, from where the 200s
+    stopped, how many steps a seat had taken unseen (in live play with special cards, that
+    it had played Suppen-Kasper). Two games alike but for one hidden step now answer every
+    such probe alike."""
+    probes = []
+    for steps in (0, 1, 2):
+        game = create(http, "choice", 2, OPTIONS)
+        token = game["seats"][0]["token"]
+        turn = http.get(f"/v1/games/{game['id']}/turn", headers=auth(token)).json()
+        moves = _round(turn["view"]["rolls"])
+        last = _told_ids(server.url, game["id"])[-1][1]
+        for seq in range(steps):  # each closes nothing: hidden
+            body = {"seq": seq, "move": moves[seq]}
+            posted = http.post(f"/v1/games/{game['id']}/moves", json=body, headers=auth(token))
+            assert posted.status_code == 200, posted.text
+        assert _told_ids(server.url, game["id"])[-1][1] == last  # nothing told
+        ms, seq = (int(part) for part in last.split("-"))
+        asked = [f"{ms}-{seq + k}" for k in range(1, 5)] + [f"{ms + 1}-0"]
+        probes.append([_resumes(http, game["id"], probe) for probe in asked])
+    assert probes[0] == probes[1] == probes[2], probes
+    assert probes[0] == [200, 200, 200, 200, 400]

@@ -568,11 +568,12 @@ def test_a_last_event_id_the_referee_sent_resumes_the_stream(http):
             assert reply.status_code == 200
 
 
-@pytest.mark.parametrize("later", ["18446744073709551615-0", "{ms}-{next_seq}", "{next_ms}"])
+@pytest.mark.parametrize("later", ["18446744073709551615-0", "{next_ms}-0", "{next_ms}"])
 def test_a_last_event_id_after_the_newest_event_is_400_not_a_stream_that_tells_nothing(http, later):
-    """An id after the game's newest event is none the stream sent: it was taken, and the
-    stream told nothing after it (a later event's id is smaller) until the game's ids
-    caught up with it; now 400, naming the header."""
+    """An id after the game's newest event's millisecond is none the stream sent: it was
+    taken, and the stream told nothing after it (a later event's id is smaller) until the
+    game's ids caught up with it; now 400, naming the header. (An id within the newest's
+    millisecond is taken: ``test_hidden_step_ids``.)"""
     game = create(http, "choice", 2)
     url = f"/v1/games/{game['id']}/events"
     ms, seq = (int(part) for part in _event_ids(http, url)[-1].split("-"))
