@@ -49,6 +49,7 @@ from .edge_refusals import (
     head_bytes_refusal,
     limit,
     malformed,
+    media_refusal,
     target_refusal,
     url_refusal,
 )
@@ -283,6 +284,9 @@ class BoundedHttp(HttpToolsProtocol):
         upgrade: bool = self.parser.should_upgrade()
         if upgrade and self.parser.get_method() == b"CONNECT":  # llhttp: always an upgrade
             self._stop(NOT_A_PROXY)
+        refusal = media_refusal(self.headers)
+        if refusal is not None:
+            self._stop(refusal)
         if upgrade and not self._should_upgrade():
             self._declined = True
         return upgrade

@@ -22,9 +22,9 @@ __all__ = [
     "fields_refusal",
     "has_host",
     "head_bytes_refusal",
-    "is_json",
     "limit",
     "malformed",
+    "media_refusal",
     "target_refusal",
     "url_refusal",
 ]
@@ -63,15 +63,26 @@ NOT_JSON = Refusal(
 )
 
 
-def is_json(headers: list[tuple[bytes, bytes]]) -> bool:
-    """Whether the request's Content-Type is JSON's (``application/json``, ``…+json``)."""
+def media_refusal(headers: list[tuple[bytes, bytes]]) -> Refusal | None:
+    """``NOT_JSON`` for a head that declares a body (a Content-Length above 0, or chunked)
+    whose Content-Type is not JSON's (``application/json``, ``application/…+json``); else
+    None. Asked of the head, before the request has a cycle: refused at its body's first
+    bytes, a request whose handler reads no body (a token's rotation) was carried out
+    anyway, its answer lost."""
+    body = False
+    media = b""
     for name, value in headers:
-        if name == b"content-type":
+        if name == b"content-length":
+            body = value.strip() != b"0"
+        elif name == b"transfer-encoding":
+            body = True
+        elif name == b"content-type":
             media = value.partition(b";")[0].strip().lower()
-            return media == b"application/json" or (
-                media.startswith(b"application/") and media.endswith(b"+json")
-            )
-    return False
+    if not body or media == b"application/json":
+        return None
+    if media.startswith(b"application/") and media.endswith(b"+json"):
+        return None
+    return NOT_JSON
 
 
 def has_host(headers: list[tuple[bytes, bytes]]) -> bool:

@@ -31,7 +31,7 @@ from ..settings import Settings
 from . import hot
 from .access import address_of
 from .bounded import BoundedHttp, Lingering
-from .edge_refusals import NOT_JSON, body_refusal, is_json, limit
+from .edge_refusals import body_refusal, limit
 from .uvicorn_private import (  # uvicorn's private names, each checked (see that module)
     STATUS_LINE,
     RequestResponseCycle,
@@ -277,8 +277,6 @@ class PublicHttp(BoundedHttp):
 
     def on_body(self, body: bytes) -> None:
         cycle = self.cycle
-        if not self._body_bytes and not is_json(self.headers):
-            self._stop(NOT_JSON, cycle)  # at its first bytes, whatever the route
         self._body_bytes += len(body)
         if self._body_bytes > self._max_body:
             self._stop(body_refusal(self._max_body), cycle)

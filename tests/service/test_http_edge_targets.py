@@ -118,3 +118,18 @@ def test_a_post_with_no_body_needs_no_type(server, http):
         sock.sendall(_typed("/v1/bots/Typeless/token", None, b"", bearer))
         done = _Answers(sock).read()
     assert [answer[0] for answer in done] == [200], done
+
+
+@pytest.mark.parametrize("media", ["text/plain", None])
+def test_a_body_not_declared_json_on_a_route_that_reads_none_changes_nothing(server, http, media):
+    """Refused at the body's first bytes, a request whose handler reads no body was carried
+    out anyway, its answer (the new token of a rotation) lost: ``curl -X POST -d x`` locked a
+    bot out of its account. Now the head is refused, before the request has a handler."""
+    name = f"Kept{len(media or '')}"
+    made = http.post("/v1/bots", json={"name": name}).json()
+    bearer = f"Authorization: Bearer {made['token']}\r\n"
+    with _connect(server.url) as sock:
+        sock.sendall(_typed(f"/v1/bots/{name}/token", media, b"x", bearer))
+        _refused(_Answers(sock), 415, "unsupported-media-type", "Content-Type")
+    same = http.get("/v1/me/next", params={"wait": 0}, headers=auth(made["token"]))
+    assert same.status_code == 200, same.text  # the token was not rotated
