@@ -175,6 +175,8 @@ def _wait_up(node: LocalNode, timeout_s: float = 10) -> None:
     deadline = time.monotonic() + timeout_s
     while True:
         try:
+            if node.process.poll() is not None:  # else a ping may reach whoever took its port
+                raise redis.ConnectionError("the node exited")
             node.client.ping()
             return
         except redis.ConnectionError:

@@ -177,7 +177,8 @@ class PublicHttp(BoundedHttp):
             or self.transport.is_closing()
         ):
             return None  # nothing whole left to answer: closed
-        cycle.keep_alive = False  # the last request parsed (queued ones come before it)
+        if self._refused_after is None:  # else its refusal is written last, then closed
+            cycle.keep_alive = False  # the last request parsed (queued ones come before it)
         return True
 
     # -- the keep-alive timeout: one timer a connection ------------------------------------

@@ -80,6 +80,21 @@ def test_pipelined_requests_then_a_half_close_are_each_answered_in_order(server,
         assert answers.closes()
 
 
+def test_a_refusal_behind_a_long_poll_then_a_half_close_is_answered_after_it(server, http):
+    """The long-poll's end closed the connection, and the refusal waiting behind it was never
+    written."""
+    path, token, turn = _first_turn(http)
+    with _connect(server.url) as sock:
+        sock.sendall(_first_move(path, token, turn, "?wait=1"))
+        time.sleep(0.2)
+        sock.sendall(_get("/v1/games/%2F"))
+        sock.shutdown(socket.SHUT_WR)
+        answers = _Answers(sock)
+        done = answers.read(2, seconds=5)
+        assert [status for status, _, _ in done] == [200, 400], done
+        assert answers.closes()
+
+
 def test_a_half_close_inside_a_request_s_body_closes_and_plays_nothing(server, http):
     path, token, turn = _first_turn(http)
     move = _first_move(path, token, turn)
