@@ -20,6 +20,7 @@ from .refusals import Refusal
 __all__ = [
     "DECLINE_REASONS",
     "PROVISIONAL_GAMES",
+    "REVOKED",
     "BotDoc",
     "ChallengeDoc",
     "LeagueGame",
@@ -130,11 +131,20 @@ class LeagueGame(msgspec.Struct, array_like=True):
     webhooks: list[int] = []
     # each bot's seat, where not every seat is a bot (empty: bots[i] sits in seat i)
     seats: list[int] = []
+    # by bot, the hash of the bot token its seat's token was last made for, at a rotation
+    # (``REVOKED`` at a revoke; empty: made with the game, for whoever holds the bot's token):
+    # only that token is handed the seat's token
+    keyed_for: list[bytes] = []
 
     def seat_of(self, key: str) -> int:
         """The seat of bot ``key`` in this game."""
         index = self.bots.index(key)
         return self.seats[index] if self.seats else index
+
+    def hands_out(self, key: str, digest: bytes) -> bool:
+        """Whether the bot's seat token is for the bot token whose hash is ``digest``."""
+        made_for = self.keyed_for[self.bots.index(key)] if self.keyed_for else b""
+        return not made_for or made_for == digest
 
 
 class LogEntry(msgspec.Struct, array_like=True):
@@ -180,6 +190,10 @@ def new_bot_token() -> str:
 
 def is_bot_token(token: str | None) -> bool:
     return bool(token) and token.startswith(_TOKEN_PREFIX)  # type: ignore[union-attr]
+
+
+#: what a league game's seat is keyed for once its bot's token is revoked: no token's hash
+REVOKED = b"revoked"
 
 
 def bot_token_hash(token: str) -> bytes:

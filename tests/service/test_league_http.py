@@ -1296,6 +1296,65 @@ def test_a_rotated_or_revoked_bot_token_leaves_no_seat_token_of_its_league_games
     assert turn["status"] == "waiting", turn  # on B, whose old seat token played nothing
 
 
+def test_the_old_bot_token_a_replica_still_takes_a_moment_gets_none_of_the_new_seat_tokens(
+    client, league_valkey
+):
+    """A replica takes a bot token for a second after it was rotated elsewhere (``known_bot``
+    remembers it), and in that second the old token was handed the seat tokens the rotation
+    had just made: they played on after the second was over. Now a seat's token made at a
+    rotation is handed to the new bot token alone."""
+    names = ["Window A", "Window B"]
+    tokens = [_bot(client, name) for name in names]
+    offer = {"opponent": names[1], "ruleset": DEFAULT, "deadline_s": 600, "rated": False}
+    challenge = client.post("/v1/challenges", json=offer, headers=auth(tokens[0])).json()
+    accepted = client.post(f"/v1/challenges/{challenge['id']}/accept", headers=auth(tokens[1]))
+    assert accepted.status_code == 200, accepted.text
+    with ThreadServer(league_valkey) as other, httpx.Client(base_url=other.url) as replica:
+        before = replica.get("/v1/me/next", headers=auth(tokens[0])).json()
+        assert before["status"] == "your_turn", before  # the replica knows the old token now
+        rotated = client.post(f"/v1/bots/{names[0]}/token", headers=auth(tokens[0]))
+        assert rotated.status_code == 200, rotated.text
+        new = client.get("/v1/me/next", headers=auth(rotated.json()["token"])).json()
+        late = replica.get("/v1/me/next", headers=auth(tokens[0]))  # within the second
+        assert late.status_code == 403, late.text
+        assert new["seat_token"] not in late.text
+        turn = before["turn"]
+        body = {"seq": turn["seq"], "move": turn["legal_moves"][0]}
+        path = f"/v1/me/games/{before['game_id']}/moves"
+        played = replica.post(path, json=body, headers=auth(tokens[0]))
+        assert played.status_code == 403, played.text
+    turn = client.get(f"/v1/games/{new['game_id']}/turn", headers=auth(new["seat_token"]))
+    assert turn.json()["seq"] == before["turn"]["seq"]  # nothing was played
+
+
+def test_a_seat_of_a_bot_that_dropped_its_webhook_is_rekeyed_too(client, league):
+    """A seat the referee played through the bot's webhook was left at a rotation, as its
+    token was never handed out; but a bot that dropped its webhook is handed it by
+    ``/v1/me/next``, and that token played on after the rotation and the revoke."""
+    hooked = client.post(
+        "/v1/bots", json={"name": "Hooked A", "webhook_url": "https://example.com/bot"}
+    )
+    assert hooked.status_code == 201, hooked.text
+    tokens = [hooked.json()["token"], _bot(client, "Hooked B")]
+    offer = {"opponent": "Hooked B", "ruleset": DEFAULT, "deadline_s": 600, "rated": False}
+    challenge = client.post("/v1/challenges", json=offer, headers=auth(tokens[0])).json()
+    accepted = client.post(f"/v1/challenges/{challenge['id']}/accept", headers=auth(tokens[1]))
+    assert accepted.status_code == 200, accepted.text
+    dropped = client.post(
+        "/v1/bots/Hooked A/webhook", json={"webhook_url": None}, headers=auth(tokens[0])
+    )
+    assert dropped.status_code == 200, dropped.text
+    assert wait_until(
+        lambda: client.get("/v1/me/next", headers=auth(tokens[0])).json()["status"] == "your_turn"
+    )
+    handed = client.get("/v1/me/next", headers=auth(tokens[0])).json()
+    game = f"/v1/games/{handed['game_id']}"
+    rotated = client.post("/v1/bots/Hooked A/token", headers=auth(tokens[0]))
+    assert rotated.status_code == 200, rotated.text
+    stale = client.get(game + "/turn", headers=auth(handed["seat_token"]))
+    assert stale.status_code == 403, stale.text
+
+
 def test_a_rotation_the_store_fails_after_writing_gives_its_token_and_the_rest_follows(
     client, monkeypatch
 ):

@@ -14,6 +14,7 @@ import msgspec
 
 from ...core.documents import check_name, new_token
 from ...core.league import (
+    REVOKED,
     BotDoc,
     Rating,
     bot_entrant_token,
@@ -326,7 +327,9 @@ class BotAccounts(LeagueBase):
 
         written: list[int] = []
         await self._update_bot(key, change, written)
-        await self._rekey(key, lambda tournament: bot_entrant_token(tournament, new), written[0])
+        await self._rekey(
+            key, lambda tournament: bot_entrant_token(tournament, new), written[0], digest
+        )
         return new
 
     async def revoke(self, name: str, token: str | None, organizer: str | None) -> None:
@@ -341,13 +344,16 @@ class BotAccounts(LeagueBase):
         written: list[int] = []
         await self._update_bot(key, change, written)
         await self.store.leave(key)
-        await self._rekey(key, new_token, written[0])  # a token no one holds
+        await self._rekey(key, new_token, written[0], REVOKED)  # a token no one holds
 
-    async def _rekey(self, key: str, entrant_token: Callable[[str], str], keyed: int) -> None:
+    async def _rekey(
+        self, key: str, entrant_token: Callable[[str], str], keyed: int, digest: bytes
+    ) -> None:
         """The bot's entries in the tournaments it plays answer to ``entrant_token`` of each
         from now on: the entrant token derived from its old bot token (which its seat
         tokens are) plays no table, made before or after (``rekey_entrant``). Its webhook
-        leaves the entrant tokens it kept, as the bot does."""
+        leaves the entrant tokens it kept, as the bot does. ``digest``: the new bot token's
+        hash (``REVOKED``: none), for the league's seats (``Rekeys``)."""
         await self.store.drop_entrant_tokens(key)
         if self.tournaments is None:
             return

@@ -127,7 +127,8 @@ class NextDecisions(Challenges):
             if doc.webhook and seat in league_game.webhooks:
                 continue  # the referee calls its webhook with this game's turns
             if game.turn_status(seat) == "your_turn":
-                return await self._your_turn(game_id, league_game, key, game, seat), in_play
+                step = await self._your_turn(game_id, league_game, key, game, seat, doc.token_hash)
+                return step, in_play
             in_play[game_id] = game.last_event_id
         for tournament_id in entered if self.tournaments and token else []:
             assert self.tournaments is not None and token is not None
@@ -271,28 +272,50 @@ class NextDecisions(Challenges):
                 waiting_on = None
                 continue
             if game.turn_status(seat) == "your_turn":
-                return await self._your_turn(game_id, league_game, key, game, seat), None
+                step = await self._your_turn(game_id, league_game, key, game, seat, doc.token_hash)
+                return step, None
             if waiting_on is not None:
                 waiting_on[game_id] = game.last_event_id
         return None, waiting_on or None
 
     async def _your_turn(
-        self, game_id: str, league_game: LeagueGame, key: str, game: LoadedGame, seat: int
+        self,
+        game_id: str,
+        league_game: LeagueGame,
+        key: str,
+        game: LoadedGame,
+        seat: int,
+        digest: bytes,
     ) -> dict[str, Any]:
         """The bot's turn in one of its league games, as its next decision says it, with the
         seat's token as the game holds it (a record remembered from before the seat's rekey,
-        through another replica, is read again)."""
+        through another replica, is read again), for the bot token whose hash is ``digest``
+        alone (``LeagueGame.hands_out``)."""
         seat_token = league_game.seat_tokens[league_game.bots.index(key)]
-        if token_hash(seat_token) != game.doc.seats[seat].token_hash:
-            self._league_games.pop(game_id, None)
-            league_game = await self._league_game(game_id) or league_game
-            seat_token = league_game.seat_tokens[league_game.bots.index(key)]
+        stale = token_hash(seat_token) != game.doc.seats[seat].token_hash
+        league_game = await self._handing_out(game_id, league_game, key, digest, stale)
+        seat_token = league_game.seat_tokens[league_game.bots.index(key)]
         return {
             "status": "your_turn",
             "game_id": game_id,
             "seat_token": seat_token,
             "turn": game.turn(seat),
         }
+
+    async def _handing_out(
+        self, game_id: str, league_game: LeagueGame, key: str, digest: bytes, stale: bool
+    ) -> LeagueGame:
+        """The record that hands the bot's seat token to the bot token whose hash is
+        ``digest``: read again where the one remembered is ``stale`` or made for another
+        token (a rotation through another replica); refused if that is so as read, the
+        token being one the bot had (``known_bot`` takes it a moment more elsewhere), whose
+        holder must get none of the seat tokens made since."""
+        if stale or not league_game.hands_out(key, digest):
+            self._league_games.pop(game_id, None)
+            league_game = await self._league_game(game_id) or league_game
+            if not league_game.hands_out(key, digest):
+                raise Refusal("bot-token-refused", "this is not a bot's current token")
+        return league_game
 
     async def _league_game(self, game_id: str) -> LeagueGame | None:
         """A league game's record: written once when the game is made and never changed, so
@@ -329,6 +352,8 @@ class NextDecisions(Challenges):
         key = known[0]
         league_game = await self._league_game(game_id)
         if league_game is not None and key in league_game.bots and league_game.seat_tokens:
+            digest = known[1].token_hash
+            league_game = await self._handing_out(game_id, league_game, key, digest, False)
             return league_game.seat_tokens[league_game.bots.index(key)]
         # a tournament's table: its seats answer to the bot's entrant token
         game = await self.games.current(game_id)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 import msgspec
 
 from ...core.documents import new_token, token_hash
-from ...core.league import LeagueGame, decode, encode
+from ...core.league import BotDoc, LeagueGame, decode, encode
 from ...core.refusals import Refusal, busy
 from ...store import STORE_UNAVAILABLE
 from ..games import MAX_RETRIES
@@ -33,46 +33,57 @@ class Rekeys(NextDecisions):
 
     _rekeying: set[asyncio.Task[None]]
 
-    async def _rekey(self, key: str, entrant_token: Callable[[str], str], keyed: int) -> None:
+    async def _rekey(
+        self, key: str, entrant_token: Callable[[str], str], keyed: int, digest: bytes
+    ) -> None:
         try:
-            await self._rekey_now(key, entrant_token, keyed)
+            await self._rekey_now(key, entrant_token, keyed, digest)
         except (*STORE_UNAVAILABLE, Refusal) as failure:
             if isinstance(failure, Refusal) and failure.code != "busy":
                 raise
             log.warning("bot %s rekeyed in part (%r): the rest is retried", key, failure)
-            task = asyncio.create_task(self._rekey_later(key, entrant_token, keyed))
+            task = asyncio.create_task(self._rekey_later(key, entrant_token, keyed, digest))
             self._rekeying.add(task)
             task.add_done_callback(self._rekeying.discard)
 
-    async def _rekey_now(self, key: str, entrant_token: Callable[[str], str], keyed: int) -> None:
-        await super()._rekey(key, entrant_token, keyed)
-        await self.rekey_league_seats(key)
+    async def _rekey_now(
+        self, key: str, entrant_token: Callable[[str], str], keyed: int, digest: bytes
+    ) -> None:
+        await super()._rekey(key, entrant_token, keyed, digest)
+        await self.rekey_league_seats(key, digest)
 
-    async def _rekey_later(self, key: str, entrant_token: Callable[[str], str], keyed: int) -> None:
+    async def _rekey_later(
+        self, key: str, entrant_token: Callable[[str], str], keyed: int, digest: bytes
+    ) -> None:
         """``_rekey_now`` again until it is whole (each of its steps is safe to do twice: an
-        entry keyed already, or a seat answering to its record's token, is left)."""
+        entry keyed already, or a seat keyed for ``digest`` already, is left)."""
         for pause in RETRY_PAUSES:
             await asyncio.sleep(pause)
             try:
-                await self._rekey_now(key, entrant_token, keyed)
+                await self._rekey_now(key, entrant_token, keyed, digest)
                 return
             except (*STORE_UNAVAILABLE, Refusal) as failure:
                 if isinstance(failure, Refusal) and failure.code != "busy":
                     raise
-        log.error(
-            "bot %s: its rekey failed %d times; rotate its token again", key, len(RETRY_PAUSES) + 1
-        )
+        tries = len(RETRY_PAUSES) + 1
+        log.error("bot %s: its rekey failed %d times; rotate its token again", key, tries)
 
-    async def rekey_league_seats(self, key: str) -> None:
+    async def rekey_league_seats(self, key: str, digest: bytes) -> None:
         """Each seat the bot holds in its arena and challenge games in play answers to a new
-        token: ``/v1/me/next`` handed their tokens to whoever held the bot's token, and the
-        token was rotated or revoked because someone else may hold it. The bot's new token
-        finds the new seat tokens there; a seat the referee plays through the bot's webhook
-        was never handed out, and is left."""
+        token, handed to the bot token whose hash is ``digest`` alone (``REVOKED``: to none):
+        ``/v1/me/next`` handed the old ones to whoever held the bot's token, and the token
+        was rotated or revoked because someone else may hold it; a replica that takes the
+        old bot token a moment more (``known_bot``) hands out none of the new ones. A seat
+        the referee plays through the bot's webhook was never handed out while the bot has
+        its webhook, and is left then."""
+        found = await self.store.load_bot(key)
+        webhook = decode(found[1], BotDoc).webhook if found else None
         for game_id in await self.store.playing(key):
-            await self._rekey_league_seat(game_id, key)
+            await self._rekey_league_seat(game_id, key, digest, webhook is not None)
 
-    async def _rekey_league_seat(self, game_id: str, key: str) -> None:
+    async def _rekey_league_seat(
+        self, game_id: str, key: str, digest: bytes, webhook: bool
+    ) -> None:
         """The record's token for the bot's seat replaced (a swap: a record settled meanwhile
         is not written back), then the game's seat made to answer to the record's token as it
         is when looked at: of two rotations racing, each looks again after its own write, so
@@ -84,11 +95,15 @@ class Rekeys(NextDecisions):
             league_game = decode(blob, LeagueGame)
             if key not in league_game.bots or not league_game.seat_tokens:
                 return  # a tournament's table: its seats follow the entry (rekey_entrant)
-            if league_game.seat_of(key) in league_game.webhooks:
+            if webhook and league_game.seat_of(key) in league_game.webhooks:
                 return
+            index = league_game.bots.index(key)
+            keyed_for = list(league_game.keyed_for) or [b""] * len(league_game.bots)
+            if keyed_for[index] == digest:
+                break  # keyed for this token already (a retry): its seat is seen to below
             tokens = list(league_game.seat_tokens)
-            tokens[league_game.bots.index(key)] = new_token(game_id)
-            changed = msgspec.structs.replace(league_game, seat_tokens=tokens)
+            tokens[index], keyed_for[index] = new_token(game_id), digest
+            changed = msgspec.structs.replace(league_game, seat_tokens=tokens, keyed_for=keyed_for)
             if await self.store.swap_league_game(game_id, blob, encode(changed)):
                 break
         else:
