@@ -77,6 +77,16 @@ def _bot(client: httpx.Client, name: str) -> str:
     return reply.json()["token"]
 
 
+def _challenge_game(client: httpx.Client, names: list[str]) -> list[str]:
+    """Two new bots' tokens, the first having challenged the second, who accepted: a game."""
+    tokens = [_bot(client, name) for name in names]
+    offer = {"opponent": names[1], "ruleset": DEFAULT, "deadline_s": 600, "rated": False}
+    challenge = client.post("/v1/challenges", json=offer, headers=auth(tokens[0])).json()
+    accepted = client.post(f"/v1/challenges/{challenge['id']}/accept", headers=auth(tokens[1]))
+    assert accepted.status_code == 200, accepted.text
+    return tokens
+
+
 def _play_one_game(url: str, name: str, token: str, rnd: random.Random) -> int:
     """Seek a game, leave the pool once one is made, and play it out with random legal
     moves; the decisions made."""
@@ -1244,11 +1254,7 @@ def test_a_rotated_or_revoked_bot_token_leaves_no_seat_token_of_its_league_games
     arena and challenge games in play answer to new tokens, which the new bot token finds;
     another replica that remembers the game's record from before finds them too."""
     names = ["Seat Rekey A", "Seat Rekey B"]
-    tokens = [_bot(client, name) for name in names]
-    offer = {"opponent": names[1], "ruleset": DEFAULT, "deadline_s": 600, "rated": False}
-    challenge = client.post("/v1/challenges", json=offer, headers=auth(tokens[0])).json()
-    accepted = client.post(f"/v1/challenges/{challenge['id']}/accept", headers=auth(tokens[1]))
-    assert accepted.status_code == 200, accepted.text
+    tokens = _challenge_game(client, names)
 
     def step_of(http: httpx.Client, token: str) -> dict:
         step = http.get("/v1/me/next", headers=auth(token)).json()
@@ -1304,11 +1310,7 @@ def test_the_old_bot_token_a_replica_still_takes_a_moment_gets_none_of_the_new_s
     had just made: they played on after the second was over. Now a seat's token made at a
     rotation is handed to the new bot token alone."""
     names = ["Window A", "Window B"]
-    tokens = [_bot(client, name) for name in names]
-    offer = {"opponent": names[1], "ruleset": DEFAULT, "deadline_s": 600, "rated": False}
-    challenge = client.post("/v1/challenges", json=offer, headers=auth(tokens[0])).json()
-    accepted = client.post(f"/v1/challenges/{challenge['id']}/accept", headers=auth(tokens[1]))
-    assert accepted.status_code == 200, accepted.text
+    tokens = _challenge_game(client, names)
     with ThreadServer(league_valkey) as other, httpx.Client(base_url=other.url) as replica:
         before = replica.get("/v1/me/next", headers=auth(tokens[0])).json()
         assert before["status"] == "your_turn", before  # the replica knows the old token now
