@@ -15,8 +15,8 @@ from referee.core.league import (
 )
 
 
-def _seek(since: float = 0.0, ruleset: str = "r", seats: int = 2) -> Seek:
-    return Seek(ruleset, seats, 10.0, since, since)
+def _seek(since: float = 0.0, ruleset: str = "r", seats: int = 2, deadline: float = 10.0) -> Seek:
+    return Seek(ruleset, seats, deadline, since, since)
 
 
 def test_a_winner_gains_a_loser_loses_and_both_grow_surer():
@@ -62,6 +62,28 @@ def test_the_bots_with_fewest_games_are_seated_first_and_rulesets_kept_apart():
     ratings = {("r", "a"): Rating(games=9), ("r", "b"): Rating(games=1), ("r", "c"): Rating()}
     tables = pair(seekers, ratings, {}, now=0.0)
     assert tables == [["c", "b"]]  # a, with the most games, waits; x has no partner
+
+
+def test_seeks_of_different_deadlines_are_kept_apart():
+    """A table took the longest deadline its seeks asked for: an opponent seeking an hour a
+    decision held a bot that asked for ten seconds for hours a game."""
+    seekers = {"a": _seek(), "b": _seek(deadline=3600.0), "c": _seek(deadline=3600.0)}
+    assert pair(seekers, {}, {}, now=0.0) == [["b", "c"]]  # a waits for a 10 s opponent
+
+
+def test_two_bots_of_one_organizer_share_no_table():
+    """An organizer's bots rated against each other would move each other's ratings with
+    no contest; bots of others (or no owner given) are paired as before."""
+    seekers = {k: _seek() for k in "abcd"}
+    ratings = {("r", "a"): Rating(mu=20), ("r", "b"): Rating(mu=20.5)}
+    ratings |= {("r", "c"): Rating(mu=21), ("r", "d"): Rating(mu=21.5)}
+    owners = {"a": "k1", "b": "k1", "c": "k2", "d": "k2"}
+    tables = pair(seekers, ratings, {}, now=0.0, owners=owners)
+    assert sorted(map(sorted, tables)) == [["a", "c"], ["b", "d"]]
+    assert pair({"a": _seek(), "b": _seek()}, {}, {}, now=0.0, owners={"a": "k", "b": "k"}) == []
+    three = {k: _seek(seats=3) for k in "abcd"}
+    tables = pair(three, {}, {}, now=0.0, owners={"a": "k1", "b": "k2", "c": "k2", "d": "k3"})
+    assert len(tables) == 1 and len({"b", "c"} & set(tables[0])) == 1
 
 
 def test_first_seats_alternate():

@@ -34,6 +34,7 @@ __all__ = [
     "decode",
     "encode",
     "is_bot_token",
+    "is_organizer",
     "legacy_entrant_token",
     "new_bot_token",
     "outcome",
@@ -178,6 +179,14 @@ class ChallengeDoc(msgspec.Struct):
         return "expired" if self.status == "open" and now >= self.expires else self.status
 
 
+def is_organizer(owner: str) -> bool:
+    """Whether a bot's owner is an organizer (by its key: ``web.access.Organizers``), whose
+    bots may not be rated against each other: they would move each other's ratings with no
+    contest. An address (open mode, where anyone makes accounts, and a developer's bots run
+    side by side on one host) is none."""
+    return owner.startswith("k")
+
+
 def bot_key(name: str) -> str:
     """Where a bot is kept: its name casefolded, so that no two bots differ by case alone."""
     return name.casefold()
@@ -262,21 +271,27 @@ def pair(
     last_opponents: dict[str, list[str]],
     now: float,
     *,
+    owners: dict[str, str] | None = None,
     base_gap: float = 2.0,
     widen_per_s: float = 2.0,
     rematch_penalty: float = 4.0,
 ) -> list[list[str]]:
-    """Tables of waiting bots (by key), each of one ruleset and table size.
+    """Tables of waiting bots (by key), each of one ruleset, table size and deadline (a
+    seek's deadline is part of what it asks for: a table took the longest, and an opponent
+    seeking an hour a decision held a bot that asked for seconds for hours a game), and no
+    two bots of one owner (``owners``: an organizer's own bots would move each other's
+    ratings).
 
     The bots with the fewest rated games of the ruleset are seated first (games per bot stay
     even), then the longest waiting. Each takes the nearest in rating (mu) within its window,
     which widens the longer it has waited (as Lichess's pools do); a bot it just played costs
     ``rematch_penalty`` more."""
-    groups: dict[tuple[str, int], list[str]] = {}
+    groups: dict[tuple[str, int, float], list[str]] = {}
     for key, seek in seekers.items():
-        groups.setdefault((seek.ruleset, seek.seats), []).append(key)
+        groups.setdefault((seek.ruleset, seek.seats, seek.deadline_s), []).append(key)
+    owner_of = (owners or {}).get
     tables = []
-    for (ruleset, seats), keys in sorted(groups.items()):
+    for (ruleset, seats, _), keys in sorted(groups.items()):
 
         def rating(key: str, ruleset: str = ruleset) -> Rating:
             return ratings.get((ruleset, key)) or Rating()
@@ -294,11 +309,18 @@ def pair(
                     cost += rematch_penalty
                 if cost <= window:
                     costs.append((cost, other))
-            if len(costs) < seats - 1:
+            # the nearest, each of an owner not at the table yet; ties go to the bot with
+            # fewer games, the longer waiting (``free``'s order)
+            table, owner = [first], owner_of(first)
+            seated = {owner} if owner else set()
+            for _, other in sorted(costs, key=lambda found: found[0]):
+                owner = owner_of(other)
+                if len(table) < seats and not (owner and owner in seated):
+                    table.append(other)
+                    if owner:
+                        seated.add(owner)
+            if len(table) < seats:
                 continue  # none near enough yet: the window widens while it waits
-            # ties go to the bot with fewer games, the longer waiting (``free``'s order)
-            nearest = sorted(costs, key=lambda found: found[0])[: seats - 1]
-            table = [first] + [other for _, other in nearest]
             for other in table[1:]:
                 free.remove(other)
             tables.append(table)

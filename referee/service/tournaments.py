@@ -108,6 +108,13 @@ class TournamentService:
                 "a rated tournament's seed is the referee's: leave out seed, or rated",
                 field="seed",
             )
+        if rated and spec.deadline_s <= 0:
+            raise Refusal(
+                "rated-tournament-deadline",
+                "a rated tournament's games have a deadline (deadline_s above 0): a table "
+                "whose bot stopped would never end, and its whole dice group stay unrated",
+                field="deadline_s",
+            )
         max_entrants = self.max_entrants
         if max_entrants > 0 and spec.entrants > max_entrants:
             raise Refusal(

@@ -90,7 +90,7 @@ class Organizers:
                 found = stored
         if found is None:
             raise Refusal("organizer-key-refused", "this is not an organizer key of this referee")
-        return "k" + found.hex()[:20]
+        return "k" + found.hex()[:20]  # "k": an organizer (``core.league.is_organizer``)
 
 
 def organizer_of(request: ASGIConnection[Any, Any, Any, Any]) -> str:

@@ -49,6 +49,8 @@ PROBLEM_CODES: dict[str, str] = {
     "house-bot-limit": "an unknown house bot, more than 3 in a game, or no seat but house bots",
     "too-many-entrants": "more entrants than this referee allows per tournament",
     "rated-tournament-seed": "a rated tournament takes no seed: its dice are the referee's",
+    "rated-tournament-deadline": "a rated tournament's games have a deadline (deadline_s above "
+    "0): a bot that stops would keep its dice group unrated",
     "webhook-url-refused": "a webhook's URL is malformed (http or https, a host, no user), "
     "or its host is an address that is not globally routable and not allowed here "
     "(REFEREE_WEBHOOK_ALLOW)",

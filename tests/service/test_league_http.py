@@ -709,6 +709,46 @@ def test_a_bot_name_is_one_segment_of_its_routes_paths(client):
     assert client.get("/v1/bots/dots.are.fine").status_code == 200
 
 
+def test_a_rated_tournament_has_a_deadline(client):
+    """With none, a table whose bot stopped never ended, and its whole dice group, the tables
+    finished included, stayed unrated: a bot losing its game kept everyone's unrated."""
+    spec = {"ruleset": DEFAULT, "entrants": 4, "rated": True, "deadline_s": 0}
+    refused = client.post("/v1/tournaments", json=spec)
+    assert refused.status_code == 422, refused.text
+    assert refused.json()["code"] == "rated-tournament-deadline"
+    assert refused.json()["field"] == "deadline_s"
+    assert client.post("/v1/tournaments", json={**spec, "deadline_s": 5}).status_code == 201
+
+
+def test_two_bots_of_one_organizer_play_no_rated_challenge(league_valkey):
+    """An organizer's own bots challenging each other, rated, moved their ratings with no
+    contest (four throwaway bots took a fifth to the top of the leaderboard)."""
+    keys = key_hashes("own-organizer,other-organizer")
+    with (
+        ThreadServer(league_valkey, organizer_keys=keys) as keyed,
+        httpx.Client(base_url=keyed.url, timeout=30) as http,
+    ):
+        own, other = auth("own-organizer"), auth("other-organizer")
+        bots = {}
+        for name, organizer in (("Own A", own), ("Own B", own), ("Other C", other)):
+            made = http.post("/v1/bots", json={"name": name}, headers=organizer)
+            assert made.status_code == 201, made.text
+            bots[name] = made.json()["token"]
+        offer = {"opponent": "Own B", "ruleset": DEFAULT, "deadline_s": 60, "rated": True}
+        refused = http.post("/v1/challenges", json=offer, headers=auth(bots["Own A"]))
+        assert refused.status_code == 422, refused.text
+        assert refused.json()["code"] == "invalid-challenge"
+        assert refused.json()["field"] == "rated"
+        casual = http.post(
+            "/v1/challenges", json={**offer, "rated": False}, headers=auth(bots["Own A"])
+        )
+        assert casual.status_code == 201, casual.text
+        rated = http.post(
+            "/v1/challenges", json={**offer, "opponent": "Other C"}, headers=auth(bots["Own A"])
+        )
+        assert rated.status_code == 201, rated.text
+
+
 def test_a_rated_tournament_takes_no_seed(client):
     """Its games move bots' lifetime ratings: whoever gave the seed would know every die."""
     spec = {"ruleset": DEFAULT, "entrants": 2, "rated": True, "seed": "00" * 32}

@@ -11,7 +11,17 @@ from typing import Any
 import msgspec
 
 from ...core.documents import check_name, new_token, token_hash
-from ...core.league import BotDoc, LeagueGame, Rating, Seek, decode, encode, pair, seat_order
+from ...core.league import (
+    BotDoc,
+    LeagueGame,
+    Rating,
+    Seek,
+    decode,
+    encode,
+    is_organizer,
+    pair,
+    seat_order,
+)
 from ...core.refusals import Refusal, from_rules
 from ...games import GameError, check_seats, get_ruleset, new_seed
 from ..delivery import Registration
@@ -126,7 +136,8 @@ class Arena(Ratings):
             for key, rated in zip(keys, await self.store.ratings(ruleset, keys), strict=True):
                 if rated is not None:
                     ratings[(ruleset, key)] = decode(rated, Rating)
-        tables = pair(seekers, ratings, last_opponents, now)
+        owners = {key: doc.owner for key, doc in docs.items() if is_organizer(doc.owner)}
+        tables = pair(seekers, ratings, last_opponents, now, owners=owners)
         # the tables are seated side by side: their commands share the connection's writes
         # and their bots are told together, so that they play on in step with one another
         # (a bot's requests then share the loop's turns with many others')
@@ -156,7 +167,7 @@ class Arena(Ratings):
             {},
             order,
             [docs[k].name for k in order],
-            max(s.deadline_s for s in seeks),
+            seeks[0].deadline_s,  # a table's seeks ask for one deadline (``pair``)
             rated=True,
             kind="arena",
             concurrent=[seekers[k].concurrent for k in order],

@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from ...core.documents import check_name
-from ...core.league import BotDoc, ChallengeDoc, check_reason, decode, encode
+from ...core.league import BotDoc, ChallengeDoc, check_reason, decode, encode, is_organizer
 from ...core.refusals import Refusal, busy, from_rules
 from ...games import GameError, check_seats, get_ruleset
 from ..games import MAX_RETRIES
@@ -42,6 +42,13 @@ class Challenges(Arena):
             raise
         if other == key:
             raise Refusal("invalid-challenge", "a bot does not challenge itself", field="opponent")
+        if rated and doc.owner == other_doc.owner and is_organizer(doc.owner):
+            raise Refusal(
+                "invalid-challenge",
+                "two bots of one organizer play unrated: their games would move each other's "
+                "ratings with no contest",
+                field="rated",
+            )
         try:
             engine = get_ruleset(ruleset)
             engine.options(options)
