@@ -84,6 +84,8 @@ class Settings(msgspec.Struct, frozen=True):
     bot_games_per_day: int = 2000
     bot_concurrent_games: int = 4
     bot_timeouts_to_pause: int = 3
+    #: the least deadline_s of a league game (an arena seek, a challenge)
+    bot_min_deadline_s: float = 1.0
     # a measure: each process writes how soon its woken waiters were answered to
     # ``<file>.<pid>`` (``service.wakes``); None: not timed
     wake_times: Path | None = None
@@ -138,6 +140,7 @@ class Settings(msgspec.Struct, frozen=True):
             bot_games_per_day=_int(env, "REFEREE_BOT_GAMES_PER_DAY", 2000),
             bot_concurrent_games=_int(env, "REFEREE_BOT_CONCURRENT_GAMES", 4),
             bot_timeouts_to_pause=_int(env, "REFEREE_BOT_TIMEOUTS_TO_PAUSE", 3),
+            bot_min_deadline_s=float(env.get("REFEREE_BOT_MIN_DEADLINE_S", 1.0)),
             wake_times=Path(env["REFEREE_WAKE_TIMES"]) if env.get("REFEREE_WAKE_TIMES") else None,
             bot_webhook_failures_to_pause=_int(env, "REFEREE_BOT_WEBHOOK_FAILURES_TO_PAUSE", 5),
             webhook_allow=tuple(

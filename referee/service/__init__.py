@@ -77,6 +77,7 @@ class Services:
                 games_per_day=settings.bot_games_per_day,
                 concurrent_games=settings.bot_concurrent_games,
                 timeouts_to_pause=settings.bot_timeouts_to_pause,
+                min_deadline_s=settings.bot_min_deadline_s,
                 webhook_failures_to_pause=settings.bot_webhook_failures_to_pause,
             ),
             self.tournaments,

@@ -749,6 +749,27 @@ def test_two_bots_of_one_organizer_play_no_rated_challenge(league_valkey):
         assert rated.status_code == 201, rated.text
 
 
+def test_a_league_game_s_deadline_is_one_a_bot_can_meet(league_valkey):
+    """A challenge of 0.001 s a decision was taken: no request meets it, and three such games
+    from throwaway accounts paused the bot that accepted them, however fast it played."""
+    with (
+        ThreadServer(league_valkey, bot_min_deadline_s=1.0) as strict,
+        httpx.Client(base_url=strict.url, timeout=30) as http,
+    ):
+        tokens = [_bot(http, name) for name in ("Quick A", "Quick B")]
+        offer = {"opponent": "Quick B", "ruleset": DEFAULT, "deadline_s": 0.001}
+        refused = http.post("/v1/challenges", json=offer, headers=auth(tokens[0]))
+        assert refused.status_code == 422, refused.text
+        assert refused.json()["field"] == "deadline_s"
+        assert "REFEREE_BOT_MIN_DEADLINE_S" in refused.json()["detail"]
+        seek = {"ruleset": DEFAULT, "seats": 2, "deadline_s": 0.5}
+        refused = http.post("/v1/arena", json=seek, headers=auth(tokens[0]))
+        assert refused.status_code == 422 and refused.json()["field"] == "deadline_s"
+        offer["deadline_s"] = 1.0
+        made = http.post("/v1/challenges", json=offer, headers=auth(tokens[0]))
+        assert made.status_code == 201, made.text
+
+
 def test_a_rated_tournament_takes_no_seed(client):
     """Its games move bots' lifetime ratings: whoever gave the seed would know every die."""
     spec = {"ruleset": DEFAULT, "entrants": 2, "rated": True, "seed": "00" * 32}

@@ -60,6 +60,7 @@ class Arena(Ratings):
             check_seats(seats, engine.min_seats, engine.max_seats, engine.id)
         except GameError as exc:
             raise from_rules(exc) from None
+        self.check_deadline(deadline_s)
         await self._check_quota(key, concurrent)
         now = time.time()
         seek = Seek(ruleset, seats, deadline_s, now, now, concurrent)
@@ -72,6 +73,18 @@ class Arena(Ratings):
             "concurrent": concurrent,
             "since": round(now, 3),
         }
+
+    def check_deadline(self, deadline_s: float) -> None:
+        """A league game's deadline is one a bot can meet over a network: no request meets a
+        thousandth of a second, and three such games paused a bot whoever it was."""
+        least = self.settings.min_deadline_s
+        if deadline_s < least:
+            raise Refusal(
+                "unprocessable",
+                f"a league game gives each decision at least {least:g} s "
+                "(REFEREE_BOT_MIN_DEADLINE_S)",
+                field="deadline_s",
+            )
 
     async def _check_quota(self, key: str, concurrent: int) -> None:
         settings = self.settings

@@ -43,6 +43,9 @@ class LeagueSettings(msgspec.Struct, frozen=True):
     games_per_day: int = 2000
     concurrent_games: int = 4
     timeouts_to_pause: int = 3
+    #: the least deadline_s of a league game: a thousandth of a second, which no request
+    #: meets, paused a bot after three games whoever it was (and rated them)
+    min_deadline_s: float = 1.0
     #: a bot whose webhook fails this many turn calls in a row is paused (0: never)
     webhook_failures_to_pause: int = 5
     #: a bot that has not asked for this long leaves the arena's pool

@@ -42,6 +42,7 @@ class Challenges(Arena):
             raise
         if other == key:
             raise Refusal("invalid-challenge", "a bot does not challenge itself", field="opponent")
+        self.check_deadline(deadline_s)
         if rated and doc.owner == other_doc.owner and is_organizer(doc.owner):
             raise Refusal(
                 "invalid-challenge",
