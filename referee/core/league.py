@@ -136,6 +136,9 @@ class LeagueGame(msgspec.Struct, array_like=True):
     # (``REVOKED`` at a revoke; empty: made with the game, for whoever holds the bot's token):
     # only that token is handed the seat's token
     keyed_for: list[bytes] = []
+    # by bot, the version of its account that ``keyed_for`` follows: a rekey from an older
+    # version (a rotation that lost a race, or its retry) changes nothing
+    keyed_at: list[int] = []
 
     def seat_of(self, key: str) -> int:
         """The seat of bot ``key`` in this game."""

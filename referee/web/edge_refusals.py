@@ -73,7 +73,7 @@ def media_refusal(headers: list[tuple[bytes, bytes]]) -> Refusal | None:
     media = b""
     for name, value in headers:
         if name == b"content-length":
-            body = value.strip() != b"0"
+            body = value.strip().strip(b"0") != b""  # "0", "00": none
         elif name == b"transfer-encoding":
             body = True
         elif name == b"content-type":

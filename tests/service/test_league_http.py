@@ -1390,6 +1390,82 @@ def test_the_old_bot_token_a_replica_still_takes_a_moment_gets_none_of_the_new_s
     assert turn.json()["seq"] == before["turn"]["seq"]  # nothing was played
 
 
+def test_rotations_racing_leave_every_seat_to_the_token_the_account_holds(league_valkey):
+    """Two rotations at once through two replicas: each rekeyed the bot's seats for its own
+    new token, and where the losing one wrote last, the token the account held was refused
+    its own seats for good. A seat is now keyed by the newest version of the account, and a
+    seat left keyed for another token is keyed again when the account's token asks."""
+    keys = key_hashes("racing-organizer")
+    organizer = auth("racing-organizer")
+    with (
+        ThreadServer(league_valkey, organizer_keys=keys) as one,
+        ThreadServer(league_valkey, organizer_keys=keys) as two,
+        httpx.Client(base_url=one.url, timeout=30) as first,
+        httpx.Client(base_url=two.url, timeout=30) as second,
+    ):
+        tokens = {}
+        for name in ("Racing A", "Racing B", "Racing C", "Racing D", "Racing E"):
+            made = first.post("/v1/bots", json={"name": name}, headers=organizer)
+            tokens[name] = made.json()["token"]
+        for rival in ("Racing B", "Racing C", "Racing D", "Racing E"):
+            offer = {"opponent": "Racing A", "ruleset": DEFAULT, "deadline_s": 600, "rated": False}
+            made = first.post("/v1/challenges", json=offer, headers=auth(tokens[rival]))
+            accepted = first.post(
+                f"/v1/challenges/{made.json()['id']}/accept", headers=auth(tokens["Racing A"])
+            )
+            assert accepted.status_code == 200, accepted.text
+
+        async def race() -> list[str]:
+            async with (
+                httpx.AsyncClient(base_url=one.url, timeout=30) as a,
+                httpx.AsyncClient(base_url=two.url, timeout=30) as b,
+            ):
+                answers = await asyncio.gather(
+                    *(c.post("/v1/bots/Racing A/token", headers=organizer) for c in (a, b))
+                )
+            return [answer.json()["token"] for answer in answers]
+
+        for _ in range(12):
+            raced = asyncio.run(race())
+            # the token the account holds: whichever rotation's write came last
+            holder = [
+                token
+                for token in raced
+                if first.get("/v1/me/next", params={"wait": 0}, headers=auth(token)).is_success
+            ]
+            assert len(holder) == 1, raced
+            for http in (first, second):
+                step = http.get("/v1/me/next", params={"wait": 0}, headers=auth(holder[0]))
+                assert step.status_code == 200, step.text
+                assert step.json()["status"] == "your_turn", step.json()
+                turn = http.get(
+                    f"/v1/games/{step.json()['game_id']}/turn",
+                    headers=auth(step.json()["seat_token"]),
+                )
+                assert turn.status_code == 200, turn.text
+
+
+def test_a_game_made_after_a_rotation_is_no_seat_for_the_old_token_a_replica_takes(
+    client, league_valkey
+):
+    """A game made after the rotation (a challenge accepted) had no record of whom its seats
+    were for: a replica that still took the old bot token for a second handed it the new
+    game's seat token, which played on."""
+    tokens = [_bot(client, name) for name in ("Later A", "Later B")]
+    offer = {"opponent": "Later B", "ruleset": DEFAULT, "deadline_s": 600, "rated": False}
+    with ThreadServer(league_valkey) as other, httpx.Client(base_url=other.url) as replica:
+        assert replica.get("/v1/me/next", params={"wait": 0}, headers=auth(tokens[0])).is_success
+        made = client.post("/v1/challenges", json=offer, headers=auth(tokens[0])).json()
+        rotated = client.post("/v1/bots/Later A/token", headers=auth(tokens[0]))
+        new = rotated.json()["token"]
+        accepted = client.post(f"/v1/challenges/{made['id']}/accept", headers=auth(tokens[1]))
+        assert accepted.status_code == 200, accepted.text
+        late = replica.get("/v1/me/next", params={"wait": 0}, headers=auth(tokens[0]))
+        assert late.status_code == 403, late.text
+        step = replica.get("/v1/me/next", params={"wait": 0}, headers=auth(new)).json()
+        assert step["status"] == "your_turn" and step["game_id"] == accepted.json()["game_id"]
+
+
 def test_a_seat_of_a_bot_that_dropped_its_webhook_is_rekeyed_too(client, league):
     """A seat the referee played through the bot's webhook was left at a rotation, as its
     token was never handed out; but a bot that dropped its webhook is handed it by
@@ -1416,6 +1492,16 @@ def test_a_seat_of_a_bot_that_dropped_its_webhook_is_rekeyed_too(client, league)
     assert rotated.status_code == 200, rotated.text
     stale = client.get(game + "/turn", headers=auth(handed["seat_token"]))
     assert stale.status_code == 403, stale.text
+    # the seat is the bot's to play now: a webhook set again does not take it back unplayed
+    new = rotated.json()["token"]
+    again = client.post(
+        "/v1/bots/Hooked A/webhook",
+        json={"webhook_url": "https://example.com/bot"},
+        headers=auth(new),
+    )
+    assert again.status_code == 200, again.text
+    step = client.get("/v1/me/next", params={"wait": 0}, headers=auth(new)).json()
+    assert step["status"] == "your_turn" and step["game_id"] == handed["game_id"], step
 
 
 def test_a_rotation_the_store_fails_after_writing_gives_its_token_and_the_rest_follows(

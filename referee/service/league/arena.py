@@ -25,6 +25,7 @@ from ...core.league import (
 from ...core.refusals import Refusal, from_rules
 from ...games import GameError, check_seats, get_ruleset, new_seed
 from ..delivery import Registration
+from ..seat_keys import rekey_seat
 from .ratings import Ratings
 
 __all__ = ["Arena"]
@@ -208,8 +209,20 @@ class Arena(Ratings):
         game_id = game_id or secrets.token_hex(8)
         tokens = [new_token(game_id) for _ in keys]
         hooks = await self._hooks(keys, tokens, docs)
+        # each seat's token is for the bot token its account holds as just read: a replica
+        # that takes an older one a moment more (``known_bot``) is handed none of them
+        keyed_for = (
+            [docs[k].token_hash for k in keys] if docs and all(k in docs for k in keys) else []
+        )
         league_game = LeagueGame(
-            ruleset, keys, rated, tokens, time.time(), kind, webhooks=sorted(hooks)
+            ruleset,
+            keys,
+            rated,
+            tokens,
+            time.time(),
+            kind,
+            webhooks=sorted(hooks),
+            keyed_for=keyed_for,
         )
         blob = encode(league_game)
         # heard from before its creation, so that the created form is remembered: its
@@ -239,10 +252,29 @@ class Arena(Ratings):
         except Refusal:
             await self.store.drop_game(game_id, keys)
             raise
+        league_game = await self._rekeyed_meanwhile(game_id, blob, league_game)
         self._made(keys, game_id, league_game)  # its bots' next decisions find it
         if hooks and self.webhooks is not None:
             self.webhooks.follow(game_id)
         return game_id
+
+    async def _rekeyed_meanwhile(
+        self, game_id: str, blob: bytes, league_game: LeagueGame
+    ) -> LeagueGame:
+        """The record as it is once its game is made: a rotation between the record's write
+        and the game's creation rekeyed the record and found no game to rekey, and the game
+        was made with the tokens of before; its seats follow the record now."""
+        now = await self.store.league_game(game_id)
+        if now is None or now == blob:
+            return league_game
+        rekeyed = decode(now, LeagueGame)
+        for index, (was, token) in enumerate(
+            zip(league_game.seat_tokens, rekeyed.seat_tokens, strict=True)
+        ):
+            if was != token:
+                seat = rekeyed.seat_of(rekeyed.bots[index])
+                await rekey_seat(self.games, game_id, seat, token_hash(token))
+        return rekeyed
 
     async def _hooks(
         self, keys: list[str], tokens: list[str], docs: dict[str, BotDoc] | None = None

@@ -143,6 +143,7 @@ class Challenges(Arena):
             rated=challenge.rated,
             kind="challenge",
             game_id=challenge.game_id,
+            docs={challenge.challenger: challenger, key: opponent},
         )
 
     async def _game_made(self, challenge: ChallengeDoc) -> bool:

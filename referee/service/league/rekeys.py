@@ -50,7 +50,7 @@ class Rekeys(NextDecisions):
         self, key: str, entrant_token: Callable[[str], str], keyed: int, digest: bytes
     ) -> None:
         await super()._rekey(key, entrant_token, keyed, digest)
-        await self.rekey_league_seats(key, digest)
+        await self.rekey_league_seats(key, digest, keyed)
 
     async def _rekey_later(
         self, key: str, entrant_token: Callable[[str], str], keyed: int, digest: bytes
@@ -68,21 +68,23 @@ class Rekeys(NextDecisions):
         tries = len(RETRY_PAUSES) + 1
         log.error("bot %s: its rekey failed %d times; rotate its token again", key, tries)
 
-    async def rekey_league_seats(self, key: str, digest: bytes) -> None:
+    async def rekey_league_seats(self, key: str, digest: bytes, keyed: int) -> None:
         """Each seat the bot holds in its arena and challenge games in play answers to a new
         token, handed to the bot token whose hash is ``digest`` alone (``REVOKED``: to none):
         ``/v1/me/next`` handed the old ones to whoever held the bot's token, and the token
         was rotated or revoked because someone else may hold it; a replica that takes the
         old bot token a moment more (``known_bot``) hands out none of the new ones. A seat
         the referee plays through the bot's webhook was never handed out while the bot has
-        its webhook, and is left then."""
+        its webhook, and is left then. ``keyed``: the version of the bot's account that
+        ``digest`` follows (a rekey from an older one, which lost a race or is retried late,
+        changes nothing)."""
         found = await self.store.load_bot(key)
         webhook = decode(found[1], BotDoc).webhook if found else None
         for game_id in await self.store.playing(key):
-            await self._rekey_league_seat(game_id, key, digest, webhook is not None)
+            await self._rekey_league_seat(game_id, key, digest, webhook is not None, keyed)
 
     async def _rekey_league_seat(
-        self, game_id: str, key: str, digest: bytes, webhook: bool
+        self, game_id: str, key: str, digest: bytes, webhook: bool, keyed: int
     ) -> None:
         """The record's token for the bot's seat replaced (a swap: a record settled meanwhile
         is not written back), then the game's seat made to answer to the record's token as it
@@ -97,13 +99,23 @@ class Rekeys(NextDecisions):
                 return  # a tournament's table: its seats follow the entry (rekey_entrant)
             if webhook and league_game.seat_of(key) in league_game.webhooks:
                 return
-            index = league_game.bots.index(key)
-            keyed_for = list(league_game.keyed_for) or [b""] * len(league_game.bots)
-            if keyed_for[index] == digest:
-                break  # keyed for this token already (a retry): its seat is seen to below
+            index, bots = league_game.bots.index(key), len(league_game.bots)
+            keyed_for = list(league_game.keyed_for) or [b""] * bots
+            keyed_at = list(league_game.keyed_at) or [0] * bots
+            if keyed_at[index] >= keyed:
+                break  # keyed by this change or a later one: its seat is seen to below
             tokens = list(league_game.seat_tokens)
-            tokens[index], keyed_for[index] = new_token(game_id), digest
-            changed = msgspec.structs.replace(league_game, seat_tokens=tokens, keyed_for=keyed_for)
+            tokens[index], keyed_for[index], keyed_at[index] = new_token(game_id), digest, keyed
+            # a webhook seat rekeyed (its bot had dropped its webhook) is the bot's to play
+            # from now on: it is handed out whether or not a webhook comes back
+            hooked = [s for s in league_game.webhooks if s != league_game.seat_of(key)]
+            changed = msgspec.structs.replace(
+                league_game,
+                seat_tokens=tokens,
+                keyed_for=keyed_for,
+                keyed_at=keyed_at,
+                webhooks=hooked,
+            )
             if await self.store.swap_league_game(game_id, blob, encode(changed)):
                 break
         else:
@@ -126,3 +138,21 @@ class Rekeys(NextDecisions):
                 return
             record = again
         raise busy("the league game")
+
+    async def _handing_out(
+        self, game_id: str, league_game: LeagueGame, key: str, digest: bytes, stale: bool
+    ) -> LeagueGame:
+        """``NextDecisions._handing_out``, healed where a race left the seat keyed for
+        another token than the one the bot's account holds (a rotation whose rekey failed,
+        or one between a game's record and its creation): the account is read, and if the
+        token asking is its current one, the seat is keyed for it now."""
+        try:
+            return await super()._handing_out(game_id, league_game, key, digest, stale)
+        except Refusal as refusal:
+            if refusal.code != "bot-token-refused":
+                raise
+            found = await self.store.load_bot(key)
+            if found is None or decode(found[1], BotDoc).token_hash != digest:
+                raise
+            await self._rekey_league_seat(game_id, key, digest, False, int(found[0] or 0))
+            return await super()._handing_out(game_id, league_game, key, digest, True)
