@@ -1466,6 +1466,29 @@ def test_a_game_made_after_a_rotation_is_no_seat_for_the_old_token_a_replica_tak
         assert step["status"] == "your_turn" and step["game_id"] == accepted.json()["game_id"]
 
 
+def test_a_record_rekeyed_before_its_game_was_made_is_followed_by_the_game(client, league_valkey):
+    """A rotation between a game's record and its creation (the account seats of
+    ``POST /v1/games``) rekeyed the record, found no game to rekey, and the game was then
+    made with the token of before: the bot was handed a seat token its game refused, for
+    good. The record is written here as such a rotation leaves it."""
+    tokens = _challenge_game(client, ["Behind A", "Behind B"])
+    step = client.get("/v1/me/next", params={"wait": 0}, headers=auth(tokens[0])).json()
+    game_id = step["game_id"]
+    store = redis.Redis.from_url(league_valkey)
+    record = decode(store.hget("{league}:games", game_id), LeagueGame)
+    index = record.bots.index("behind a")
+    tokens_now = list(record.seat_tokens)
+    tokens_now[index] = f"{game_id}.rekeyed-before-the-game-was-made"
+    rekeyed = msgspec.structs.replace(record, seat_tokens=tokens_now)
+    store.hset("{league}:games", game_id, msgspec.msgpack.encode(rekeyed))
+    store.close()
+    with ThreadServer(league_valkey) as other, httpx.Client(base_url=other.url) as fresh:
+        handed = fresh.get("/v1/me/next", params={"wait": 0}, headers=auth(tokens[0])).json()
+        assert handed["seat_token"] == tokens_now[index]
+        turn = fresh.get(f"/v1/games/{game_id}/turn", headers=auth(handed["seat_token"]))
+        assert turn.status_code == 200, turn.text
+
+
 def test_a_seat_of_a_bot_that_dropped_its_webhook_is_rekeyed_too(client, league):
     """A seat the referee played through the bot's webhook was left at a rotation, as its
     token was never handed out; but a bot that dropped its webhook is handed it by

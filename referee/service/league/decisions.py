@@ -18,6 +18,7 @@ from ...core.league import (
     legacy_entrant_token,
 )
 from ...core.refusals import Refusal
+from ..seat_keys import rekey_seat
 from ..seats import Seats
 from .base import BOTS_KEPT, LEAGUE_GAMES_KEPT, RECHECK_S
 from .challenges import Challenges
@@ -295,6 +296,10 @@ class NextDecisions(Challenges):
         stale = token_hash(seat_token) != game.doc.seats[seat].token_hash
         league_game = await self._handing_out(game_id, league_game, key, digest, stale)
         seat_token = league_game.seat_tokens[league_game.bots.index(key)]
+        if token_hash(seat_token) != game.doc.seats[seat].token_hash:
+            # the record was rekeyed before its game was made (a rotation between the two),
+            # and the game answers to the token of before: it follows the record now
+            await rekey_seat(self.games, game_id, seat, token_hash(seat_token))
         return {
             "status": "your_turn",
             "game_id": game_id,
