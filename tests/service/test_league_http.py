@@ -1489,6 +1489,33 @@ def test_a_record_rekeyed_before_its_game_was_made_is_followed_by_the_game(clien
         assert turn.status_code == 200, turn.text
 
 
+def test_an_account_seat_made_after_a_rotation_is_none_of_the_old_token_s(league_valkey):
+    """The seats an organizer gives its bots in ``POST /v1/games`` had no record of whom
+    their tokens were for: a replica that took the old bot token a second more handed it
+    the seat of a game made after the rotation."""
+    keys = key_hashes("seating-organizer")
+    organizer = auth("seating-organizer")
+    with (
+        ThreadServer(league_valkey, organizer_keys=keys) as one,
+        ThreadServer(league_valkey, organizer_keys=keys) as two,
+        httpx.Client(base_url=one.url, timeout=30) as first,
+        httpx.Client(base_url=two.url, timeout=30) as replica,
+    ):
+        old = first.post("/v1/bots", json={"name": "Seated A"}, headers=organizer).json()
+        old = old["token"]
+        assert replica.get("/v1/me/next", params={"wait": 0}, headers=auth(old)).is_success
+        rotated = first.post("/v1/bots/Seated A/token", headers=organizer)
+        assert rotated.status_code == 200, rotated.text
+        body = {"ruleset": DEFAULT, "seats": [{"account": "Seated A"}, {"bot": "random"}]}
+        made = first.post("/v1/games", json=body, headers=organizer)
+        assert made.status_code == 201, made.text
+        late = replica.get("/v1/me/next", params={"wait": 0}, headers=auth(old))
+        assert late.status_code == 403, late.text
+        new = rotated.json()["token"]
+        step = replica.get("/v1/me/next", params={"wait": 0}, headers=auth(new)).json()
+        assert step["status"] == "your_turn" and step["game_id"] == made.json()["id"], step
+
+
 def test_a_seat_of_a_bot_that_dropped_its_webhook_is_rekeyed_too(client, league):
     """A seat the referee played through the bot's webhook was left at a rotation, as its
     token was never handed out; but a bot that dropped its webhook is handed it by

@@ -307,6 +307,7 @@ class Arena(Ratings):
         and reaches each bot as its league games do (its webhook, else ``/v1/me/next``)."""
         keys: list[str] = []
         tokens: list[str] = []
+        keyed_for: list[bytes] = []  # each seat's token is for the bot's token as just read
         at: list[int] = []
         for index, seat in enumerate(seats):
             name = seat.pop("account", None)
@@ -342,6 +343,7 @@ class Arena(Ratings):
             seat["name"] = check_name(given, f"seats[{index}].name") if given else doc.name
             keys.append(key)
             tokens.append(seat["token"])
+            keyed_for.append(doc.token_hash)
             at.append(index)
         if not keys:
             return keys
@@ -349,7 +351,16 @@ class Arena(Ratings):
         hooks = {at[i]: registration for i, registration in found.items()}
         await self._register_hooks(game_id, hooks)
         league_game = LeagueGame(
-            ruleset, keys, False, tokens, time.time(), "game", "", sorted(hooks), at
+            ruleset,
+            keys,
+            False,
+            tokens,
+            time.time(),
+            "game",
+            "",
+            sorted(hooks),
+            at,
+            keyed_for=keyed_for,
         )
         await self.store.add_game(game_id, encode(league_game), keys)
         self._changed(keys)

@@ -64,7 +64,10 @@ class Rekeys(NextDecisions):
                 return
             except (*STORE_UNAVAILABLE, Refusal) as failure:
                 if isinstance(failure, Refusal) and failure.code != "busy":
-                    raise
+                    log.error(
+                        "bot %s: its rekey was refused (%s); rotate its token again", key, failure
+                    )
+                    return
         tries = len(RETRY_PAUSES) + 1
         log.error("bot %s: its rekey failed %d times; rotate its token again", key, tries)
 
