@@ -6,6 +6,7 @@ quotas, leaderboards and the pages."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import os
 import random
@@ -14,6 +15,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -85,6 +87,21 @@ def _challenge_game(client: httpx.Client, names: list[str]) -> list[str]:
     accepted = client.post(f"/v1/challenges/{challenge['id']}/accept", headers=auth(tokens[1]))
     assert accepted.status_code == 200, accepted.text
     return tokens
+
+
+@contextlib.contextmanager
+def _replicas(
+    valkey: str, key: str
+) -> Iterator[tuple[ThreadServer, ThreadServer, httpx.Client, httpx.Client]]:
+    """Two replicas on one Valkey that take the organizer key ``key``, and a client of each."""
+    keys = key_hashes(key)
+    with (
+        ThreadServer(valkey, organizer_keys=keys) as one,
+        ThreadServer(valkey, organizer_keys=keys) as two,
+        httpx.Client(base_url=one.url, timeout=30) as first,
+        httpx.Client(base_url=two.url, timeout=30) as second,
+    ):
+        yield one, two, first, second
 
 
 def _play_one_game(url: str, name: str, token: str, rnd: random.Random) -> int:
@@ -1395,14 +1412,8 @@ def test_rotations_racing_leave_every_seat_to_the_token_the_account_holds(league
     new token, and where the losing one wrote last, the token the account held was refused
     its own seats for good. A seat is now keyed by the newest version of the account, and a
     seat left keyed for another token is keyed again when the account's token asks."""
-    keys = key_hashes("racing-organizer")
     organizer = auth("racing-organizer")
-    with (
-        ThreadServer(league_valkey, organizer_keys=keys) as one,
-        ThreadServer(league_valkey, organizer_keys=keys) as two,
-        httpx.Client(base_url=one.url, timeout=30) as first,
-        httpx.Client(base_url=two.url, timeout=30) as second,
-    ):
+    with _replicas(league_valkey, "racing-organizer") as (one, two, first, second):
         tokens = {}
         for name in ("Racing A", "Racing B", "Racing C", "Racing D", "Racing E"):
             made = first.post("/v1/bots", json={"name": name}, headers=organizer)
@@ -1493,14 +1504,8 @@ def test_an_account_seat_made_after_a_rotation_is_none_of_the_old_token_s(league
     """The seats an organizer gives its bots in ``POST /v1/games`` had no record of whom
     their tokens were for: a replica that took the old bot token a second more handed it
     the seat of a game made after the rotation."""
-    keys = key_hashes("seating-organizer")
     organizer = auth("seating-organizer")
-    with (
-        ThreadServer(league_valkey, organizer_keys=keys) as one,
-        ThreadServer(league_valkey, organizer_keys=keys) as two,
-        httpx.Client(base_url=one.url, timeout=30) as first,
-        httpx.Client(base_url=two.url, timeout=30) as replica,
-    ):
+    with _replicas(league_valkey, "seating-organizer") as (_, _, first, replica):
         old = first.post("/v1/bots", json={"name": "Seated A"}, headers=organizer).json()
         old = old["token"]
         assert replica.get("/v1/me/next", params={"wait": 0}, headers=auth(old)).is_success
