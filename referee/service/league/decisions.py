@@ -293,10 +293,13 @@ class NextDecisions(Challenges):
         through another replica, is read again), for the bot token whose hash is ``digest``
         alone (``LeagueGame.hands_out``)."""
         seat_token = league_game.seat_tokens[league_game.bots.index(key)]
-        stale = token_hash(seat_token) != game.doc.seats[seat].token_hash
-        league_game = await self._handing_out(game_id, league_game, key, digest, stale)
-        seat_token = league_game.seat_tokens[league_game.bots.index(key)]
-        if token_hash(seat_token) != game.doc.seats[seat].token_hash:
+        held = game.doc.seats[seat].token_hash
+        stale = token_hash(seat_token) != held
+        handed = await self._handing_out(game_id, league_game, key, digest, stale)
+        if handed is not league_game:  # read again: its token as the store holds it
+            seat_token = handed.seat_tokens[handed.bots.index(key)]
+            stale = token_hash(seat_token) != held
+        if stale:
             # the record was rekeyed before its game was made (a rotation between the two),
             # and the game answers to the token of before: it follows the record now
             await rekey_seat(self.games, game_id, seat, token_hash(seat_token))
@@ -316,17 +319,18 @@ class NextDecisions(Challenges):
         token being one the bot had (``known_bot`` takes it a moment more elsewhere), whose
         holder must get none of the seat tokens made since."""
         if stale or not league_game.hands_out(key, digest):
-            self._league_games.pop(game_id, None)
-            league_game = await self._league_game(game_id) or league_game
+            league_game = await self._league_game(game_id, again=True) or league_game
             if not league_game.hands_out(key, digest):
                 raise Refusal("bot-token-refused", "this is not a bot's current token")
         return league_game
 
-    async def _league_game(self, game_id: str) -> LeagueGame | None:
-        """A league game's record: written once when the game is made and never changed, so
-        remembered in the process once read, and after the game is settled (a bot's last
-        decision sent again is answered alike)."""
-        league_game = self._league_games.get(game_id)
+    async def _league_game(self, game_id: str, *, again: bool = False) -> LeagueGame | None:
+        """A league game's record: written when the game is made and changed only when its
+        bots' tokens are (``Rekeys``), so remembered in the process once read, and after the
+        game is settled (a bot's last decision sent again is answered alike); ``again``:
+        read from the store, not remembered (a seat's token no longer matches, or this
+        process rekeys it)."""
+        league_game = None if again else self._league_games.get(game_id)
         if league_game is None:
             blob = await self.store.league_game(game_id)
             if blob is None:

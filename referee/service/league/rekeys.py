@@ -123,8 +123,7 @@ class Rekeys(NextDecisions):
                 break
         else:
             raise busy("the league game")
-        self._league_games.pop(game_id, None)
-        record = await self._league_game(game_id)
+        record = await self._league_game(game_id, again=True)
         for _ in range(MAX_RETRIES):
             if record is None:
                 return
@@ -135,8 +134,7 @@ class Rekeys(NextDecisions):
                 if refusal.code != "game-not-found":
                     raise
                 return
-            self._league_games.pop(game_id, None)
-            again = await self._league_game(game_id)
+            again = await self._league_game(game_id, again=True)
             if again is None or again.seat_tokens == record.seat_tokens:
                 return
             record = again
