@@ -13,7 +13,7 @@ from litestar.datastructures import State
 from litestar.params import Parameter
 
 from ..games import RULESETS
-from .league_routes import viewer
+from .league_routes import BY_VIEWER, viewer
 from .params import services_of
 
 __all__ = ["LEAGUE_PAGES", "LeaguePages", "rating_chart"]
@@ -188,7 +188,9 @@ class LeaguePages(Controller):
         parts.append(f"<h2>Recent games</h2><ul>{games or '<li>none yet</li>'}</ul>")
         if profile["webhook"] is not None:
             parts.append(_webhook_section(profile["webhook"]))
-        return _shell(f"Bot {profile['name']}", "\n".join(parts))
+        page = _shell(f"Bot {profile['name']}", "\n".join(parts))
+        page.headers.update(BY_VIEWER)
+        return page
 
 
 LEAGUE_PAGES = [LeaguePages]

@@ -60,6 +60,12 @@ def _manager(request: Request[Any, Any, Any]) -> tuple[str | None, str | None]:
     return None, organizer_of(request)
 
 
+#: The headers of an answer that differs by who asks (a bot's profile shows its webhook's
+#: calls to the bot and its organizer alone): no cache keeps it for another caller, and a
+#: cache that keeps one for its own caller asks again before it reuses it.
+BY_VIEWER = {"cache-control": "private, no-cache", "vary": "Authorization"}
+
+
 def viewer(request: Request[Any, Any, Any]) -> tuple[str | None, str | None]:
     """What ``_manager`` finds of a request that anyone may make (a bot's profile): the bot
     token, or else the organizer; neither (None, None) where it is no organizer's."""
@@ -109,9 +115,9 @@ class BotController(Controller):
     )
     async def get_bot(
         self, request: Request[Any, Any, Any], state: State, name: BotName
-    ) -> BotProfile:
+    ) -> Response[BotProfile]:
         profile = await services_of(state).league.profile(name, *viewer(request))
-        return msgspec.convert(profile, BotProfile)
+        return Response(msgspec.convert(profile, BotProfile), headers=BY_VIEWER)
 
     @post(
         "/{name:str}/token",

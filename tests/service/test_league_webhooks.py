@@ -348,3 +348,9 @@ def test_a_webhooks_calls_are_shown_to_the_bot_and_its_organizer_alone(http):
         page = http.get("/league/bots/watched", headers=auth(rival["token"])).text
         assert "Webhook" not in page and "answered 500" not in page
         assert "Webhook" in http.get("/league/bots/watched").text
+        # a cache between them (a proxy, a browser shared by two) keeps neither answer for
+        # another caller, nor reuses the owner's without asking again
+        for path in ("/v1/bots/watched", "/league/bots/watched"):
+            answer = http.get(path, headers=auth(watched["token"]))
+            assert answer.headers["cache-control"] == "private, no-cache", path
+            assert "authorization" in answer.headers["vary"].casefold(), path
