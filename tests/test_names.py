@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from referee.core.documents import BLANK_CHARACTERS, NAME_MAX, check_name
+from referee.core.league import name_looks
 from referee.core.refusals import Refusal
 
 INVISIBLE = {
@@ -99,3 +100,27 @@ def test_a_name_longer_than_allowed_once_normalised_is_refused():
     assert check_name("x" * NAME_MAX, "name") == "x" * NAME_MAX
     with pytest.raises(Refusal, match="once normalised"):
         check_name("x" * (NAME_MAX - 1) + "\ufdfa", "name")  # one character, 18 once NFKC
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "alike"),
+    [
+        ("Ada", "\u0410da", True),  # a Cyrillic А
+        ("Ada", "Ad\u0251", True),  # LATIN SMALL LETTER ALPHA
+        ("Ada", "ADA", True),  # case alone
+        ("ADA", "\u0430da", True),  # alike once casefolded only
+        ("Il", "ll", True),  # a capital I is an l, as written
+        ("bot1", "botl", True),
+        ("Burn", "Bum", True),  # rn is m
+        ("paypal", "\u0440\u0430\u0443\u0440\u0430l", True),  # whole-script Cyrillic р а у
+        ("Ada", "Adá", False),  # an accent shows
+        ("Ada", "Eda", False),
+        ("il", "ll", False),
+        ("玩家", "玩家 2", False),
+    ],
+)
+def test_names_that_look_alike_share_a_look(first, second, alike):
+    """``name_looks`` (UTS #39 skeletons, ICU's): two names share one exactly where the
+    league takes them for one bot's (docs/LEAGUE.md)."""
+    shared = set(name_looks(check_name(first, "n"))) & set(name_looks(check_name(second, "n")))
+    assert bool(shared) is alike, (first, second, name_looks(first), name_looks(second))

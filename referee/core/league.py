@@ -12,6 +12,7 @@ import secrets
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
+import icu
 import msgspec
 from openskill.models import PlackettLuce
 
@@ -36,6 +37,7 @@ __all__ = [
     "is_bot_token",
     "is_organizer",
     "legacy_entrant_token",
+    "name_looks",
     "new_bot_token",
     "outcome",
     "pair",
@@ -188,6 +190,19 @@ def is_organizer(owner: str) -> bool:
     contest. An address (open mode, where anyone makes accounts, and a developer's bots run
     side by side on one host) is none."""
     return owner.startswith("k")
+
+
+#: ICU's spoof checker (UTS #39), read only: its skeletons are what a name looks like
+_SPOOF = icu.SpoofChecker()
+
+
+def name_looks(name: str) -> list[str]:
+    """What a name looks like: its UTS #39 skeletons as written and casefolded (ICU's). Two
+    names that share one look alike ('Аda' with a Cyrillic А, 'Adɑ', 'ADA', 'Ada'), so at
+    most one of them is a bot's, and no seat or entrant passes for that bot under another.
+    Casefolded as well as not: 'Il' and 'll' look alike as written, 'ADA' and 'Аda' once
+    casefolded."""
+    return sorted({_SPOOF.getSkeleton(0, name), _SPOOF.getSkeleton(0, name.casefold())})
 
 
 def bot_key(name: str) -> str:

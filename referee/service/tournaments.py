@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..core.documents import check_invite, check_name, invite_hash, new_token, token_hash
-from ..core.league import bot_entrant_token
+from ..core.league import bot_entrant_token, name_looks
 from ..core.pairing import TournamentSpec, next_round, rate, total_rounds
 from ..core.refusals import Refusal, busy, not_found
 from ..core.tournament import (
@@ -170,12 +170,14 @@ class TournamentService:
                     f"{name!r} is a bot account's name: only that bot enters under it",
                     field="name",
                 )
-            if any(e.name.casefold() == name.casefold() for e in doc.entrants):
-                # standings, tables and pages show names: two alike would be told apart by
-                # none (one could pass for the other)
+            looks = set(name_looks(name))
+            if any(looks.intersection(name_looks(e.name)) for e in doc.entrants):
+                # standings, tables and pages show names: two that look alike would be told
+                # apart by none (one could pass for the other)
                 raise Refusal(
                     "entrant-name-taken",
-                    f"an entrant of this tournament is named {name!r} already",
+                    f"an entrant of this tournament is named {name!r}, or by a name that "
+                    "looks like it, already",
                     field="name",
                 )
             token = new_token(doc.id) if bot is None else bot_entrant_token(doc.id, bot[1])

@@ -9,6 +9,10 @@ settled before and that no rating moved since it was read (exactly once, whoever
                                      ``first`` (whether it sat first) and ``streak`` (league
                                      games in a row a deadline decided in)
 - ``{league}:token:<sha256 hex>``    string: the key of the bot the token belongs to
+- ``{league}:looks``                 hash: what each bot's name looks like (its
+                                     ``core.league.name_looks``) -> the bot's key
+- ``{league}:looks-indexed``         string: set once the bots made before the looks were
+                                     kept are in them (``index_looks``)
 - ``{league}:ratings:<ruleset>``     hash: bot key -> its ``Rating``
 - ``{league}:board:<ruleset>``       sorted set: bot key by mu - 3 sigma
 - ``{league}:history:<ruleset>:<key>`` list: the bot's rating after each rated game
@@ -36,7 +40,7 @@ settled before and that no rating moved since it was read (exactly once, whoever
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import cast
 
 from redis.asyncio import Redis, RedisCluster
@@ -77,6 +81,8 @@ class LeagueStore(ChallengeStore):
     SEEN = f"{P}:seen"
     FREE = f"{P}:free"
     LOCK = f"{P}:pairing"
+    LOOKS = f"{P}:looks"
+    LOOKS_INDEXED = f"{P}:looks-indexed"
 
     def __init__(
         self,
@@ -97,6 +103,7 @@ class LeagueStore(ChallengeStore):
             return SharedScript(shared, redis, text, self.patience)
 
         self._save = script(scripts.SAVE)
+        self._create = script(scripts.CREATE)
         self._settle = script(scripts.SETTLE)
         self._take = script(scripts.TAKE)
         self._lookout = script(scripts.LOOKOUT)
@@ -128,6 +135,40 @@ class LeagueStore(ChallengeStore):
         args += ["1" if old_token else "0", "1" if new_token else "0", 0]
         async with self.patience.bounded():
             return bool(await self._save(keys=keys, args=args))
+
+    async def create_bot(self, key: str, blob: bytes, token: bytes, looks: list[str]) -> bool:
+        """A new bot under ``key``, named by its token's digest, holding ``looks``; False
+        where a bot has the key, or another bot one of the looks."""
+        keys = [_bot(key), _token(token), self.LOOKS]
+        async with self.patience.bounded():
+            return bool(await self._create(keys=keys, args=[blob, key, *looks]))
+
+    async def looks_taken(self, looks: list[str]) -> bool:
+        """Whether a bot's name looks like one of ``looks``."""
+        async with self.patience.bounded():
+            found = await self.shared.execute("HMGET", self.LOOKS, *looks)
+        return any(held is not None for held in cast("list[bytes | None]", found))
+
+    async def index_looks(self, looks_of: Callable[[bytes], list[str]]) -> int:
+        """Hold the looks of the bots made before they were kept (once for all replicas:
+        then ``LOOKS_INDEXED`` is set): ``looks_of`` a bot's blob. How many bots it found."""
+        found = 0
+        async with self.patience.bounded():
+            if await self.redis.exists(self.LOOKS_INDEXED):
+                return found
+        async for name in self.redis.scan_iter(match=_bot("*"), count=500):
+            at = cast(bytes, name).decode()
+            async with self.patience.bounded():
+                blob = await self.redis.hget(at, "blob")
+                if blob is None:
+                    continue
+                found += 1
+                key = at.removeprefix(_bot(""))
+                for look in looks_of(cast(bytes, blob)):
+                    await self.redis.hsetnx(self.LOOKS, look, key)
+        async with self.patience.bounded():
+            await self.redis.set(self.LOOKS_INDEXED, "1")
+        return found
 
     async def bot_of_token(self, digest: bytes) -> str | None:
         async with self.patience.bounded():

@@ -15,6 +15,21 @@ if ARGV[6] == '1' then redis.call('SET', KEYS[3], ARGV[4]) end
 return 1
 """
 
+# Create a bot (KEYS[1]) named by its token's key (KEYS[2]) unless it exists or a name that
+# looks like its own is another bot's (KEYS[3], the looks: ARGV[3..] its own), and hold its
+# looks. ARGV = its blob, its key, its looks. 1: created; 0: the name (or a look) is taken.
+CREATE = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+for i = 3, #ARGV do
+  local held = redis.call('HGET', KEYS[3], ARGV[i])
+  if held and held ~= ARGV[2] then return 0 end
+end
+redis.call('HSET', KEYS[1], 'v', '1', 'blob', ARGV[1])
+redis.call('SET', KEYS[2], ARGV[2])
+for i = 3, #ARGV do redis.call('HSET', KEYS[3], ARGV[i], ARGV[2]) end
+return 1
+"""
+
 # Settle a finished game once: KEYS = settled, log, games, free, ratings, board, then per bot
 # its history, recent, playing and account keys. ARGV = game id, bots, log entry, now, then
 # per bot its key, the rating blob read ("" for none), the new one ("" for an unrated game),

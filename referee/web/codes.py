@@ -73,11 +73,12 @@ PROBLEM_CODES: dict[str, str] = {
     "game-sealed": "other games dealt the same dice play on: this one is shown when all are over",
     "no-open-seat": "every seat of the game is taken",
     "registration-closed": "the tournament has started: no more entrants",
-    "entrant-name-taken": "an entrant of the tournament has that name already (names are "
-    "unique within a tournament whatever their case)",
+    "entrant-name-taken": "an entrant of the tournament has that name, or one that looks like "
+    "it, already (whatever its case or script: UTS #39)",
     # the league (docs/LEAGUE.md)
     "bot-not-found": "no bot of that name",
-    "bot-name-taken": "a bot has that name already (names are unique whatever their case)",
+    "bot-name-taken": "a bot has that name, or one that looks like it, already (whatever its "
+    "case or script: UTS #39); no seat or entrant that is not the bot takes it",
     "bot-token-refused": "the token is not a bot's current token (revoked or rotated?)",
     "bot-not-active": "the bot is paused or banned: it may not play now",
     "bot-has-no-webhook": "the bot has no webhook to call (set one with setBotWebhook)",

@@ -22,6 +22,12 @@ async def game_created(services: Services, data: Any, owner: str) -> GameCreated
     none shown here)."""
     seats = [msgspec.to_builtins(s) for s in data.seats]
     games = services.games
+    named = [
+        (f"seats[{i}].name", s.name)
+        for i, s in enumerate(data.seats)
+        if s.name is not None and s.account is None
+    ]
+    await services.league.refuse_bot_names(named)
     game_id, secrets = await services.webhooks.prepare(
         seats, data.deadline_s, games.idle_ttl_s + games.retention_s
     )

@@ -242,6 +242,7 @@ class GameController(Controller):
 
         async def make() -> Claimed:
             data = await read_body(request, ClaimSeat)
+            await services_of(state).league.refuse_bot_names([("name", data.name)])
             seat, token = await services_of(state).games.claim(
                 game_id, data.name, data.client_seed, data.invite_code
             )

@@ -26,13 +26,19 @@ from conftest import LOADED, ThreadServer
 from helpers import auth, wait_until
 
 from referee.core.league import (
+    BotDoc,
     LeagueGame,
     LogEntry,
     Rating,
+    bot_key,
+    bot_token_hash,
     decode,
+    encode,
     legacy_entrant_token,
+    name_looks,
     rate_game,
 )
+from referee.core.refusals import Refusal
 from referee.games import DEFAULT, RULESETS
 from referee.service import Services
 from referee.service import tournaments as tournaments_module
@@ -1679,6 +1685,64 @@ def test_a_rekey_from_an_older_version_of_the_bot_brings_no_token_back(client, l
     assert client.get(f"/v1/games/{game_id}/turn", headers=auth(revoked)).status_code == 200
 
 
+def test_a_name_that_looks_like_a_bots_is_no_other_bots_nor_any_seats(client):
+    """Bot names were unique by case alone: 'Аda' (a Cyrillic А), 'Adɑ' (a Latin alpha)
+    and 'Ada' were three bots on every page, and a plain seat of POST /v1/games or a
+    claimed seat took a bot's very name. What a name looks like is its UTS #39 skeleton."""
+    token = _bot(client, "Lookalike Ada")
+    for twin in ("Lookalike \u0410da", "Lookalike Ad\u0251", "LOOKALIKE ADA", "Lookal\u0131ke Ada"):
+        again = client.post("/v1/bots", json={"name": twin})
+        assert again.status_code == 409, (twin, again.text)
+        assert again.json()["code"] == "bot-name-taken" and again.json()["field"] == "name"
+    assert client.get("/v1/bots/Lookalike Ad\u0251").status_code == 404  # none was made
+    _bot(client, "Lookalike Eda")  # a name that only resembles another's is its own
+    seats = [{"name": "someone"}, {"name": "lookalike \u0430da"}]
+    made = client.post("/v1/games", json={"ruleset": DEFAULT, "seats": seats})
+    assert made.status_code == 409, made.text
+    assert made.json()["code"] == "bot-name-taken" and made.json()["field"] == "seats[1].name"
+    seats = [{"name": "someone"}, {}]
+    made = client.post("/v1/games", json={"ruleset": DEFAULT, "seats": seats})
+    assert made.status_code == 201, made.text
+    game_id = made.json()["id"]
+    claim = client.post(f"/v1/games/{game_id}/seats", json={"name": "Lookalike Ada"})
+    assert claim.status_code == 409 and claim.json()["field"] == "name", claim.text
+    assert client.get(f"/v1/games/{game_id}").json()["status"] == "waiting"  # no change
+    assert client.post(f"/v1/games/{game_id}/seats", json={"name": "Eve"}).status_code == 201
+    # the bot itself takes a seat under its name (its organizer seats it)
+    seats = [{"account": "Lookalike Ada"}, {"bot": "random"}]
+    made = client.post("/v1/games", json={"ruleset": DEFAULT, "seats": seats, "deadline_s": 60})
+    assert made.status_code == 201 and made.json()["seats"][0]["name"] == "Lookalike Ada"
+    assert client.get("/v1/me/next", headers=auth(token)).status_code == 200
+
+
+def test_the_bots_made_before_their_looks_were_kept_are_put_in_them_once(own_valkey):
+    """A bot kept before its name's looks were (a store of an earlier version) is put in
+    them by the matchmaker's first round: a look-alike of it is refused from then on, and
+    the bots are read once for all replicas."""
+
+    async def run() -> None:
+        store = open_store(own_valkey)
+        try:
+            league = Services(store, LOADED).league
+            doc = BotDoc("Old Timer", "", "a127.0.0.1", bot_token_hash("bot-x"), 0, "active")
+            assert await store.league.save_bot(bot_key(doc.name), "", encode(doc))
+            assert not await league.is_bot_name("0ld Timer")
+            assert await league.is_bot_name("OLD TIMER")  # its key, before its looks are kept
+            await league.refuse_bot_names([("name", "0ld Timer")])  # not yet a look
+            looks_of = lambda blob: name_looks(decode(blob, BotDoc).name)  # noqa: E731
+            assert await store.league.index_looks(looks_of) == 1
+            assert await league.is_bot_name("0ld Timer")
+            with pytest.raises(Refusal, match="looks like"):
+                await league.refuse_bot_names([("name", "0ld Timer")])
+            with pytest.raises(Refusal, match="looks like"):
+                await league.create_bot("0ld Timer", "", "a127.0.0.1")
+            assert await store.league.index_looks(looks_of) == 0  # done once
+        finally:
+            await store.aclose()
+
+    asyncio.run(run())
+
+
 def test_an_entrant_that_is_no_bot_account_may_not_take_a_bots_name(client):
     """Entrant names are unique in a tournament, and a bot account enters under its own
     name: an anonymous entrant who registered "squatted bot" first kept the bot out. A
@@ -1692,3 +1756,5 @@ def test_an_entrant_that_is_no_bot_account_may_not_take_a_bots_name(client):
     entered = client.post(path, json={"name": "x"}, headers=auth(token))
     assert entered.status_code == 201 and entered.json()["name"] == "Squatted Bot"
     assert client.post(path, json={"name": "someone else"}).status_code == 201
+    twin = client.post(path, json={"name": "Some\u043ene e1se"})  # a Cyrillic о, a one
+    assert twin.status_code == 409 and twin.json()["code"] == "entrant-name-taken", twin.text

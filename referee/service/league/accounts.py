@@ -23,6 +23,7 @@ from ...core.league import (
     decode,
     encode,
     is_bot_token,
+    name_looks,
     new_bot_token,
     rating_view,
 )
@@ -85,8 +86,14 @@ class BotAccounts(LeagueBase):
         doc = BotDoc(name, description, owner, bot_token_hash(token), time.time(), "active")
         doc.contact, doc.webhook = contact, webhook
         doc.webhook_secret = new_secret() if webhook is not None else None
-        if not await self.store.save_bot(bot_key(name), "", encode(doc), new_token=doc.token_hash):
-            raise Refusal("bot-name-taken", f"a bot is named {name!r} already", field="name")
+        if not await self.store.create_bot(
+            bot_key(name), encode(doc), doc.token_hash, name_looks(name)
+        ):
+            raise Refusal(
+                "bot-name-taken",
+                f"a bot is named {name!r} already, or by a name that looks like it",
+                field="name",
+            )
         return doc, token, doc.webhook_secret
 
     def _check_webhook(self, url: str) -> None:
@@ -160,8 +167,29 @@ class BotAccounts(LeagueBase):
                 await self.store.leave(key)
 
     async def is_bot_name(self, name: str) -> bool:
-        """Whether a bot account has ``name`` (as bot names are compared: casefolded)."""
+        """Whether a bot account has ``name`` or one that looks like it (``name_looks``; the
+        bot's own key too, for the bots made before their looks were kept, until the
+        matchmaker has put them in)."""
+        if await self.store.looks_taken(name_looks(name)):
+            return True
         return await self.store.load_bot(bot_key(name)) is not None
+
+    async def refuse_bot_names(self, named: list[tuple[str, str]]) -> None:
+        """409 ``bot-name-taken`` for the first of ``named`` (field, name) that is a bot
+        account's name or looks like one: a seat that is no bot's account would pass for
+        the bot on every page, listing and replay (the organizer's account seats are the
+        bot's own)."""
+        looks = [name_looks(check_name(name, field)) for field, name in named]
+        if not looks or not await self.store.looks_taken([s for each in looks for s in each]):
+            return
+        for (field, name), its_looks in zip(named, looks, strict=True):
+            if await self.store.looks_taken(its_looks):
+                raise Refusal(
+                    "bot-name-taken",
+                    f"{name!r} is a bot account's name, or looks like one: "
+                    "only that bot plays under it",
+                    field=field,
+                )
 
     async def load_bot(self, name: str) -> tuple[str, str, BotDoc]:
         """The bot's key, version and document; any name that is none is not found."""

@@ -19,6 +19,7 @@ from ...core.league import (
     decode,
     encode,
     is_organizer,
+    name_looks,
     pair,
     seat_order,
 )
@@ -32,6 +33,11 @@ __all__ = ["Arena"]
 
 
 _opponents = msgspec.json.Decoder(list[str]).decode
+
+
+def _looks_of(blob: bytes) -> list[str]:
+    """What a kept bot's name looks like."""
+    return name_looks(decode(blob, BotDoc).name)
 
 
 def _day(now: float) -> str:
@@ -384,6 +390,7 @@ class Arena(Ratings):
         widened past it, so a round right then pairs each with another bot or with none."""
         interval, soonest = self.settings.interval_s, self.settings.soonest_s
         sweep_at = 0.0
+        looks_indexed = False
         while True:
             began = time.monotonic()
             self.freed.clear()  # bots freed from now on bring the next round forward
@@ -392,6 +399,9 @@ class Arena(Ratings):
             with contextlib.suppress(Exception):
                 matched = self.matching = await self.store.lock(self.holder, 2000)
                 if matched:
+                    if not looks_indexed:  # once: the bots made before their looks were kept
+                        await self.store.index_looks(_looks_of)
+                        looks_indexed = True
                     if time.monotonic() >= sweep_at:
                         await self.settle_all()
                         sweep_at = time.monotonic() + 0.5
