@@ -20,6 +20,7 @@ from .refusals import Refusal
 
 __all__ = [
     "DECLINE_REASONS",
+    "OPEN_CHALLENGES_PER_ORGANIZER",
     "PROVISIONAL_GAMES",
     "REVOKED",
     "BotDoc",
@@ -48,6 +49,9 @@ __all__ = [
 
 #: a rating is provisional until its bot has played this many rated games of the ruleset
 PROVISIONAL_GAMES = 10
+#: open challenges one organizer's bots may hold to one bot: a bot's inbox shows its first 50
+#: by expiry, which an organizer's throwaway bots, one challenge each, would fill
+OPEN_CHALLENGES_PER_ORGANIZER = 5
 #: why a challenged bot declines, as Lichess's bots say it (machine-readable)
 DECLINE_REASONS = (
     "generic",

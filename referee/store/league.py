@@ -30,6 +30,8 @@ settled before and that no rating moved since it was read (exactly once, whoever
 - ``{league}:inbox:<key>``           sorted set: challenges to the bot by expiry
 - ``{league}:challenging:<key>:<opponent>`` string: the bot's one open challenge to the
                                      opponent (``league_challenges``)
+- ``{league}:challengers:<key>:<owner>`` sorted set: the open challenges of one organizer's
+                                     bots to the bot, by expiry
 - ``{league}:entered:<key>``         set: the tournaments the bot entered and plays on
 - ``{league}:entrant:<key>``         hash: tournament id -> the bot's entrant token there, kept
                                      only for a bot with a webhook (the referee plays its seats)
@@ -104,6 +106,7 @@ class LeagueStore(ChallengeStore):
 
         self._save = script(scripts.SAVE)
         self._create = script(scripts.CREATE)
+        self._hold = script(scripts.HOLD)
         self._settle = script(scripts.SETTLE)
         self._take = script(scripts.TAKE)
         self._lookout = script(scripts.LOOKOUT)

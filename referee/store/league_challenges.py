@@ -25,12 +25,17 @@ def _challenging(challenger: str, opponent: str) -> str:
     return f"{P}:challenging:{challenger}:{opponent}"
 
 
+def _from_owner(opponent: str, owner: str) -> str:
+    return f"{P}:challengers:{opponent}:{owner}"
+
+
 class ChallengeStore:
     """``LeagueStore``'s challenges: its client, patience, versioned save and load."""
 
     redis: Redis | RedisCluster
     patience: Patience
     _save: SharedScript
+    _hold: SharedScript
     _load: Callable[[str], Awaitable[tuple[str, bytes] | None]]
 
     async def load_challenge(self, challenge_id: str) -> tuple[str, bytes] | None:
@@ -66,6 +71,21 @@ class ChallengeStore:
         async with self.patience.bounded():
             if await self.redis.get(pair) == challenge_id.encode():
                 await self.redis.delete(pair)
+
+    async def hold_challenge(
+        self, opponent: str, owner: str, challenge_id: str, expires: float, now: float, most: int
+    ) -> bool:
+        """Count the challenge among the open ones of ``owner``'s bots to ``opponent``
+        (until it expires, or ``release_challenge``): False, and not counted, where they hold
+        ``most`` already."""
+        args = [now, most, challenge_id, expires]
+        async with self.patience.bounded():
+            return bool(await self._hold(keys=[_from_owner(opponent, owner)], args=args))
+
+    async def release_challenge(self, opponent: str, owner: str, challenge_id: str) -> None:
+        """The challenge is answered or withdrawn: no longer one of ``owner``'s open ones."""
+        async with self.patience.bounded():
+            await self.redis.zrem(_from_owner(opponent, owner), challenge_id)
 
     async def inbox(self, key: str, now: float) -> list[str]:
         """The open challenges' ids to a bot (an expired one leaves the inbox)."""

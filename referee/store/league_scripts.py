@@ -30,6 +30,17 @@ for i = 3, #ARGV do redis.call('HSET', KEYS[3], ARGV[i], ARGV[2]) end
 return 1
 """
 
+# Count a challenge among one organizer's bots' open ones to a bot (KEYS[1], by expiry)
+# unless they hold ARGV[2] already: ARGV = now, that most, the challenge's id, its expiry.
+HOLD = """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[4], ARGV[3])
+local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+redis.call('EXPIREAT', KEYS[1], math.ceil(tonumber(last[2])) + 1)
+return 1
+"""
+
 # Settle a finished game once: KEYS = settled, log, games, free, ratings, board, then per bot
 # its history, recent, playing and account keys. ARGV = game id, bots, log entry, now, then
 # per bot its key, the rating blob read ("" for none), the new one ("" for an unrated game),

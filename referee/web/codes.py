@@ -89,6 +89,7 @@ PROBLEM_CODES: dict[str, str] = {
     "challenge-closed": "the challenge was answered already, or has expired",
     "challenge-pending": "the challenger has an open challenge to that bot: one at a time",
     "not-challenged": "only the challenged bot answers a challenge",
+    "not-challenger": "only the challenging bot cancels a challenge",
     "invalid-challenge": "a bot challenges another bot, not itself",
     "bot-token-required": "a rated tournament takes bot accounts: register with a bot token",
     "bot-already-entered": "the bot has entered this tournament already",

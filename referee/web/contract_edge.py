@@ -128,7 +128,8 @@ RESPONSE_HEADERS = {
     "Cache-Control": OpenAPIHeader(
         schema=Schema(type=OpenAPIType.STRING),
         description="once the game is over: public, max-age=31536000, immutable (a finished "
-        "game's record and replay never change)",
+        "game's record and replay never change); a bot's profile: private, no-cache (it "
+        "differs by who asks, Vary: Authorization)",
         required=False,
     ),
 }
@@ -138,7 +139,7 @@ _OPERATION_HEADERS = {
     (operation, status): ("ETag", "Cache-Control")
     for operation in ("getRecord", "getReplay")
     for status in ("200", "304")
-}
+} | {("getBot", "200"): ("Cache-Control",)}
 
 
 def _response_headers(schema: Any) -> None:

@@ -241,7 +241,7 @@ class Challenge(msgspec.Struct):
     rated: bool
     deadline_s: float
     expires: float
-    status: Literal["open", "accepted", "declined", "expired"]
+    status: Literal["open", "accepted", "declined", "canceled", "expired"]
     reason: str | None
     game_id: str | None
 

@@ -329,6 +329,22 @@ class ChallengeController(Controller):
         shown = await league.answer(challenge_id, request_bearer(request), False, data.reason)
         return msgspec.convert(shown, Challenge)
 
+    @post(
+        "/{challenge_id:str}/cancel",
+        operation_id="cancelChallenge",
+        status_code=200,
+        summary="Withdraw an open challenge (its challenger alone): it leaves the opponent's "
+        "inbox, and the challenger may challenge that bot again",
+        security=BOT,
+        responses=problems(400, 401, 403, 404, 409, 429),
+    )
+    async def cancel(
+        self, request: Request[Any, Any, Any], state: State, challenge_id: ChallengeId
+    ) -> Challenge:
+        check_id(challenge_id, "challenge")
+        shown = await services_of(state).league.cancel(challenge_id, request_bearer(request))
+        return msgspec.convert(shown, Challenge)
+
 
 class DecideNextController(Controller):
     """One request per decision across a bot's (or an entrant's) games."""

@@ -58,6 +58,7 @@ STATUS = {
     "not-bot-owner": 403,
     "bot-has-no-webhook": 409,
     "not-challenged": 403,
+    "not-challenger": 403,
     "bot-not-found": 404,
     "challenge-not-found": 404,
     "bot-name-taken": 409,

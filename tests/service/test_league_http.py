@@ -26,6 +26,7 @@ from conftest import LOADED, ThreadServer
 from helpers import auth, wait_until
 
 from referee.core.league import (
+    OPEN_CHALLENGES_PER_ORGANIZER,
     BotDoc,
     LeagueGame,
     LogEntry,
@@ -770,6 +771,73 @@ def test_two_bots_of_one_organizer_play_no_rated_challenge(league_valkey):
             "/v1/challenges", json={**offer, "opponent": "Other C"}, headers=auth(bots["Own A"])
         )
         assert rated.status_code == 201, rated.text
+
+
+def test_one_organizers_bots_hold_few_open_challenges_to_a_bot(league_valkey):
+    """A bot's inbox shows its first 50 challenges by expiry, and one organizer's throwaway
+    bots, one challenge each, hid every real one: an organizer's bots hold at most
+    ``OPEN_CHALLENGES_PER_ORGANIZER`` open challenges to one bot, another once one closes."""
+    keys = key_hashes("flood-organizer,fair-organizer,friendly-organizer")
+    with (
+        ThreadServer(league_valkey, organizer_keys=keys) as keyed,
+        httpx.Client(base_url=keyed.url, timeout=30) as http,
+    ):
+        flood, fair = auth("flood-organizer"), auth("fair-organizer")
+        target = http.post("/v1/bots", json={"name": "Flood Target"}, headers=fair).json()
+        friendly = auth("friendly-organizer")
+        friend = http.post("/v1/bots", json={"name": "Flood Friend"}, headers=friendly).json()
+        throwaways = []
+        for i in range(OPEN_CHALLENGES_PER_ORGANIZER + 2):
+            made = http.post("/v1/bots", json={"name": f"Flood {i}"}, headers=flood)
+            throwaways.append(made.json()["token"])
+        offer = {"opponent": "Flood Target", "ruleset": DEFAULT, "deadline_s": 10}
+        opened = []
+        for token in throwaways:
+            made = http.post("/v1/challenges", json={**offer, "expires_s": 60}, headers=auth(token))
+            if made.status_code == 201:
+                opened.append(made.json()["id"])
+                continue
+            assert made.status_code == 409, made.text
+            assert made.json()["code"] == "challenge-pending", made.text
+            assert made.json()["field"] == "opponent"
+        assert len(opened) == OPEN_CHALLENGES_PER_ORGANIZER
+        real = http.post("/v1/challenges", json=offer, headers=auth(friend["token"]))
+        assert real.status_code == 201, real.text
+        inbox = http.get("/v1/me/next", headers=auth(target["token"])).json()["challenges"]
+        assert real.json()["id"] in [c["id"] for c in inbox]
+        # one closes (its challenger cancels it): another of the organizer's may be made
+        cancel = http.post(f"/v1/challenges/{opened[0]}/cancel", headers=auth(throwaways[0]))
+        assert cancel.status_code == 200 and cancel.json()["status"] == "canceled", cancel.text
+        again = http.post("/v1/challenges", json=offer, headers=auth(throwaways[-1]))
+        assert again.status_code == 201, again.text
+
+
+def test_a_challenger_cancels_its_open_challenge(client):
+    """No route withdrew a challenge: its challenger waited for it to expire, and could not
+    challenge that bot again meanwhile."""
+    a, b = _bot(client, "Canceller"), _bot(client, "Cancelled")
+    offer = {"opponent": "Cancelled", "ruleset": DEFAULT, "deadline_s": 10, "expires_s": 600}
+    challenge = client.post("/v1/challenges", json=offer, headers=auth(a)).json()
+    path = f"/v1/challenges/{challenge['id']}/cancel"
+    theirs = client.post(path, headers=auth(b))  # the challenged bot declines instead
+    assert theirs.status_code == 403 and theirs.json()["code"] == "not-challenger", theirs.text
+    assert client.post(path).status_code == 401
+    assert client.get(f"/v1/challenges/{challenge['id']}").json()["status"] == "open"
+    cancelled = client.post(path, headers=auth(a))
+    assert cancelled.status_code == 200 and cancelled.json()["status"] == "canceled"
+    assert client.get(f"/v1/challenges/{challenge['id']}").json()["status"] == "canceled"
+    assert client.get("/v1/me/next", headers=auth(b)).json()["status"] == "waiting"
+    accept = client.post(f"/v1/challenges/{challenge['id']}/accept", headers=auth(b))
+    assert accept.status_code == 409 and accept.json()["code"] == "challenge-closed"
+    again = client.post(path, headers=auth(a))
+    assert again.status_code == 409 and again.json()["code"] == "challenge-closed"
+    # the challenger may challenge that bot again at once
+    second = client.post("/v1/challenges", json=offer, headers=auth(a))
+    assert second.status_code == 201, second.text
+    accepted = client.post(f"/v1/challenges/{second.json()['id']}/accept", headers=auth(b))
+    assert accepted.status_code == 200
+    late = client.post(f"/v1/challenges/{second.json()['id']}/cancel", headers=auth(a))
+    assert late.status_code == 409 and late.json()["code"] == "challenge-closed"
 
 
 def test_a_league_game_s_deadline_is_one_a_bot_can_meet(league_valkey):

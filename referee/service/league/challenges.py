@@ -8,7 +8,15 @@ import time
 from typing import Any
 
 from ...core.documents import check_name
-from ...core.league import BotDoc, ChallengeDoc, check_reason, decode, encode, is_organizer
+from ...core.league import (
+    OPEN_CHALLENGES_PER_ORGANIZER,
+    BotDoc,
+    ChallengeDoc,
+    check_reason,
+    decode,
+    encode,
+    is_organizer,
+)
 from ...core.refusals import Refusal, busy, from_rules
 from ...games import GameError, check_seats, get_ruleset
 from ..games import MAX_RETRIES
@@ -78,6 +86,16 @@ class Challenges(Arena):
                 "answer, or for it to expire",
                 field="opponent",
             )
+        if not await self.store.hold_challenge(
+            other, doc.owner, challenge.id, challenge.expires, now, OPEN_CHALLENGES_PER_ORGANIZER
+        ):
+            await self.store.answered(key, other, challenge.id)
+            raise Refusal(
+                "challenge-pending",
+                f"the bots of this bot's organizer hold {OPEN_CHALLENGES_PER_ORGANIZER} open "
+                f"challenges to {other_doc.name}: wait for an answer, or for one to expire",
+                field="opponent",
+            )
         ttl = int(expires_s) + 86400
         await self.store.save_challenge(
             challenge.id, "", encode(challenge), ttl, other, challenge.expires
@@ -98,13 +116,7 @@ class Challenges(Arena):
         if not accept:
             check_reason(reason)
         for _ in range(MAX_RETRIES):
-            version, challenge = await self._load_challenge(challenge_id)
-            if challenge.opponent != key:
-                raise Refusal("not-challenged", "only the challenged bot answers a challenge")
-            now = time.time()
-            status = challenge.shown_status(now)
-            if status != "open":
-                raise Refusal("challenge-closed", f"the challenge is {status}")
+            version, challenge = await self._open_challenge(challenge_id, key, challenger=False)
             if accept:
                 _, challenger = await self.bot_of_key(challenge.challenger)
                 if challenger.status != "active":
@@ -126,10 +138,49 @@ class Challenges(Arena):
                 except Refusal:
                     await self._reopen(challenge, key)
                     raise
-            await self.store.out_of_inbox(key, challenge.id)
-            await self.store.answered(challenge.challenger, key, challenge.id)
+            await self._closed(challenge)
             return await self._shown(challenge)
         raise busy("the challenge")
+
+    async def cancel(self, challenge_id: str, token: str | None) -> dict[str, Any]:
+        """Withdraw an open challenge: its challenger's alone, before it is answered. It
+        leaves the opponent's inbox, and the challenger may challenge that bot again."""
+        key, _ = await self.bot_of(token, playing=False)
+        for _ in range(MAX_RETRIES):
+            version, challenge = await self._open_challenge(challenge_id, key, challenger=True)
+            challenge.status = "canceled"
+            if await self.store.save_challenge(
+                challenge.id, version, encode(challenge), 86400, challenge.opponent, 0
+            ):
+                await self._closed(challenge)
+                self._changed([challenge.opponent])
+                return await self._shown(challenge)
+        raise busy("the challenge")
+
+    async def _open_challenge(
+        self, challenge_id: str, key: str, *, challenger: bool
+    ) -> tuple[str, ChallengeDoc]:
+        """The challenge and its version, for its ``challenger`` (to withdraw it) or else its
+        opponent (to answer it), the bot ``key``; 409 ``challenge-closed`` once not open."""
+        version, challenge = await self._load_challenge(challenge_id)
+        if challenger and challenge.challenger != key:
+            raise Refusal("not-challenger", "only the challenging bot cancels a challenge")
+        if not challenger and challenge.opponent != key:
+            raise Refusal("not-challenged", "only the challenged bot answers a challenge")
+        status = challenge.shown_status(time.time())
+        if status != "open":
+            raise Refusal("challenge-closed", f"the challenge is {status}")
+        return version, challenge
+
+    async def _closed(self, challenge: ChallengeDoc) -> None:
+        """An answered or withdrawn challenge leaves the opponent's inbox, and frees the
+        challenger's place for that opponent and its organizer's count."""
+        await self.store.out_of_inbox(challenge.opponent, challenge.id)
+        await self.store.answered(challenge.challenger, challenge.opponent, challenge.id)
+        found = await self.store.load_bot(challenge.challenger)
+        if found is not None:
+            owner = decode(found[1], BotDoc).owner
+            await self.store.release_challenge(challenge.opponent, owner, challenge.id)
 
     async def _start_accepted(self, challenge: ChallengeDoc, key: str, challenger: BotDoc) -> None:
         """The game an accepted challenge names (``challenger``'s account as just read)."""
