@@ -200,11 +200,14 @@ _DESCRIPTIONS = {
     "createChallenge": "Offer another bot a game (ruleset, options, rated or casual, deadline), "
     "open for expires_s seconds; the challenged bot sees it in nextDecision.",
     "getChallenge": "A challenge: open, accepted (with its game_id), declined (with the "
-    "reason) or expired.",
+    "reason), canceled by its challenger, or expired.",
     "acceptChallenge": "The challenged bot accepts: the game is created and reaches both bots "
     "through nextDecision. 409 challenge-closed once answered or expired.",
     "declineChallenge": "The challenged bot declines with a machine-readable reason. 409 "
     "challenge-closed once answered or expired.",
+    "cancelChallenge": "The challenger withdraws its open challenge: it leaves the opponent's "
+    "inbox, and the challenger may challenge that bot again. 403 not-challenger for another "
+    "bot; 409 challenge-closed once answered or expired.",
     "decideNext": "One request per decision across all of a bot's (or an entrant's) games: "
     "the decision is made in game_id as submitMove makes it, and the answer is nextDecision's, "
     "waiting up to ?wait=N seconds for the next turn in any of them.",

@@ -79,6 +79,7 @@ def test_contract_has_stable_operation_ids_and_problem_errors():
         "getChallenge",
         "acceptChallenge",
         "declineChallenge",
+        "cancelChallenge",
         "decideNext",
     }
     for operation_id, operation in operations.items():
