@@ -50,6 +50,9 @@ class EntrantDoc(msgspec.Struct, array_like=True):
     # the version of that bot's account its token follows (a rotation or revoke rekeys it:
     # ``service.tournaments.rekey_entrant``; the later version wins)
     keyed: int = 0
+    # the organizer of that bot (``core.league.is_organizer``), if one: a rated tournament
+    # takes one bot of each organizer
+    organizer: str = ""
 
 
 class TableDoc(msgspec.Struct, array_like=True):

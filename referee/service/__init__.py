@@ -140,7 +140,7 @@ class Services:
             await asyncio.wait(self._tasks, timeout=5)
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(5):
-                await self.league.stop_marking()
+                await self.league.stop()
         await self.webhooks.stop()
         # bounded: a stop never sits on a connection that Redis leaves unanswered
         with contextlib.suppress(TimeoutError):

@@ -59,6 +59,8 @@ class TournamentService:
         #: whether a name is a bot account's (the league's ``is_bot_name``): an entrant that
         #: is no bot account may not take it, nor keep the bot out of a tournament with it
         self.bot_name: Callable[[str], Awaitable[bool]] | None = None
+        #: the least deadline of a rated tournament's games (the league's, for its games)
+        self.min_rated_deadline_s = 0.0
 
     async def load(self, tournament_id: str) -> tuple[str, TournamentDoc]:
         found = await self.store.load(tournament_id)
@@ -108,11 +110,14 @@ class TournamentService:
                 "a rated tournament's seed is the referee's: leave out seed, or rated",
                 field="seed",
             )
-        if rated and spec.deadline_s <= 0:
+        least = self.min_rated_deadline_s
+        if rated and (spec.deadline_s <= 0 or spec.deadline_s < least):
             raise Refusal(
                 "rated-tournament-deadline",
-                "a rated tournament's games have a deadline (deadline_s above 0): a table "
-                "whose bot stopped would never end, and its whole dice group stay unrated",
+                "a rated tournament's games have a deadline (deadline_s above 0, and at "
+                f"least {least:g} s, REFEREE_BOT_MIN_DEADLINE_S, as the league's games): a "
+                "table whose bot stopped would never end, and its whole dice group stay "
+                "unrated; a bot meets none shorter over a network",
                 field="deadline_s",
             )
         max_entrants = self.max_entrants
@@ -145,12 +150,14 @@ class TournamentService:
         name: str,
         invite_code: str | None = None,
         bot: tuple[str, str] | None = None,
+        organizer: str = "",
     ) -> tuple[int, str]:
         """Enter a tournament (with its invite code, if it has one); the entrant's token is
         returned, only its hash kept. The last entrant to register starts it. ``bot``: a bot
         account enters (its key and its token), its entrant token derived from its bot token
         (``bot_entrant_token``), which the league hands back to it; a rated tournament takes
-        bot accounts only."""
+        bot accounts only, one of each ``organizer`` (the bot's, where it has one): its
+        games would move the ratings of two bots of one organizer with no contest."""
         for _ in range(MAX_RETRIES):
             version, doc = await self.load(tournament_id)
             check_invite(doc.invite, invite_code)
@@ -164,6 +171,16 @@ class TournamentService:
                 )
             if bot is not None and any(e.bot == bot[0] for e in doc.entrants):
                 raise Refusal("bot-already-entered", "the bot has entered this tournament")
+            if (
+                doc.league_rated
+                and organizer
+                and any(e.organizer == organizer for e in doc.entrants)
+            ):
+                raise Refusal(
+                    "bot-already-entered",
+                    "a bot of this bot's organizer has entered this rated tournament: its "
+                    "games would move two of one organizer's ratings with no contest",
+                )
             if bot is None and self.bot_name is not None and await self.bot_name(name):
                 raise Refusal(
                     "bot-name-taken",
@@ -181,7 +198,9 @@ class TournamentService:
                     field="name",
                 )
             token = new_token(doc.id) if bot is None else bot_entrant_token(doc.id, bot[1])
-            doc.entrants.append(EntrantDoc(name, token_hash(token), bot[0] if bot else ""))
+            entrant = EntrantDoc(name, token_hash(token), bot[0] if bot else "")
+            entrant.organizer = organizer
+            doc.entrants.append(entrant)
             if len(doc.entrants) == doc.spec.entrants:
                 doc.status = "running"
             if await self._save(version, doc):

@@ -50,7 +50,8 @@ PROBLEM_CODES: dict[str, str] = {
     "too-many-entrants": "more entrants than this referee allows per tournament",
     "rated-tournament-seed": "a rated tournament takes no seed: its dice are the referee's",
     "rated-tournament-deadline": "a rated tournament's games have a deadline (deadline_s above "
-    "0): a bot that stops would keep its dice group unrated",
+    "0, and at least REFEREE_BOT_MIN_DEADLINE_S): a bot that stops would keep its dice group "
+    "unrated",
     "webhook-url-refused": "a webhook's URL is malformed (http or https, a host, no user), "
     "or its host is an address that is not globally routable and not allowed here "
     "(REFEREE_WEBHOOK_ALLOW)",
@@ -92,7 +93,8 @@ PROBLEM_CODES: dict[str, str] = {
     "not-challenger": "only the challenging bot cancels a challenge",
     "invalid-challenge": "a bot challenges another bot, not itself",
     "bot-token-required": "a rated tournament takes bot accounts: register with a bot token",
-    "bot-already-entered": "the bot has entered this tournament already",
+    "bot-already-entered": "the bot has entered this tournament already, or, in a rated one, "
+    "a bot of its organizer has",
     # a decision against the game
     "seq-mismatch": "the seq is not the seat's current one (current_seq says which)",
     "seq-already-decided": "that seq was decided with a different decision",

@@ -46,6 +46,7 @@ from referee.service import tournaments as tournaments_module
 from referee.settings import key_hashes
 from referee.store import open_store
 from referee.store.embedded import start_embedded
+from referee.store.league import LeagueStore
 from referee.tools.arena import play_arena
 from referee.web import hot
 from referee.web.models import MoveSubmission
@@ -742,6 +743,41 @@ def test_a_rated_tournament_has_a_deadline(client):
     assert refused.json()["code"] == "rated-tournament-deadline"
     assert refused.json()["field"] == "deadline_s"
     assert client.post("/v1/tournaments", json={**spec, "deadline_s": 5}).status_code == 201
+
+
+def test_a_rated_tournament_takes_one_bot_of_an_organizer_and_a_deadline_bots_meet(
+    league_valkey,
+):
+    """Its deadline had no least but above 0 (arena seeks and challenges take at least
+    REFEREE_BOT_MIN_DEADLINE_S), and one organizer's bots entered it together, their games
+    moving each other's ratings with no contest."""
+    keys = key_hashes("rated-organizer,rival-organizer")
+    with (
+        ThreadServer(league_valkey, organizer_keys=keys, bot_min_deadline_s=1.0) as keyed,
+        httpx.Client(base_url=keyed.url, timeout=30) as http,
+    ):
+        own, rival = auth("rated-organizer"), auth("rival-organizer")
+        bots = {}
+        for name, organizer in (("Rated A", own), ("Rated B", own), ("Rated C", rival)):
+            made = http.post("/v1/bots", json={"name": name}, headers=organizer)
+            assert made.status_code == 201, made.text
+            bots[name] = made.json()["token"]
+        spec = {"ruleset": DEFAULT, "entrants": 3, "rated": True, "deadline_s": 0.5}
+        refused = http.post("/v1/tournaments", json=spec, headers=own)
+        assert refused.status_code == 422, refused.text
+        assert refused.json()["code"] == "rated-tournament-deadline"
+        assert "REFEREE_BOT_MIN_DEADLINE_S" in refused.json()["detail"]
+        for rated in (True, False):
+            made = http.post(
+                "/v1/tournaments", json={**spec, "deadline_s": 1, "rated": rated}, headers=own
+            )
+            assert made.status_code == 201, made.text
+            path = f"/v1/tournaments/{made.json()['id']}/entrants"
+            entered = [
+                http.post(path, json={"name": "x"}, headers=auth(bots[name])).status_code
+                for name in ("Rated A", "Rated B", "Rated C")
+            ]
+            assert entered == ([201, 409, 201] if rated else [201, 201, 201]), (rated, entered)
 
 
 def test_two_bots_of_one_organizer_play_no_rated_challenge(league_valkey):
@@ -1633,6 +1669,40 @@ def test_a_seat_of_a_bot_that_dropped_its_webhook_is_rekeyed_too(client, league)
     assert step["status"] == "your_turn" and step["game_id"] == handed["game_id"], step
 
 
+def test_a_webhook_seat_handed_out_is_rekeyed_after_its_webhook_came_back(client, league):
+    """A bot that dropped its webhook is handed its webhook seat's token; with a webhook set
+    again before the rotation, the rotation left the seat as the referee's to play through
+    the webhook, and the token handed out played on."""
+    hooked = client.post(
+        "/v1/bots", json={"name": "Rehooked A", "webhook_url": "https://example.com/bot"}
+    )
+    assert hooked.status_code == 201, hooked.text
+    tokens = [hooked.json()["token"], _bot(client, "Rehooked B")]
+    offer = {"opponent": "Rehooked B", "ruleset": DEFAULT, "deadline_s": 600, "rated": False}
+    challenge = client.post("/v1/challenges", json=offer, headers=auth(tokens[0])).json()
+    accepted = client.post(f"/v1/challenges/{challenge['id']}/accept", headers=auth(tokens[1]))
+    assert accepted.status_code == 200, accepted.text
+    path = "/v1/bots/Rehooked A/webhook"
+    dropped = client.post(path, json={"webhook_url": None}, headers=auth(tokens[0]))
+    assert dropped.status_code == 200, dropped.text
+    assert wait_until(
+        lambda: client.get("/v1/me/next", headers=auth(tokens[0])).json()["status"] == "your_turn"
+    )
+    handed = client.get("/v1/me/next", headers=auth(tokens[0])).json()
+    game = f"/v1/games/{handed['game_id']}"
+    back = client.post(
+        path, json={"webhook_url": "https://example.com/bot"}, headers=auth(tokens[0])
+    )
+    assert back.status_code == 200, back.text
+    rotated = client.post("/v1/bots/Rehooked A/token", headers=auth(tokens[0]))
+    assert rotated.status_code == 200, rotated.text
+    stale = client.get(game + "/turn", headers=auth(handed["seat_token"]))
+    assert stale.status_code == 403, stale.text
+    # the seat is the bot's to play (with its new token), as a seat rekeyed is
+    step = client.get("/v1/me/next", params={"wait": 0}, headers=auth(rotated.json()["token"]))
+    assert step.json()["game_id"] == handed["game_id"], step.text
+
+
 def test_a_rotation_the_store_fails_after_writing_gives_its_token_and_the_rest_follows(
     client, monkeypatch
 ):
@@ -1668,6 +1738,57 @@ def test_a_rotation_the_store_fails_after_writing_gives_its_token_and_the_rest_f
     ), "the old entrant token still plays"
     plays = client.get("/v1/me/next", headers=auth(new)).json()
     assert plays["status"] == "your_turn" and plays["seat_token"] != entries[0]
+
+
+def test_a_revoke_the_store_fails_after_writing_takes_the_bot_out_of_the_arena_anyway(
+    client, monkeypatch
+):
+    """A revoke took the bot out of the arena before its tolerant rekey: a store failure
+    there answered 503 with the revoke written, and the bot, its token gone, sat in the
+    arena to be paired. Now the revoke is answered, and the rest is retried."""
+    token = _bot(client, "Flaky Revoke")
+    joined = client.post("/v1/arena", json={"ruleset": DEFAULT}, headers=auth(token))
+    assert joined.is_success, joined.text
+    assert client.get("/v1/bots/Flaky Revoke").json()["in_arena"]
+    real, failed = LeagueStore.leave, []
+
+    async def flaky(self, key):
+        if not failed:
+            failed.append(key)
+            raise redis.ConnectionError("the store went away")
+        return await real(self, key)
+
+    monkeypatch.setattr(LeagueStore, "leave", flaky)
+    revoked = client.post("/v1/bots/Flaky Revoke/revoke", headers=auth(token))
+    assert revoked.status_code == 204, revoked.text
+    assert failed, "the store did not fail where the test meant it to"
+    assert wait_until(lambda: not client.get("/v1/bots/Flaky Revoke").json()["in_arena"])
+    assert client.get("/v1/me/next", headers=auth(token)).status_code == 403
+
+
+def test_the_rekeys_left_to_retry_end_when_the_process_stops(own_valkey, monkeypatch):
+    """A rekey the store failed is retried in the background for about 30 s; a process
+    that stopped meanwhile left those retries running past its store."""
+
+    async def run() -> None:
+        store = open_store(own_valkey)
+        league = Services(store, LOADED).league
+        try:
+            await league.create_bot("Stopping", "", "a127.0.0.1")
+
+            async def failing(self, *args):
+                raise redis.ConnectionError("the store went away")
+
+            monkeypatch.setattr(type(league), "rekey_league_seats", failing)
+            await league.rotate("Stopping", None, "a127.0.0.1")
+            retries = list(league._rekeying)
+            assert len(retries) == 1 and not retries[0].done()
+            await league.stop()
+            assert retries[0].cancelled() and not league._rekeying
+        finally:
+            await store.aclose()
+
+    asyncio.run(run())
 
 
 def test_answers_racing_for_one_challenge_make_one_game_or_none(client, league):

@@ -45,6 +45,8 @@ class LeagueService(Rekeys):
             tournaments.on_rated_round = self.rate_tournament_games
             tournaments.bot_name = self.is_bot_name
         self.settings = settings or LeagueSettings()
+        if tournaments is not None:
+            tournaments.min_rated_deadline_s = self.settings.min_deadline_s
         self.holder = secrets.token_hex(8)  # this process's mark on the matchmaker's lock
         self.waiting = 0  # bots the matchmaker last found in the arena's pool
         self.webhooks = None

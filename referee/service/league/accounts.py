@@ -280,7 +280,7 @@ class BotAccounts(LeagueBase):
         marks, self._unmarked = self._unmarked, {}
         await self.store.seen(marks)
 
-    async def stop_marking(self) -> None:
+    async def stop(self) -> None:
         """The process stops: the marks left waiting are written now, and no write is left
         due (a store that does not answer loses them)."""
         if self._marking is not None or self._unmarked:
@@ -371,17 +371,25 @@ class BotAccounts(LeagueBase):
 
         written: list[int] = []
         await self._update_bot(key, change, written)
-        await self.store.leave(key)
-        await self._rekey(key, new_token, written[0], REVOKED)  # a token no one holds
+        await self._rekey(key, new_token, written[0], REVOKED, leave=True)  # no one's token
 
     async def _rekey(
-        self, key: str, entrant_token: Callable[[str], str], keyed: int, digest: bytes
+        self,
+        key: str,
+        entrant_token: Callable[[str], str],
+        keyed: int,
+        digest: bytes,
+        *,
+        leave: bool = False,
     ) -> None:
         """The bot's entries in the tournaments it plays answer to ``entrant_token`` of each
         from now on: the entrant token derived from its old bot token (which its seat
         tokens are) plays no table, made before or after (``rekey_entrant``). Its webhook
         leaves the entrant tokens it kept, as the bot does. ``digest``: the new bot token's
-        hash (``REVOKED``: none), for the league's seats (``Rekeys``)."""
+        hash (``REVOKED``: none), for the league's seats (``Rekeys``); ``leave``: the bot
+        leaves the arena first (a revoke: no token of its plays a game made from now on)."""
+        if leave:
+            await self.store.leave(key)
         await self.store.drop_entrant_tokens(key)
         if self.tournaments is None:
             return

@@ -7,6 +7,8 @@ import contextlib
 import time
 from typing import Any
 
+import msgspec
+
 from ...core.documents import token_hash
 from ...core.game import LoadedGame
 from ...core.league import (
@@ -14,10 +16,12 @@ from ...core.league import (
     LeagueGame,
     bot_entrant_token,
     decode,
+    encode,
     is_bot_token,
     legacy_entrant_token,
 )
-from ...core.refusals import Refusal
+from ...core.refusals import Refusal, busy
+from ..games import MAX_RETRIES
 from ..seat_keys import rekey_seat
 from ..seats import Seats
 from .base import BOTS_KEPT, LEAGUE_GAMES_KEPT, RECHECK_S
@@ -303,6 +307,8 @@ class NextDecisions(Challenges):
             # the record was rekeyed before its game was made (a rotation between the two),
             # and the game answers to the token of before: it follows the record now
             await rekey_seat(self.games, game_id, seat, token_hash(seat_token))
+        if seat in handed.webhooks:  # handed out: its bot dropped its webhook
+            await self._off_webhook(game_id, seat)
         return {
             "status": "your_turn",
             "game_id": game_id,
@@ -323,6 +329,25 @@ class NextDecisions(Challenges):
             if not league_game.hands_out(key, digest):
                 raise Refusal("bot-token-refused", "this is not a bot's current token")
         return league_game
+
+    async def _off_webhook(self, game_id: str, seat: int) -> None:
+        """A webhook seat whose token is handed to its bot (which dropped its webhook) is the
+        bot's to play from now on, as a rekeyed one is: a rotation made after a webhook came
+        back left it as the webhook's, and the token handed out played on."""
+        for _ in range(MAX_RETRIES):
+            blob = await self.store.league_game(game_id)
+            if blob is None:
+                return
+            record = decode(blob, LeagueGame)
+            if seat not in record.webhooks:
+                break
+            hooked = [s for s in record.webhooks if s != seat]
+            record = msgspec.structs.replace(record, webhooks=hooked)
+            if await self.store.swap_league_game(game_id, blob, encode(record)):
+                break
+        else:
+            raise busy("the league game")
+        self._remember_league_game(game_id, record)
 
     async def _league_game(self, game_id: str, *, again: bool = False) -> LeagueGame | None:
         """A league game's record: written when the game is made and changed only when its

@@ -16,6 +16,7 @@ from ...core.league import (
     Rating,
     decode,
     encode,
+    is_organizer,
     rate_game,
     rating_view,
 )
@@ -203,8 +204,9 @@ class Ratings(BotAccounts):
             raise Refusal("bot-token-required", "this referee's tournaments take no bots")
         key, doc = await self.bot_of(token)
         assert token is not None
+        organizer = doc.owner if is_organizer(doc.owner) else ""
         entrant, entrant_token = await self.tournaments.register(
-            tournament_id, doc.name, invite_code, bot=(key, token)
+            tournament_id, doc.name, invite_code, bot=(key, token), organizer=organizer
         )
         await self.store.enter(key, tournament_id)
         self._changed([key])

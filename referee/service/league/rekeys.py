@@ -7,8 +7,9 @@ and the bot, whose old token was dead already, could not rotate again."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import msgspec
 
@@ -34,33 +35,53 @@ class Rekeys(NextDecisions):
     _rekeying: set[asyncio.Task[None]]
 
     async def _rekey(
-        self, key: str, entrant_token: Callable[[str], str], keyed: int, digest: bytes
+        self,
+        key: str,
+        entrant_token: Callable[[str], str],
+        keyed: int,
+        digest: bytes,
+        *,
+        leave: bool = False,
     ) -> None:
+        rekey = functools.partial(self._rekey_now, key, entrant_token, keyed, digest, leave)
         try:
-            await self._rekey_now(key, entrant_token, keyed, digest)
+            await rekey()
         except (*STORE_UNAVAILABLE, Refusal) as failure:
             if isinstance(failure, Refusal) and failure.code != "busy":
                 raise
             log.warning("bot %s rekeyed in part (%r): the rest is retried", key, failure)
-            task = asyncio.create_task(self._rekey_later(key, entrant_token, keyed, digest))
+            task = asyncio.create_task(self._rekey_later(key, rekey))
             self._rekeying.add(task)
             task.add_done_callback(self._rekeying.discard)
 
     async def _rekey_now(
-        self, key: str, entrant_token: Callable[[str], str], keyed: int, digest: bytes
+        self,
+        key: str,
+        entrant_token: Callable[[str], str],
+        keyed: int,
+        digest: bytes,
+        leave: bool,
     ) -> None:
-        await super()._rekey(key, entrant_token, keyed, digest)
+        await super()._rekey(key, entrant_token, keyed, digest, leave=leave)
         await self.rekey_league_seats(key, digest, keyed)
 
-    async def _rekey_later(
-        self, key: str, entrant_token: Callable[[str], str], keyed: int, digest: bytes
-    ) -> None:
-        """``_rekey_now`` again until it is whole (each of its steps is safe to do twice: an
-        entry keyed already, or a seat keyed for ``digest`` already, is left)."""
+    async def stop(self) -> None:
+        """As the accounts stop; the rekeys left to retry are let go (their bots' organizers
+        rotate again), not left running past the store."""
+        retries = list(self._rekeying)
+        for task in retries:
+            task.cancel()
+        await asyncio.gather(*retries, return_exceptions=True)
+        await super().stop()
+
+    async def _rekey_later(self, key: str, rekey: Callable[[], Awaitable[None]]) -> None:
+        """``rekey`` (a ``_rekey_now``) again until it is whole (each of its steps is safe
+        to do twice: a bot out of the arena, an entry keyed already, or a seat keyed for its
+        digest already, is left)."""
         for pause in RETRY_PAUSES:
             await asyncio.sleep(pause)
             try:
-                await self._rekey_now(key, entrant_token, keyed, digest)
+                await rekey()
                 return
             except (*STORE_UNAVAILABLE, Refusal) as failure:
                 if isinstance(failure, Refusal) and failure.code != "busy":
