@@ -38,6 +38,7 @@ __all__ = [
     "is_bot_token",
     "is_organizer",
     "legacy_entrant_token",
+    "looks_alike",
     "name_looks",
     "new_bot_token",
     "outcome",
@@ -207,6 +208,11 @@ def name_looks(name: str) -> list[str]:
     Casefolded as well as not: 'Il' and 'll' look alike as written, 'ADA' and 'Аda' once
     casefolded."""
     return sorted({_SPOOF.getSkeleton(0, name), _SPOOF.getSkeleton(0, name.casefold())})
+
+
+def looks_alike(first: str, second: str) -> bool:
+    """Whether two names share a look (``name_looks``): one could pass for the other."""
+    return not set(name_looks(first)).isdisjoint(name_looks(second))
 
 
 def bot_key(name: str) -> str:

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..core.documents import check_invite, check_name, invite_hash, new_token, token_hash
-from ..core.league import bot_entrant_token, name_looks
+from ..core.league import bot_entrant_token, looks_alike
 from ..core.pairing import TournamentSpec, next_round, rate, total_rounds
 from ..core.refusals import Refusal, busy, not_found
 from ..core.tournament import (
@@ -187,8 +187,7 @@ class TournamentService:
                     f"{name!r} is a bot account's name: only that bot enters under it",
                     field="name",
                 )
-            looks = set(name_looks(name))
-            if any(looks.intersection(name_looks(e.name)) for e in doc.entrants):
+            if any(looks_alike(name, e.name) for e in doc.entrants):
                 # standings, tables and pages show names: two that look alike would be told
                 # apart by none (one could pass for the other)
                 raise Refusal(

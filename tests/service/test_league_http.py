@@ -1897,10 +1897,15 @@ def test_a_name_that_looks_like_a_bots_is_no_other_bots_nor_any_seats(client):
     assert claim.status_code == 409 and claim.json()["field"] == "name", claim.text
     assert client.get(f"/v1/games/{game_id}").json()["status"] == "waiting"  # no change
     assert client.post(f"/v1/games/{game_id}/seats", json={"name": "Eve"}).status_code == 201
-    # the bot itself takes a seat under its name (its organizer seats it)
-    seats = [{"account": "Lookalike Ada"}, {"bot": "random"}]
-    made = client.post("/v1/games", json={"ruleset": DEFAULT, "seats": seats, "deadline_s": 60})
-    assert made.status_code == 201 and made.json()["seats"][0]["name"] == "Lookalike Ada"
+    # the bot itself takes a seat under its name (its organizer seats it), as it looks, but
+    # not under another bot's
+    seats = [{"account": "Lookalike Ada", "name": "Lookalike Eda"}, {"bot": "random"}]
+    body = {"ruleset": DEFAULT, "seats": seats, "deadline_s": 60}
+    made = client.post("/v1/games", json=body)
+    assert made.status_code == 409 and made.json()["field"] == "seats[0].name", made.text
+    seats[0]["name"] = "LOOKALIKE ADA"
+    made = client.post("/v1/games", json=body)
+    assert made.status_code == 201 and made.json()["seats"][0]["name"] == "LOOKALIKE ADA"
     assert client.get("/v1/me/next", headers=auth(token)).status_code == 200
 
 
