@@ -24,8 +24,10 @@ from .refusals import Refusal
 
 __all__ = [
     "BLANK_CHARACTERS",
+    "HOUSE_BOT_SEAT",
     "NAME_MAX",
     "NAME_PATTERN",
+    "WEBHOOK_SEAT",
     "Deadline",
     "GameDoc",
     "SeatDoc",
@@ -42,6 +44,12 @@ __all__ = [
     "token_hash",
     "version_number",
 ]
+
+
+#: the names the referee gives the seats it names itself: a house bot's (its id before it)
+#: and a webhook seat's; no bot account takes one (``core.league.names_a_house_seat``)
+HOUSE_BOT_SEAT = " (house bot)"
+WEBHOOK_SEAT = "webhook bot"
 
 
 class SeatDoc(msgspec.Struct, array_like=True):

@@ -28,6 +28,7 @@ from ..games import commitment as seed_commitment
 from ..games import dice_key as make_dice_key
 from ..games._common import check_seats, plain
 from .documents import (
+    HOUSE_BOT_SEAT,
     Deadline,
     GameDoc,
     SeatDoc,
@@ -401,7 +402,7 @@ def new_game(
     for index, seat in enumerate(seats):
         name = seat.get("name")
         if seat.get("bot") is not None:
-            name = check_name(name or f"{seat['bot']} (house bot)", f"seats[{index}].name")
+            name = check_name(name or seat["bot"] + HOUSE_BOT_SEAT, f"seats[{index}].name")
             handed.append(None)
             seat_docs.append(SeatDoc(name, None, None, seat["bot"]))
         elif token_hashes is not None:  # a tournament's entrants, named when they registered

@@ -16,6 +16,7 @@ import icu
 import msgspec
 from openskill.models import PlackettLuce
 
+from .documents import HOUSE_BOT_SEAT, WEBHOOK_SEAT
 from .refusals import Refusal
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "legacy_entrant_token",
     "looks_alike",
     "name_looks",
+    "names_a_house_seat",
     "new_bot_token",
     "outcome",
     "pair",
@@ -213,6 +215,17 @@ def name_looks(name: str) -> list[str]:
 def looks_alike(first: str, second: str) -> bool:
     """Whether two names share a look (``name_looks``): one could pass for the other."""
     return not set(name_looks(first)).isdisjoint(name_looks(second))
+
+
+def names_a_house_seat(name: str) -> bool:
+    """Whether a name looks like one the referee gives a seat it names itself (a house
+    bot's, "random (house bot)"; a webhook seat's): a bot account named so would pass for
+    every such seat."""
+    suffixes = name_looks(HOUSE_BOT_SEAT)
+    looks = name_looks(name)
+    return looks_alike(name, WEBHOOK_SEAT) or any(
+        look.endswith(suffix) for look in looks for suffix in suffixes
+    )
 
 
 def bot_key(name: str) -> str:

@@ -19,7 +19,7 @@ import contextlib
 import logging
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio.to_thread
@@ -134,12 +134,21 @@ class GameService(HeardGames):
         return game, handed
 
     async def claim(
-        self, game_id: str, name: str, client_seed: str | None, invite_code: str | None = None
+        self,
+        game_id: str,
+        name: str,
+        client_seed: str | None,
+        invite_code: str | None = None,
+        check: Callable[[], Awaitable[None]] | None = None,
     ) -> tuple[int, str]:
-        """Seat a player in the game's first open seat; the seat and its token."""
+        """Seat a player in the game's first open seat; the seat and its token. ``check``:
+        what else must hold of the claim, once the game's own checks passed (the game, its
+        invite code, an open seat, the name), before it is written (the league's names)."""
         for _ in range(MAX_RETRIES):
             game = await self.load(game_id)
             seat, token = game.claim_seat(name, client_seed, time.time(), invite_code)
+            if check is not None:
+                await check()
             if await self.write(game):
                 return seat, token
         raise busy()

@@ -177,8 +177,8 @@ class TournamentService:
                 and any(e.organizer == organizer for e in doc.entrants)
             ):
                 raise Refusal(
-                    "bot-already-entered",
-                    "a bot of this bot's organizer has entered this rated tournament: its "
+                    "organizer-already-entered",
+                    "a bot of this bot's organizer has entered this rated tournament: their "
                     "games would move two of one organizer's ratings with no contest",
                 )
             if bot is None and self.bot_name is not None and await self.bot_name(name):

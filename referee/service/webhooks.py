@@ -34,7 +34,7 @@ from typing import Any
 
 import msgspec
 
-from ..core.documents import new_token
+from ..core.documents import WEBHOOK_SEAT, new_token
 from ..core.refusals import Refusal
 from ..games import get_ruleset
 from ..outbound import Allowed, Failed, Refused, check_literal
@@ -116,7 +116,7 @@ class WebhookSeats:
                 )
             self.check_url(webhook["url"], f"{where}.webhook.url")
             seat["token"] = new_token(game_id)
-            seat["name"] = seat.get("name") or "webhook bot"
+            seat["name"] = seat.get("name") or WEBHOOK_SEAT
             registrations[index] = Registration(webhook["url"], new_secret(), seat["token"])
         if not registrations:
             return None, {}

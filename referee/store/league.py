@@ -146,11 +146,11 @@ class LeagueStore(ChallengeStore):
         async with self.patience.bounded():
             return bool(await self._create(keys=keys, args=[blob, key, *looks]))
 
-    async def looks_taken(self, looks: list[str]) -> bool:
-        """Whether a bot's name looks like one of ``looks``."""
+    async def looks_held(self, looks: list[str]) -> list[str | None]:
+        """The key of the bot whose name looks like each of ``looks`` (None: no bot's)."""
         async with self.patience.bounded():
             found = await self.shared.execute("HMGET", self.LOOKS, *looks)
-        return any(held is not None for held in cast("list[bytes | None]", found))
+        return [None if k is None else k.decode() for k in cast("list[bytes | None]", found)]
 
     async def index_looks(self, looks_of: Callable[[bytes], list[str]]) -> int:
         """Hold the looks of the bots made before they were kept (once for all replicas:
@@ -159,16 +159,22 @@ class LeagueStore(ChallengeStore):
         async with self.patience.bounded():
             if await self.redis.exists(self.LOOKS_INDEXED):
                 return found
-        async for name in self.redis.scan_iter(match=_bot("*"), count=500):
-            at = cast(bytes, name).decode()
-            async with self.patience.bounded():
-                blob = await self.redis.hget(at, "blob")
-                if blob is None:
-                    continue
-                found += 1
-                key = at.removeprefix(_bot(""))
-                for look in looks_of(cast(bytes, blob)):
-                    await self.redis.hsetnx(self.LOOKS, look, key)
+        found_keys = self.redis.scan_iter(match=_bot("*"), count=1000)
+        names = [cast(bytes, n).decode() async for n in found_keys]
+        for start in range(0, len(names), 500):  # a round trip to read 500, one to write them
+            batch = names[start : start + 500]
+            async with self.patience.bounded(), self.redis.pipeline(transaction=False) as pipe:
+                for name in batch:
+                    pipe.hget(name, "blob")
+                blobs = await pipe.execute()
+            async with self.patience.bounded(), self.redis.pipeline(transaction=False) as pipe:
+                for name, blob in zip(batch, blobs, strict=True):
+                    if blob is None:
+                        continue  # a key of another kind under the prefix (none is)
+                    found += 1
+                    for look in looks_of(cast(bytes, blob)):
+                        pipe.hsetnx(self.LOOKS, look, name.removeprefix(_bot("")))
+                await pipe.execute()
         async with self.patience.bounded():
             await self.redis.set(self.LOOKS_INDEXED, "1")
         return found

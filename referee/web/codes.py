@@ -93,8 +93,9 @@ PROBLEM_CODES: dict[str, str] = {
     "not-challenger": "only the challenging bot cancels a challenge",
     "invalid-challenge": "a bot challenges another bot, not itself",
     "bot-token-required": "a rated tournament takes bot accounts: register with a bot token",
-    "bot-already-entered": "the bot has entered this tournament already, or, in a rated one, "
-    "a bot of its organizer has",
+    "bot-already-entered": "the bot has entered this tournament already",
+    "organizer-already-entered": "a bot of this bot's organizer has entered this rated "
+    "tournament: it takes one bot of each organizer",
     # a decision against the game
     "seq-mismatch": "the seq is not the seat's current one (current_seq says which)",
     "seq-already-decided": "that seq was decided with a different decision",

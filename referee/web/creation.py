@@ -7,7 +7,6 @@ from typing import Any
 
 import msgspec
 
-from ..core.league import looks_alike
 from ..core.refusals import Refusal
 from ..service import Services
 from ..service.delivery import new_game_id
@@ -23,13 +22,10 @@ async def game_created(services: Services, data: Any, owner: str) -> GameCreated
     none shown here)."""
     seats = [msgspec.to_builtins(s) for s in data.seats]
     games = services.games
-    # a seat named as no bot's own (a bot account's seat may show its name as it looks)
-    named = [
-        (f"seats[{i}].name", s.name)
-        for i, s in enumerate(data.seats)
-        if s.name is not None and (s.account is None or not looks_alike(s.name, s.account))
-    ]
-    await services.league.refuse_bot_names(named)
+    # no seat named as a bot (a bot account's own seat may show its name as it looks)
+    named = [(f"seats[{i}].name", s.name) for i, s in enumerate(data.seats) if s.name]
+    own = {f"seats[{i}].name": s.account for i, s in enumerate(data.seats) if s.account}
+    await services.league.refuse_bot_names(named, own)
     game_id, secrets = await services.webhooks.prepare(
         seats, data.deadline_s, games.idle_ttl_s + games.retention_s
     )

@@ -59,6 +59,7 @@ STATUS = {
     "bot-has-no-webhook": 409,
     "not-challenged": 403,
     "not-challenger": 403,
+    "organizer-already-entered": 409,
     "bot-not-found": 404,
     "challenge-not-found": 404,
     "bot-name-taken": 409,

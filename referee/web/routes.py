@@ -242,9 +242,13 @@ class GameController(Controller):
 
         async def make() -> Claimed:
             data = await read_body(request, ClaimSeat)
-            await services_of(state).league.refuse_bot_names([("name", data.name)])
+            league = services_of(state).league
             seat, token = await services_of(state).games.claim(
-                game_id, data.name, data.client_seed, data.invite_code
+                game_id,
+                data.name,
+                data.client_seed,
+                data.invite_code,
+                check=lambda: league.refuse_bot_names([("name", data.name)]),
             )
             return Claimed(game_id, seat, check_name(data.name, "name"), token)  # as stored
 

@@ -60,6 +60,9 @@ class LeagueService(Rekeys):
         self._token_of = {}
         self._digests = {}  # see known_bot: a bot token -> its digest
         self._seen_at = {}  # see _seen: when each bot was last marked
+        self._free_looks = {}  # see refuse_bot_names: a look no bot had -> when read
+        self._looks_kept = False  # see looks_ready
+        self._keeping_looks = asyncio.Lock()
         self._unmarked = {}  # see _seen: marks not yet written
         self._marked_at = -math.inf
         self._marking = None  # see _seen: the write of marks left waiting, when due

@@ -24,6 +24,7 @@ from ...core.league import (
     encode,
     is_bot_token,
     name_looks,
+    names_a_house_seat,
     new_bot_token,
     rating_view,
 )
@@ -47,6 +48,14 @@ def _manages(doc: BotDoc, token: str | None, organizer: str | None) -> bool:
     return organizer is not None and organizer == doc.owner
 
 
+def _looks_of(blob: bytes) -> list[str]:
+    """What a kept bot's name looks like (none for a document it cannot read)."""
+    try:
+        return name_looks(decode(blob, BotDoc).name)
+    except msgspec.DecodeError:
+        return []
+
+
 class BotAccounts(LeagueBase):
     """Bot accounts and their tokens, as the league's other parts find them."""
 
@@ -54,6 +63,9 @@ class BotAccounts(LeagueBase):
     _token_of: dict[str, bytes]
     _digests: dict[str, bytes]
     _seen_at: dict[str, float]
+    _free_looks: dict[str, float]
+    _looks_kept: bool
+    _keeping_looks: asyncio.Lock
     _unmarked: dict[str, float]
     _marked_at: float
     _marking: asyncio.TimerHandle | None
@@ -86,9 +98,18 @@ class BotAccounts(LeagueBase):
         doc = BotDoc(name, description, owner, bot_token_hash(token), time.time(), "active")
         doc.contact, doc.webhook = contact, webhook
         doc.webhook_secret = new_secret() if webhook is not None else None
-        if not await self.store.create_bot(
-            bot_key(name), encode(doc), doc.token_hash, name_looks(name)
-        ):
+        if names_a_house_seat(name):
+            raise Refusal(
+                "invalid-name",
+                "a bot's name is not one the referee gives the seats it names itself (a "
+                "house bot's, 'random (house bot)'; a webhook seat's, 'webhook bot')",
+                field="name",
+            )
+        looks = name_looks(name)
+        await self.looks_ready()
+        for look in looks:
+            self._free_looks.pop(look, None)
+        if not await self.store.create_bot(bot_key(name), encode(doc), doc.token_hash, looks):
             raise Refusal(
                 "bot-name-taken",
                 f"a bot is named {name!r} already, or by a name that looks like it",
@@ -166,24 +187,56 @@ class BotAccounts(LeagueBase):
                 log.warning("bot %s paused: its webhook failed %s calls in a row", doc.name, streak)
                 await self.store.leave(key)
 
-    async def is_bot_name(self, name: str) -> bool:
-        """Whether a bot account has ``name`` or one that looks like it (``name_looks``; the
-        bot's own key too, for the bots made before their looks were kept, until the
-        matchmaker has put them in)."""
-        if await self.store.looks_taken(name_looks(name)):
-            return True
-        return await self.store.load_bot(bot_key(name)) is not None
+    async def looks_ready(self) -> None:
+        """The looks of the bots made before they were kept (an upgrade) put in, once per
+        process (once for all replicas: then a flag in the store says so), before a name is
+        compared with them: a look-alike of such a bot got through until then."""
+        if self._looks_kept:
+            return
+        async with self._keeping_looks:
+            if not self._looks_kept:
+                await self.store.index_looks(_looks_of)
+                self._free_looks.clear()
+                self._looks_kept = True
 
-    async def refuse_bot_names(self, named: list[tuple[str, str]]) -> None:
+    async def is_bot_name(self, name: str) -> bool:
+        """Whether a bot account has ``name`` or one that looks like it (``name_looks``)."""
+        await self.looks_ready()
+        return any(key is not None for key in await self.store.looks_held(name_looks(name)))
+
+    async def refuse_bot_names(
+        self, named: list[tuple[str, str]], own: dict[str, str] | None = None
+    ) -> None:
         """409 ``bot-name-taken`` for the first of ``named`` (field, name) that is a bot
         account's name or looks like one: a seat that is no bot's account would pass for
-        the bot on every page, listing and replay (the organizer's account seats are the
-        bot's own)."""
+        the bot on every page, listing and replay. ``own``: field -> the name of the bot
+        whose seat it names (an organizer's account seat), whose own looks it may show, and
+        no other bot's."""
+        await self.looks_ready()
+        owners = {}
+        for field, account in (own or {}).items():
+            with contextlib.suppress(Refusal):  # no bot's name: refused where it is seated
+                owners[field] = bot_key(check_name(account, field))
         looks = [name_looks(check_name(name, field)) for field, name in named]
-        if not looks or not await self.store.looks_taken([s for each in looks for s in each]):
+        moment = time.monotonic()
+        asked = {
+            look
+            for each in looks
+            for look in each
+            if moment - self._free_looks.get(look, -math.inf) >= RECHECK_S
+        }
+        if not asked:
             return
+        held = dict(zip(sorted(asked), await self.store.looks_held(sorted(asked)), strict=True))
+        # those no bot's as read: taken as such for RECHECK_S, as a bot token is (a game's
+        # seats are named alike game after game); a bot made through this process since is
+        # seen at once, one made through another replica within that second
+        if len(self._free_looks) >= BOTS_KEPT:
+            self._free_looks.clear()
+        self._free_looks.update((look, moment) for look, key in held.items() if key is None)
         for (field, name), its_looks in zip(named, looks, strict=True):
-            if await self.store.looks_taken(its_looks):
+            mine = owners.get(field)
+            if any(held.get(look) not in (None, mine) for look in its_looks):
                 raise Refusal(
                     "bot-name-taken",
                     f"{name!r} is a bot account's name, or looks like one: "
@@ -388,7 +441,7 @@ class BotAccounts(LeagueBase):
         leaves the entrant tokens it kept, as the bot does. ``digest``: the new bot token's
         hash (``REVOKED``: none), for the league's seats (``Rekeys``); ``leave``: the bot
         leaves the arena first (a revoke: no token of its plays a game made from now on)."""
-        if leave:
+        if leave and await self._still_revoked(key):
             await self.store.leave(key)
         await self.store.drop_entrant_tokens(key)
         if self.tournaments is None:
@@ -396,6 +449,12 @@ class BotAccounts(LeagueBase):
         for tournament_id in await self.store.entered(key):
             token = entrant_token(tournament_id)
             await self.tournaments.rekey_entrant(tournament_id, key, token, keyed)
+
+    async def _still_revoked(self, key: str) -> bool:
+        """Whether the bot's account still has no token: a revoke retried after a rotation,
+        the bot back in the arena, takes it out no more."""
+        found = await self.store.load_bot(key)
+        return found is not None and not decode(found[1], BotDoc).token_hash
 
     async def set_status(self, name: str, status: str, organizer: str) -> BotDoc:
         """Pause, ban or reinstate a bot: its organizer's alone. A bot that may not play

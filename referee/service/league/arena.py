@@ -19,7 +19,6 @@ from ...core.league import (
     decode,
     encode,
     is_organizer,
-    name_looks,
     pair,
     seat_order,
 )
@@ -33,11 +32,6 @@ __all__ = ["Arena"]
 
 
 _opponents = msgspec.json.Decoder(list[str]).decode
-
-
-def _looks_of(blob: bytes) -> list[str]:
-    """What a kept bot's name looks like."""
-    return name_looks(decode(blob, BotDoc).name)
 
 
 def _day(now: float) -> str:
@@ -138,6 +132,7 @@ class Arena(Ratings):
             if (
                 doc is None
                 or doc.status != "active"
+                or not doc.token_hash  # revoked: none of its games would reach it
                 # a bot with a webhook is called, it does not ask
                 or (not doc.webhook and seen.get(key, 0) < now - self.settings.stale_s)
             ):
@@ -390,7 +385,8 @@ class Arena(Ratings):
         widened past it, so a round right then pairs each with another bot or with none."""
         interval, soonest = self.settings.interval_s, self.settings.soonest_s
         sweep_at = 0.0
-        looks_indexed = False
+        with contextlib.suppress(Exception):  # else done by the first name looked up
+            await self.looks_ready()
         while True:
             began = time.monotonic()
             self.freed.clear()  # bots freed from now on bring the next round forward
@@ -399,9 +395,6 @@ class Arena(Ratings):
             with contextlib.suppress(Exception):
                 matched = self.matching = await self.store.lock(self.holder, 2000)
                 if matched:
-                    if not looks_indexed:  # once: the bots made before their looks were kept
-                        await self.store.index_looks(_looks_of)
-                        looks_indexed = True
                     if time.monotonic() >= sweep_at:
                         await self.settle_all()
                         sweep_at = time.monotonic() + 0.5

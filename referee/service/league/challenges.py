@@ -97,9 +97,15 @@ class Challenges(Arena):
                 field="opponent",
             )
         ttl = int(expires_s) + 86400
-        await self.store.save_challenge(
-            challenge.id, "", encode(challenge), ttl, other, challenge.expires
-        )
+        try:
+            await self.store.save_challenge(
+                challenge.id, "", encode(challenge), ttl, other, challenge.expires
+            )
+        except BaseException:  # not made: its places are free again, where the store lets
+            with contextlib.suppress(Exception):
+                await self.store.release_challenge(other, doc.owner, challenge.id)
+                await self.store.answered(key, other, challenge.id)
+            raise
         self._changed([other])
         return self._challenge_view(challenge, doc.name, other_doc.name, now)
 
