@@ -21,7 +21,10 @@ request this does not answer, goes through uvicorn's ASGI cycle to the app.
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import resource
+import sys
+import termios
 from typing import Any
 
 import httptools
@@ -43,6 +46,23 @@ __all__ = ["PublicHttp", "raise_file_limit"]
 
 # uvicorn makes the protocol from its class alone: the class reads the process's settings
 _SETTINGS = Settings.from_env()
+
+#: what a client whose answers wait reads between two looks, at least, to be served on (a
+#: kilobyte in ``REFEREE_HEADER_TIMEOUT_S``): one that reads a byte at a time holds its
+#: answers' memory no longer than one that reads none
+MIN_READ_BYTES = 1024
+
+
+def _unsent(transport: asyncio.BaseTransport) -> int:
+    """The bytes the kernel holds of a connection's answers, unsent or unacknowledged
+    (Linux's SIOCOUTQ; 0 where it cannot say): a client reading slowly frees the kernel's
+    buffers long before the process may write to them again."""
+    sock = transport.get_extra_info("socket")
+    try:
+        queued = fcntl.ioctl(sock.fileno(), termios.TIOCOUTQ, b"\0\0\0\0")
+    except (AttributeError, OSError, ValueError):
+        return 0
+    return int.from_bytes(queued, sys.byteorder)
 
 
 class _NoEvent:
@@ -102,8 +122,9 @@ class PublicHttp(BoundedHttp):
     cycle: RequestResponseCycle | _HotCycle  # type: ignore[assignment]
     #: the connection's one timer for the keep-alive timeout (``_idle_since``)
     _idle_timer: asyncio.TimerHandle | None = None
-    #: the last look found its answers waiting for the client to read them (``_look_again``)
-    _stalled = False
+    #: the answers' bytes the last look found waiting for the client to read them, or -1
+    #: where none waited (``_look_again``)
+    _stalled_at = -1
 
     # a TCP connection's transport is an asyncio.Transport, as uvicorn's own protocol says
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -137,14 +158,20 @@ class PublicHttp(BoundedHttp):
     def _look_again(self) -> None:
         cycle = self.cycle
         transport = self.transport
-        if self.flow.write_paused or (transport.is_closing() and transport.get_write_buffer_size()):
-            if self._stalled:  # at the last look too, and nothing taken since
-                transport.abort()  # the write deadline: its answers are no one's now
+        waiting = transport.get_write_buffer_size()
+        if self.flow.write_paused or (transport.is_closing() and waiting):
+            waiting += _unsent(transport)  # what the client reads, it takes from the kernel
+            if 0 <= self._stalled_at < waiting + MIN_READ_BYTES:
+                # at the last look too, and less than MIN_READ_BYTES read since: the write
+                # deadline, its answers are no one's now
+                transport.abort()
                 return
-            self._stalled = True
+            # a client that reads, however slowly, is served: an answer that takes longer
+            # than two looks to read was cut off halfway
+            self._stalled_at = waiting
             self._look = self.loop.call_later(self.header_timeout_s, self._look_again)
             return
-        self._stalled = False
+        self._stalled_at = -1
         if transport.is_closing():
             return
         if (
@@ -159,7 +186,7 @@ class PublicHttp(BoundedHttp):
 
     def resume_writing(self) -> None:
         """The client took enough of its answers for writing to go on: not stalled."""
-        self._stalled = False
+        self._stalled_at = -1
         super().resume_writing()
 
     # uvicorn says None (the transport closes); asyncio lets a protocol say True

@@ -189,3 +189,26 @@ def test_a_client_that_reads_slowly_but_steadily_is_served_to_the_end(watchful):
             time.sleep(0.1)
         assert got > ASKED * size, f"{got} bytes read in {time.monotonic() - began:.1f} s"
         assert time.monotonic() - began > 2, "read too fast to have waited at the referee"
+
+
+def test_a_client_that_reads_slower_than_its_answers_drain_is_served_on(watchful):
+    """Answers waiting past the kernel's buffers (the client read nothing for a while), then
+    read at 64 KB a second: the connection's writing stayed paused at two looks, and the
+    client was cut off though it read all the while. What counts is that it reads."""
+    size = _contract_size(watchful)
+    with _reader(watchful) as sock:
+        sock.sendall(CONTRACT * ASKED)
+        time.sleep(1.5)  # the kernel's buffers fill; the rest waits at the referee
+        got, began, ended = 0, time.monotonic(), False
+        while not ended and time.monotonic() - began < 5:  # past two looks, reading
+            for _ in range(2):  # 8 KB every eighth of a second
+                try:
+                    data = sock.recv(4096)
+                except ConnectionResetError:
+                    data = b""
+                ended = not data
+                got += len(data)
+            time.sleep(0.125)
+        assert not ended, f"cut off after {got} bytes read in {time.monotonic() - began:.1f} s"
+        rest, ended = _drain(sock, seconds=30)
+        assert got + rest >= ASKED * size, f"{got + rest} of {ASKED * size} bytes"
