@@ -158,6 +158,7 @@ class TournamentService:
         (``bot_entrant_token``), which the league hands back to it; a rated tournament takes
         bot accounts only, one of each ``organizer`` (the bot's, where it has one): its
         games would move the ratings of two bots of one organizer with no contest."""
+        name_free = False  # found no bot account's name
         for _ in range(MAX_RETRIES):
             version, doc = await self.load(tournament_id)
             check_invite(doc.invite, invite_code)
@@ -181,12 +182,15 @@ class TournamentService:
                     "a bot of this bot's organizer has entered this rated tournament: their "
                     "games would move two of one organizer's ratings with no contest",
                 )
-            if bot is None and self.bot_name is not None and await self.bot_name(name):
-                raise Refusal(
-                    "bot-name-taken",
-                    f"{name!r} is a bot account's name: only that bot enters under it",
-                    field="name",
-                )
+            if bot is None and self.bot_name is not None and not name_free:
+                if await self.bot_name(name):
+                    raise Refusal(
+                        "bot-name-taken",
+                        f"{name!r} is a bot account's name, or looks like one: only that bot "
+                        "enters under it",
+                        field="name",
+                    )
+                name_free = True  # read once, not on each retry
             if any(looks_alike(name, e.name) for e in doc.entrants):
                 # standings, tables and pages show names: two that look alike would be told
                 # apart by none (one could pass for the other)
