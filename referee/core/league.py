@@ -221,7 +221,7 @@ def names_a_house_seat(name: str) -> bool:
     """Whether a name looks like one the referee gives a seat it names itself (a house
     bot's, "random (house bot)"; a webhook seat's): a bot account named so would pass for
     every such seat."""
-    suffixes = name_looks(HOUSE_BOT_SEAT)
+    suffixes = name_looks(HOUSE_BOT_SEAT.strip())  # "x(house bot)" reads as "x (house bot)"
     looks = name_looks(name)
     return looks_alike(name, WEBHOOK_SEAT) or any(
         look.endswith(suffix) for look in looks for suffix in suffixes

@@ -107,6 +107,7 @@ class LeagueStore(ChallengeStore):
         self._save = script(scripts.SAVE)
         self._create = script(scripts.CREATE)
         self._hold = script(scripts.HOLD)
+        self._leave_at = script(scripts.LEAVE_AT)
         self._settle = script(scripts.SETTLE)
         self._take = script(scripts.TAKE)
         self._lookout = script(scripts.LOOKOUT)
@@ -351,6 +352,12 @@ class LeagueStore(ChallengeStore):
             left = await self.redis.hdel(self.POOL, key)
             await self.redis.hdel(self.SEEN, key)
         return bool(left)
+
+    async def leave_at(self, key: str, version: int) -> bool:
+        """``leave``, if the bot's account is at ``version`` still (in the same step)."""
+        keys = [self.POOL, self.SEEN, _bot(key)]
+        async with self.patience.bounded():
+            return bool(await self._leave_at(keys=keys, args=[key, str(version)]))
 
     async def seen(self, marks: dict[str, float]) -> None:
         """Mark bots seen, each at its time, in one script (a bot not in the pool: not)."""

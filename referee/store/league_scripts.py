@@ -41,6 +41,14 @@ redis.call('EXPIREAT', KEYS[1], math.ceil(tonumber(last[2])) + 1)
 return 1
 """
 
+# A bot leaves the arena (KEYS[1] the pool, KEYS[2] when it last asked) if its account
+# (KEYS[3]) is at version ARGV[2] (a revoke's: a rotation since, and a join, keeps it there).
+LEAVE_AT = """
+if redis.call('HGET', KEYS[3], 'v') ~= ARGV[2] then return 0 end
+redis.call('HDEL', KEYS[2], ARGV[1])
+return redis.call('HDEL', KEYS[1], ARGV[1])
+"""
+
 # Settle a finished game once: KEYS = settled, log, games, free, ratings, board, then per bot
 # its history, recent, playing and account keys. ARGV = game id, bots, log entry, now, then
 # per bot its key, the rating blob read ("" for none), the new one ("" for an unrated game),

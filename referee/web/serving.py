@@ -47,10 +47,12 @@ __all__ = ["PublicHttp", "raise_file_limit"]
 # uvicorn makes the protocol from its class alone: the class reads the process's settings
 _SETTINGS = Settings.from_env()
 
-#: what a client whose answers wait reads between two looks, at least, to be served on (a
-#: kilobyte in ``REFEREE_HEADER_TIMEOUT_S``): one that reads a byte at a time holds its
-#: answers' memory no longer than one that reads none
-MIN_READ_BYTES = 1024
+#: what a client whose answers wait reads between two looks, at least, to be served on (16
+#: KB in ``REFEREE_HEADER_TIMEOUT_S``), and for how many looks in a row, at most, its answers
+#: may wait (a minute by default): one that reads a trickle holds its answers' memory, the
+#: kernel's buffers and a connection no longer than that
+MIN_READ_BYTES = 16 * 1024
+MAX_STALLED_LOOKS = 6
 
 
 def _unsent(transport: asyncio.BaseTransport) -> int:
@@ -123,8 +125,9 @@ class PublicHttp(BoundedHttp):
     #: the connection's one timer for the keep-alive timeout (``_idle_since``)
     _idle_timer: asyncio.TimerHandle | None = None
     #: the answers' bytes the last look found waiting for the client to read them, or -1
-    #: where none waited (``_look_again``)
+    #: where none waited, and the looks in a row that found them waiting (``_look_again``)
     _stalled_at = -1
+    _stalled_looks = 0
 
     # a TCP connection's transport is an asyncio.Transport, as uvicorn's own protocol says
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -161,17 +164,21 @@ class PublicHttp(BoundedHttp):
         waiting = transport.get_write_buffer_size()
         if self.flow.write_paused or (transport.is_closing() and waiting):
             waiting += _unsent(transport)  # what the client reads, it takes from the kernel
-            if 0 <= self._stalled_at < waiting + MIN_READ_BYTES:
-                # at the last look too, and less than MIN_READ_BYTES read since: the write
-                # deadline, its answers are no one's now
+            self._stalled_looks += 1
+            if (
+                0 <= self._stalled_at < waiting + MIN_READ_BYTES
+                or self._stalled_looks > MAX_STALLED_LOOKS
+            ):
+                # at the last look too, and less than MIN_READ_BYTES read since (or waiting
+                # too long in all): the write deadline, its answers are no one's now
                 transport.abort()
                 return
-            # a client that reads, however slowly, is served: an answer that takes longer
-            # than two looks to read was cut off halfway
+            # a client that reads is served: an answer that took longer than two looks to
+            # read was cut off halfway, however fast it was read
             self._stalled_at = waiting
             self._look = self.loop.call_later(self.header_timeout_s, self._look_again)
             return
-        self._stalled_at = -1
+        self._stalled_at, self._stalled_looks = -1, 0
         if transport.is_closing():
             return
         if (
@@ -186,7 +193,7 @@ class PublicHttp(BoundedHttp):
 
     def resume_writing(self) -> None:
         """The client took enough of its answers for writing to go on: not stalled."""
-        self._stalled_at = -1
+        self._stalled_at, self._stalled_looks = -1, 0
         super().resume_writing()
 
     # uvicorn says None (the transport closes); asyncio lets a protocol say True

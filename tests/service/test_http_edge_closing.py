@@ -199,16 +199,41 @@ def test_a_client_that_reads_slower_than_its_answers_drain_is_served_on(watchful
     with _reader(watchful) as sock:
         sock.sendall(CONTRACT * ASKED)
         time.sleep(1.5)  # the kernel's buffers fill; the rest waits at the referee
-        got, began, ended = 0, time.monotonic(), False
-        while not ended and time.monotonic() - began < 5:  # past two looks, reading
-            for _ in range(2):  # 8 KB every eighth of a second
-                try:
-                    data = sock.recv(4096)
-                except ConnectionResetError:
-                    data = b""
-                ended = not data
-                got += len(data)
-            time.sleep(0.125)
-        assert not ended, f"cut off after {got} bytes read in {time.monotonic() - began:.1f} s"
+        got, ended = _trickle(sock, 64 * 1024, seconds=3.5)  # past two looks, reading
+        assert not ended, f"cut off after {got} bytes read"
         rest, ended = _drain(sock, seconds=30)
         assert got + rest >= ASKED * size, f"{got + rest} of {ASKED * size} bytes"
+
+
+def _trickle(sock: socket.socket, per_second: int, seconds: float) -> tuple[int, bool]:
+    """Bytes read at ``per_second`` (in eighths of a second) for ``seconds``, and whether the
+    referee ended the connection meanwhile."""
+    got, began, step = 0, time.monotonic(), per_second // 8
+    while time.monotonic() - began < seconds:
+        want = step
+        while want > 0:
+            try:
+                data = sock.recv(min(4096, want))
+            except (ConnectionResetError, TimeoutError):
+                data = b""
+            if not data:
+                return got, True
+            got, want = got + len(data), want - len(data)
+        time.sleep(0.125)
+    return got, False
+
+
+def test_a_client_that_reads_a_trickle_or_for_too_long_is_cut_off(watchful):
+    """A reader of 2 KB a second (less than MIN_READ_BYTES a look) held a connection, its
+    answers and the kernel's buffers as long as it liked; so did one that read enough each
+    look, but behind megabytes of answers: at most MAX_STALLED_LOOKS looks in a row. Cut
+    off, the connection's answers left in the process are dropped (what the kernel holds
+    already still reaches the client)."""
+    size = _contract_size(watchful)
+    for per_second, seconds in ((2 * 1024, 4.0), (64 * 1024, 9.0)):
+        with _reader(watchful) as sock:
+            sock.sendall(CONTRACT * ASKED)
+            time.sleep(1.5)  # the kernel's buffers fill; the rest waits at the referee
+            got, _ = _trickle(sock, per_second, seconds)
+            rest, ended = _drain(sock, seconds=30)
+            assert ended and got + rest < ASKED * size, (per_second, got, rest)

@@ -62,6 +62,7 @@ class LeagueService(Rekeys):
         self._seen_at = {}  # see _seen: when each bot was last marked
         self._free_looks = {}  # see refuse_bot_names: a look no bot had -> when read
         self._looks_kept = False  # see looks_ready
+        self._bots_made = 0  # see refuse_bot_names: bots made through this process
         self._keeping_looks = asyncio.Lock()
         self._unmarked = {}  # see _seen: marks not yet written
         self._marked_at = -math.inf

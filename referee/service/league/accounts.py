@@ -65,6 +65,7 @@ class BotAccounts(LeagueBase):
     _seen_at: dict[str, float]
     _free_looks: dict[str, float]
     _looks_kept: bool
+    _bots_made: int
     _keeping_looks: asyncio.Lock
     _unmarked: dict[str, float]
     _marked_at: float
@@ -107,14 +108,17 @@ class BotAccounts(LeagueBase):
             )
         looks = name_looks(name)
         await self.looks_ready()
-        for look in looks:
-            self._free_looks.pop(look, None)
         if not await self.store.create_bot(bot_key(name), encode(doc), doc.token_hash, looks):
             raise Refusal(
                 "bot-name-taken",
                 f"a bot is named {name!r} already, or by a name that looks like it",
                 field="name",
             )
+        # seen at once by this process: no look read free before, or while it was made, is
+        # taken as free (``refuse_bot_names`` keeps none it read while a bot was made)
+        self._bots_made += 1
+        for look in looks:
+            self._free_looks.pop(look, None)
         return doc, token, doc.webhook_secret
 
     def _check_webhook(self, url: str) -> None:
@@ -227,13 +231,16 @@ class BotAccounts(LeagueBase):
         }
         if not asked:
             return
+        made = self._bots_made
         held = dict(zip(sorted(asked), await self.store.looks_held(sorted(asked)), strict=True))
         # those no bot's as read: taken as such for RECHECK_S, as a bot token is (a game's
         # seats are named alike game after game); a bot made through this process since is
-        # seen at once, one made through another replica within that second
+        # seen at once (none is kept if one was made while they were read), one made
+        # through another replica within that second
         if len(self._free_looks) >= BOTS_KEPT:
             self._free_looks.clear()
-        self._free_looks.update((look, moment) for look, key in held.items() if key is None)
+        if made == self._bots_made:
+            self._free_looks.update((look, moment) for look, key in held.items() if key is None)
         for (field, name), its_looks in zip(named, looks, strict=True):
             mine = owners.get(field)
             if any(held.get(look) not in (None, mine) for look in its_looks):
@@ -441,20 +448,14 @@ class BotAccounts(LeagueBase):
         leaves the entrant tokens it kept, as the bot does. ``digest``: the new bot token's
         hash (``REVOKED``: none), for the league's seats (``Rekeys``); ``leave``: the bot
         leaves the arena first (a revoke: no token of its plays a game made from now on)."""
-        if leave and await self._still_revoked(key):
-            await self.store.leave(key)
+        if leave:  # unless the account changed since (the matchmaker drops a bot revoked)
+            await self.store.leave_at(key, keyed)
         await self.store.drop_entrant_tokens(key)
         if self.tournaments is None:
             return
         for tournament_id in await self.store.entered(key):
             token = entrant_token(tournament_id)
             await self.tournaments.rekey_entrant(tournament_id, key, token, keyed)
-
-    async def _still_revoked(self, key: str) -> bool:
-        """Whether the bot's account still has no token: a revoke retried after a rotation,
-        the bot back in the arena, takes it out no more."""
-        found = await self.store.load_bot(key)
-        return found is not None and not decode(found[1], BotDoc).token_hash
 
     async def set_status(self, name: str, status: str, organizer: str) -> BotDoc:
         """Pause, ban or reinstate a bot: its organizer's alone. A bot that may not play

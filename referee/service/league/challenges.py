@@ -104,6 +104,7 @@ class Challenges(Arena):
         except BaseException:  # not made: its places are free again, where the store lets
             with contextlib.suppress(Exception):
                 await self.store.release_challenge(other, doc.owner, challenge.id)
+            with contextlib.suppress(Exception):
                 await self.store.answered(key, other, challenge.id)
             raise
         self._changed([other])
