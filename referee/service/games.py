@@ -34,9 +34,9 @@ from ..games import new_seed
 from ..store import STORE_UNAVAILABLE, GameStore, Stored
 from . import wakes
 from .finished import FinishedAnswers
-from .hearing import HeardGames
 from .limits import Limits
 from .memory import InFlight, Memory
+from .sealing import SealedGames
 
 __all__ = ["MAX_RETRIES", "GameService"]
 
@@ -44,7 +44,7 @@ log = logging.getLogger("referee")
 MAX_RETRIES = 20
 
 
-class GameService(HeardGames):
+class GameService(SealedGames):
     """The games of one Redis, as this process serves them (what it hears of their commits:
     ``HeardGames``)."""
 
@@ -378,28 +378,6 @@ class GameService(HeardGames):
         end): of each, what even its sealed view shows."""
         found, following = await self.store.listed(before, limit, tournament)
         return {"games": [game_summary(decode_doc(blob)) for *_, blob in found], "next": following}
-
-    async def sealed(self, game: LoadedGame) -> bool:
-        """Whether any game dealt the same dice (``GameDoc.group``), this one included, still
-        runs: until none does, no one but the game's own seats may look at it."""
-        doc = game.doc
-        if not doc.group or doc.id in self.memory.released:
-            return False
-        if doc.status != "finished":
-            return True
-        for other in await asyncio.gather(*(self.store.load(g) for g in doc.group)):
-            if other.blob is not None and decode_doc(other.blob).status != "finished":
-                return True
-        self.memory.released[doc.id] = True  # finished games never run again
-        return False
-
-    async def check_unsealed(self, game: LoadedGame) -> None:
-        if await self.sealed(game):
-            raise Refusal(
-                "game-sealed",
-                "this game's dice are dealt at other tables of its tournament round that are "
-                "still playing: its play, record and seed are shown once they are all over",
-            )
 
     async def events_after(
         self, game_id: str, after: str, wait_s: float | None

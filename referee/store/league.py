@@ -42,14 +42,15 @@ settled before and that no rating moved since it was read (exactly once, whoever
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import cast
 
 from redis.asyncio import Redis, RedisCluster
 
 from . import league_scripts as scripts
 from .connection import Commands, Patience, SharedScript
-from .league_challenges import ChallengeStore, P
+from .league_challenges import P
+from .league_names import NameStore, _bot, _token
 from .league_records import Seeker, SettledSeat
 
 __all__ = ["LeagueStore", "Seeker", "SettledSeat"]
@@ -64,15 +65,7 @@ def _pairs(flat: list[bytes]) -> dict[bytes, bytes]:
     return dict(zip(flat[::2], flat[1::2], strict=True))
 
 
-def _bot(key: str) -> str:
-    return f"{P}:bot:{key}"
-
-
-def _token(digest: bytes) -> str:
-    return f"{P}:token:{digest.hex()}"
-
-
-class LeagueStore(ChallengeStore):
+class LeagueStore(NameStore):
     """Where the league is kept. It decides nothing: the league service reads, decides (with
     ``core.league``) and writes under the checks above."""
 
@@ -83,8 +76,6 @@ class LeagueStore(ChallengeStore):
     SEEN = f"{P}:seen"
     FREE = f"{P}:free"
     LOCK = f"{P}:pairing"
-    LOOKS = f"{P}:looks"
-    LOOKS_INDEXED = f"{P}:looks-indexed"
 
     def __init__(
         self,
@@ -139,46 +130,6 @@ class LeagueStore(ChallengeStore):
         args += ["1" if old_token else "0", "1" if new_token else "0", 0]
         async with self.patience.bounded():
             return bool(await self._save(keys=keys, args=args))
-
-    async def create_bot(self, key: str, blob: bytes, token: bytes, looks: list[str]) -> bool:
-        """A new bot under ``key``, named by its token's digest, holding ``looks``; False
-        where a bot has the key, or another bot one of the looks."""
-        keys = [_bot(key), _token(token), self.LOOKS]
-        async with self.patience.bounded():
-            return bool(await self._create(keys=keys, args=[blob, key, *looks]))
-
-    async def looks_held(self, looks: list[str]) -> list[str | None]:
-        """The key of the bot whose name looks like each of ``looks`` (None: no bot's)."""
-        async with self.patience.bounded():
-            found = await self.shared.execute("HMGET", self.LOOKS, *looks)
-        return [None if k is None else k.decode() for k in cast("list[bytes | None]", found)]
-
-    async def index_looks(self, looks_of: Callable[[bytes], list[str]]) -> int:
-        """Hold the looks of the bots made before they were kept (once for all replicas:
-        then ``LOOKS_INDEXED`` is set): ``looks_of`` a bot's blob. How many bots it found."""
-        found = 0
-        async with self.patience.bounded():
-            if await self.redis.exists(self.LOOKS_INDEXED):
-                return found
-        found_keys = self.redis.scan_iter(match=_bot("*"), count=1000)
-        names = [cast(bytes, n).decode() async for n in found_keys]
-        for start in range(0, len(names), 500):  # a round trip to read 500, one to write them
-            batch = names[start : start + 500]
-            async with self.patience.bounded(), self.redis.pipeline(transaction=False) as pipe:
-                for name in batch:
-                    pipe.hget(name, "blob")
-                blobs = await pipe.execute()
-            async with self.patience.bounded(), self.redis.pipeline(transaction=False) as pipe:
-                for name, blob in zip(batch, blobs, strict=True):
-                    if blob is None:
-                        continue  # a key of another kind under the prefix (none is)
-                    found += 1
-                    for look in looks_of(cast(bytes, blob)):
-                        pipe.hsetnx(self.LOOKS, look, name.removeprefix(_bot("")))
-                await pipe.execute()
-        async with self.patience.bounded():
-            await self.redis.set(self.LOOKS_INDEXED, "1")
-        return found
 
     async def bot_of_token(self, digest: bytes) -> str | None:
         async with self.patience.bounded():

@@ -87,6 +87,16 @@ def _bot(client: httpx.Client, name: str) -> str:
     return reply.json()["token"]
 
 
+def _bots_of(http: httpx.Client, organizers: dict[str, dict[str, str]]) -> dict[str, str]:
+    """Bots made by organizers (name -> the organizer's headers): their tokens by name."""
+    tokens = {}
+    for name, organizer in organizers.items():
+        made = http.post("/v1/bots", json={"name": name}, headers=organizer)
+        assert made.status_code == 201, made.text
+        tokens[name] = made.json()["token"]
+    return tokens
+
+
 def _challenge_game(client: httpx.Client, names: list[str]) -> list[str]:
     """Two new bots' tokens, the first having challenged the second, who accepted: a game."""
     tokens = [_bot(client, name) for name in names]
@@ -757,11 +767,7 @@ def test_a_rated_tournament_takes_one_bot_of_an_organizer_and_a_deadline_bots_me
         httpx.Client(base_url=keyed.url, timeout=30) as http,
     ):
         own, rival = auth("rated-organizer"), auth("rival-organizer")
-        bots = {}
-        for name, organizer in (("Rated A", own), ("Rated B", own), ("Rated C", rival)):
-            made = http.post("/v1/bots", json={"name": name}, headers=organizer)
-            assert made.status_code == 201, made.text
-            bots[name] = made.json()["token"]
+        bots = _bots_of(http, {"Rated A": own, "Rated B": own, "Rated C": rival})
         spec = {"ruleset": DEFAULT, "entrants": 3, "rated": True, "deadline_s": 0.5}
         refused = http.post("/v1/tournaments", json=spec, headers=own)
         assert refused.status_code == 422, refused.text
@@ -792,11 +798,7 @@ def test_two_bots_of_one_organizer_play_no_rated_challenge(league_valkey):
         httpx.Client(base_url=keyed.url, timeout=30) as http,
     ):
         own, other = auth("own-organizer"), auth("other-organizer")
-        bots = {}
-        for name, organizer in (("Own A", own), ("Own B", own), ("Other C", other)):
-            made = http.post("/v1/bots", json={"name": name}, headers=organizer)
-            assert made.status_code == 201, made.text
-            bots[name] = made.json()["token"]
+        bots = _bots_of(http, {"Own A": own, "Own B": own, "Other C": other})
         offer = {"opponent": "Own B", "ruleset": DEFAULT, "deadline_s": 60, "rated": True}
         refused = http.post("/v1/challenges", json=offer, headers=auth(bots["Own A"]))
         assert refused.status_code == 422, refused.text
@@ -1634,27 +1636,31 @@ def test_an_account_seat_made_after_a_rotation_is_none_of_the_old_token_s(league
         assert step["status"] == "your_turn" and step["game_id"] == made.json()["id"], step
 
 
-def test_a_seat_of_a_bot_that_dropped_its_webhook_is_rekeyed_too(client, league):
-    """A seat the referee played through the bot's webhook was left at a rotation, as its
-    token was never handed out; but a bot that dropped its webhook is handed it by
-    ``/v1/me/next``, and that token played on after the rotation and the revoke."""
-    hooked = client.post(
-        "/v1/bots", json={"name": "Hooked A", "webhook_url": "https://example.com/bot"}
-    )
+def _handed_a_webhook_seat(client: httpx.Client, prefix: str) -> tuple[list[str], dict]:
+    """Bots ``<prefix> A`` (with a webhook) and ``B``, in a challenge game; A drops its
+    webhook and is handed its seat's token: their tokens, and A's next decision."""
+    name = f"{prefix} A"
+    hooked = client.post("/v1/bots", json={"name": name, "webhook_url": "https://example.com/b"})
     assert hooked.status_code == 201, hooked.text
-    tokens = [hooked.json()["token"], _bot(client, "Hooked B")]
-    offer = {"opponent": "Hooked B", "ruleset": DEFAULT, "deadline_s": 600, "rated": False}
+    tokens = [hooked.json()["token"], _bot(client, f"{prefix} B")]
+    offer = {"opponent": f"{prefix} B", "ruleset": DEFAULT, "deadline_s": 600, "rated": False}
     challenge = client.post("/v1/challenges", json=offer, headers=auth(tokens[0])).json()
     accepted = client.post(f"/v1/challenges/{challenge['id']}/accept", headers=auth(tokens[1]))
     assert accepted.status_code == 200, accepted.text
-    dropped = client.post(
-        "/v1/bots/Hooked A/webhook", json={"webhook_url": None}, headers=auth(tokens[0])
-    )
+    path = f"/v1/bots/{name}/webhook"
+    dropped = client.post(path, json={"webhook_url": None}, headers=auth(tokens[0]))
     assert dropped.status_code == 200, dropped.text
     assert wait_until(
         lambda: client.get("/v1/me/next", headers=auth(tokens[0])).json()["status"] == "your_turn"
     )
-    handed = client.get("/v1/me/next", headers=auth(tokens[0])).json()
+    return tokens, client.get("/v1/me/next", headers=auth(tokens[0])).json()
+
+
+def test_a_seat_of_a_bot_that_dropped_its_webhook_is_rekeyed_too(client, league):
+    """A seat the referee played through the bot's webhook was left at a rotation, as its
+    token was never handed out; but a bot that dropped its webhook is handed it by
+    ``/v1/me/next``, and that token played on after the rotation and the revoke."""
+    tokens, handed = _handed_a_webhook_seat(client, "Hooked")
     game = f"/v1/games/{handed['game_id']}"
     rotated = client.post("/v1/bots/Hooked A/token", headers=auth(tokens[0]))
     assert rotated.status_code == 200, rotated.text
@@ -1676,23 +1682,8 @@ def test_a_webhook_seat_handed_out_is_rekeyed_after_its_webhook_came_back(client
     """A bot that dropped its webhook is handed its webhook seat's token; with a webhook set
     again before the rotation, the rotation left the seat as the referee's to play through
     the webhook, and the token handed out played on."""
-    hooked = client.post(
-        "/v1/bots", json={"name": "Rehooked A", "webhook_url": "https://example.com/bot"}
-    )
-    assert hooked.status_code == 201, hooked.text
-    tokens = [hooked.json()["token"], _bot(client, "Rehooked B")]
-    offer = {"opponent": "Rehooked B", "ruleset": DEFAULT, "deadline_s": 600, "rated": False}
-    challenge = client.post("/v1/challenges", json=offer, headers=auth(tokens[0])).json()
-    accepted = client.post(f"/v1/challenges/{challenge['id']}/accept", headers=auth(tokens[1]))
-    assert accepted.status_code == 200, accepted.text
-    path = "/v1/bots/Rehooked A/webhook"
-    dropped = client.post(path, json={"webhook_url": None}, headers=auth(tokens[0]))
-    assert dropped.status_code == 200, dropped.text
-    assert wait_until(
-        lambda: client.get("/v1/me/next", headers=auth(tokens[0])).json()["status"] == "your_turn"
-    )
-    handed = client.get("/v1/me/next", headers=auth(tokens[0])).json()
-    game = f"/v1/games/{handed['game_id']}"
+    tokens, handed = _handed_a_webhook_seat(client, "Rehooked")
+    game, path = f"/v1/games/{handed['game_id']}", "/v1/bots/Rehooked A/webhook"
     back = client.post(
         path, json={"webhook_url": "https://example.com/bot"}, headers=auth(tokens[0])
     )

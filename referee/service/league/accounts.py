@@ -23,8 +23,6 @@ from ...core.league import (
     decode,
     encode,
     is_bot_token,
-    name_looks,
-    names_a_house_seat,
     new_bot_token,
     rating_view,
 )
@@ -34,7 +32,8 @@ from ...outbound import Failed, Refused
 from ...store import STORE_UNAVAILABLE
 from ..delivery import Call, Gone, new_secret
 from ..games import MAX_RETRIES
-from .base import BOTS_KEPT, RECHECK_S, SEEN_BATCH_S, LeagueBase, _not_found
+from .base import BOTS_KEPT, RECHECK_S, SEEN_BATCH_S, _not_found
+from .names import BotNames
 
 __all__ = ["BotAccounts"]
 
@@ -48,25 +47,13 @@ def _manages(doc: BotDoc, token: str | None, organizer: str | None) -> bool:
     return organizer is not None and organizer == doc.owner
 
 
-def _looks_of(blob: bytes) -> list[str]:
-    """What a kept bot's name looks like (none for a document it cannot read)."""
-    try:
-        return name_looks(decode(blob, BotDoc).name)
-    except msgspec.DecodeError:
-        return []
-
-
-class BotAccounts(LeagueBase):
+class BotAccounts(BotNames):
     """Bot accounts and their tokens, as the league's other parts find them."""
 
     _bots: dict[bytes, tuple[str, BotDoc, float]]
     _token_of: dict[str, bytes]
     _digests: dict[str, bytes]
     _seen_at: dict[str, float]
-    _free_looks: dict[str, float]
-    _looks_kept: bool
-    _bots_made: int
-    _keeping_looks: asyncio.Lock
     _unmarked: dict[str, float]
     _marked_at: float
     _marking: asyncio.TimerHandle | None
@@ -99,26 +86,14 @@ class BotAccounts(LeagueBase):
         doc = BotDoc(name, description, owner, bot_token_hash(token), time.time(), "active")
         doc.contact, doc.webhook = contact, webhook
         doc.webhook_secret = new_secret() if webhook is not None else None
-        if names_a_house_seat(name):
-            raise Refusal(
-                "invalid-name",
-                "a bot's name is not one the referee gives the seats it names itself (a "
-                "house bot's, 'random (house bot)'; a webhook seat's, 'webhook bot')",
-                field="name",
-            )
-        looks = name_looks(name)
-        await self.looks_ready()
+        looks = await self.looks_for_a_bot(name)
         if not await self.store.create_bot(bot_key(name), encode(doc), doc.token_hash, looks):
             raise Refusal(
                 "bot-name-taken",
                 f"a bot is named {name!r} already, or by a name that looks like it",
                 field="name",
             )
-        # seen at once by this process: no look read free before, or while it was made, is
-        # taken as free (``refuse_bot_names`` keeps none it read while a bot was made)
-        self._bots_made += 1
-        for look in looks:
-            self._free_looks.pop(look, None)
+        self.bot_named(looks)
         return doc, token, doc.webhook_secret
 
     def _check_webhook(self, url: str) -> None:
@@ -190,66 +165,6 @@ class BotAccounts(LeagueBase):
             if doc.status != "active":
                 log.warning("bot %s paused: its webhook failed %s calls in a row", doc.name, streak)
                 await self.store.leave(key)
-
-    async def looks_ready(self) -> None:
-        """The looks of the bots made before they were kept (an upgrade) put in, once per
-        process (once for all replicas: then a flag in the store says so), before a name is
-        compared with them: a look-alike of such a bot got through until then."""
-        if self._looks_kept:
-            return
-        async with self._keeping_looks:
-            if not self._looks_kept:
-                await self.store.index_looks(_looks_of)
-                self._free_looks.clear()
-                self._looks_kept = True
-
-    async def is_bot_name(self, name: str) -> bool:
-        """Whether a bot account has ``name`` or one that looks like it (``name_looks``)."""
-        await self.looks_ready()
-        return any(key is not None for key in await self.store.looks_held(name_looks(name)))
-
-    async def refuse_bot_names(
-        self, named: list[tuple[str, str]], own: dict[str, str] | None = None
-    ) -> None:
-        """409 ``bot-name-taken`` for the first of ``named`` (field, name) that is a bot
-        account's name or looks like one: a seat that is no bot's account would pass for
-        the bot on every page, listing and replay. ``own``: field -> the name of the bot
-        whose seat it names (an organizer's account seat), whose own looks it may show, and
-        no other bot's."""
-        await self.looks_ready()
-        owners = {}
-        for field, account in (own or {}).items():
-            with contextlib.suppress(Refusal):  # no bot's name: refused where it is seated
-                owners[field] = bot_key(check_name(account, field))
-        looks = [name_looks(check_name(name, field)) for field, name in named]
-        moment = time.monotonic()
-        asked = {
-            look
-            for each in looks
-            for look in each
-            if moment - self._free_looks.get(look, -math.inf) >= RECHECK_S
-        }
-        if not asked:
-            return
-        made = self._bots_made
-        held = dict(zip(sorted(asked), await self.store.looks_held(sorted(asked)), strict=True))
-        # those no bot's as read: taken as such for RECHECK_S, as a bot token is (a game's
-        # seats are named alike game after game); a bot made through this process since is
-        # seen at once (none is kept if one was made while they were read), one made
-        # through another replica within that second
-        if len(self._free_looks) >= BOTS_KEPT:
-            self._free_looks.clear()
-        if made == self._bots_made:
-            self._free_looks.update((look, moment) for look, key in held.items() if key is None)
-        for (field, name), its_looks in zip(named, looks, strict=True):
-            mine = owners.get(field)
-            if any(held.get(look) not in (None, mine) for look in its_looks):
-                raise Refusal(
-                    "bot-name-taken",
-                    f"{name!r} is a bot account's name, or looks like one: "
-                    "only that bot plays under it",
-                    field=field,
-                )
 
     async def load_bot(self, name: str) -> tuple[str, str, BotDoc]:
         """The bot's key, version and document; any name that is none is not found."""
@@ -431,24 +346,19 @@ class BotAccounts(LeagueBase):
 
         written: list[int] = []
         await self._update_bot(key, change, written)
-        await self._rekey(key, new_token, written[0], REVOKED, leave=True)  # no one's token
+        await self._rekey(key, new_token, written[0], REVOKED)  # a token no one holds
 
     async def _rekey(
-        self,
-        key: str,
-        entrant_token: Callable[[str], str],
-        keyed: int,
-        digest: bytes,
-        *,
-        leave: bool = False,
+        self, key: str, entrant_token: Callable[[str], str], keyed: int, digest: bytes
     ) -> None:
         """The bot's entries in the tournaments it plays answer to ``entrant_token`` of each
         from now on: the entrant token derived from its old bot token (which its seat
         tokens are) plays no table, made before or after (``rekey_entrant``). Its webhook
         leaves the entrant tokens it kept, as the bot does. ``digest``: the new bot token's
-        hash (``REVOKED``: none), for the league's seats (``Rekeys``); ``leave``: the bot
-        leaves the arena first (a revoke: no token of its plays a game made from now on)."""
-        if leave:  # unless the account changed since (the matchmaker drops a bot revoked)
+        hash (``REVOKED``: none, and the bot leaves the arena first, unless its account
+        changed since: the matchmaker drops a bot revoked), for the league's seats
+        (``Rekeys``)."""
+        if digest == REVOKED:
             await self.store.leave_at(key, keyed)
         await self.store.drop_entrant_tokens(key)
         if self.tournaments is None:

@@ -35,15 +35,9 @@ class Rekeys(NextDecisions):
     _rekeying: set[asyncio.Task[None]]
 
     async def _rekey(
-        self,
-        key: str,
-        entrant_token: Callable[[str], str],
-        keyed: int,
-        digest: bytes,
-        *,
-        leave: bool = False,
+        self, key: str, entrant_token: Callable[[str], str], keyed: int, digest: bytes
     ) -> None:
-        rekey = functools.partial(self._rekey_now, key, entrant_token, keyed, digest, leave)
+        rekey = functools.partial(self._rekey_now, key, entrant_token, keyed, digest)
         try:
             await rekey()
         except (*STORE_UNAVAILABLE, Refusal) as failure:
@@ -55,14 +49,9 @@ class Rekeys(NextDecisions):
             task.add_done_callback(self._rekeying.discard)
 
     async def _rekey_now(
-        self,
-        key: str,
-        entrant_token: Callable[[str], str],
-        keyed: int,
-        digest: bytes,
-        leave: bool,
+        self, key: str, entrant_token: Callable[[str], str], keyed: int, digest: bytes
     ) -> None:
-        await super()._rekey(key, entrant_token, keyed, digest, leave=leave)
+        await super()._rekey(key, entrant_token, keyed, digest)
         await self.rekey_league_seats(key, digest, keyed)
 
     async def stop(self) -> None:
