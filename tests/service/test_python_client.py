@@ -243,6 +243,27 @@ def test_the_arena_loop_plays_a_bot_accounts_games_and_leaves_when_stopped(refer
         assert not any(http.get(f"/v1/bots/{name}").json()["in_arena"] for name in names)
 
 
+def test_a_bot_challenges_another_which_accepts_and_one_it_withdraws(referee_url):
+    """Challenges through the client: made, withdrawn by the challenger (a refusal for the
+    other bot), made again and accepted: the game reaches both bots."""
+    with Client(referee_url) as client, httpx.Client(base_url=referee_url) as http:
+        tokens = []
+        for name in ("Client Challenger", "Client Challenged"):
+            tokens.append(http.post("/v1/bots", json={"name": name}).json()["token"])
+        offer = {"rated": False, "deadline_s": 30}
+        first = client.challenge(tokens[0], "Client Challenged", "choice", **offer)
+        with pytest.raises(RefereeError) as theirs:
+            client.cancel_challenge(tokens[1], first["id"])
+        assert theirs.value.code == "not-challenger"
+        assert client.cancel_challenge(tokens[0], first["id"])["status"] == "canceled"
+        assert client.challenge_of(first["id"])["status"] == "canceled"
+        second = client.challenge(tokens[0], "Client Challenged", "choice", **offer)
+        accepted = client.accept_challenge(tokens[1], second["id"])
+        assert accepted["status"] == "accepted" and accepted["game_id"]
+        steps = [client.next_decision(token, wait=5) for token in tokens]
+        assert accepted["game_id"] in {step.game_id for step in steps}
+
+
 def test_an_idle_connection_is_opened_anew_before_the_referees_keep_alive_closes_it():
     """The referee closes a connection idle for ``REFEREE_KEEP_ALIVE_S`` (5 s, httpx's own
     expiry too): a request sent on it as it closes is lost unread, and a creation without an

@@ -335,9 +335,45 @@ class Client:
         if reply.status_code != 204:
             _decode(reply, dict[str, Any])  # raises the refusal
 
+    def challenge(
+        self,
+        bot_token: str,
+        opponent: str,
+        ruleset: str,
+        *,
+        rated: bool = True,
+        deadline_s: float = 10.0,
+        expires_s: float = 60.0,
+        options: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Challenge another bot; its answer comes to the challenge (``challenge_of``)."""
+        body = {
+            "opponent": opponent,
+            "ruleset": ruleset,
+            "options": options or {},
+            "rated": rated,
+            "deadline_s": deadline_s,
+            "expires_s": expires_s,
+        }
+        reply = self.http.post("/v1/challenges", json=body, headers=_auth(bot_token))
+        return _decode(reply, dict[str, Any])
+
+    def challenge_of(self, challenge_id: str) -> dict[str, Any]:
+        return _decode(self.http.get(f"/v1/challenges/{challenge_id}"), dict[str, Any])
+
+    def accept_challenge(self, bot_token: str, challenge_id: str) -> dict[str, Any]:
+        """Accept a challenge: its ``game_id`` reaches both bots through ``next_decision``."""
+        path = f"/v1/challenges/{challenge_id}/accept"
+        return _decode(self.http.post(path, headers=_auth(bot_token)), dict[str, Any])
+
     def decline_challenge(self, bot_token: str, challenge_id: str, reason: str) -> None:
         path = f"/v1/challenges/{challenge_id}/decline"
         _decode(self.http.post(path, json={"reason": reason}, headers=_auth(bot_token)), dict)
+
+    def cancel_challenge(self, bot_token: str, challenge_id: str) -> dict[str, Any]:
+        """Withdraw this bot's open challenge."""
+        path = f"/v1/challenges/{challenge_id}/cancel"
+        return _decode(self.http.post(path, headers=_auth(bot_token)), dict[str, Any])
 
 
 class AsyncClient:
