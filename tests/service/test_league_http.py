@@ -853,39 +853,6 @@ def test_one_organizers_bots_hold_few_open_challenges_to_a_bot(league_valkey):
         assert again.status_code == 201, again.text
 
 
-def test_an_accept_whose_game_the_store_failed_to_make_leaves_the_challenge_open(
-    client, monkeypatch
-):
-    """An accept writes its answer, then makes the game: a store that failed at the game
-    left the challenge accepted with no game, and its challenger, whose place for that bot
-    stayed taken, could not challenge it again before the challenge's expiry."""
-    from referee.service.games import GameService
-    from referee.service.league.challenges import Challenges
-
-    a, b = _bot(client, "Store Fails A"), _bot(client, "Store Fails B")
-    offer = {"opponent": "Store Fails B", "ruleset": DEFAULT, "deadline_s": 10, "rated": False}
-    real_create, failed = GameService.create, []
-
-    async def failing(self, *args, **kwargs):
-        failed.append(1)
-        raise redis.ConnectionError("the store went away")
-
-    monkeypatch.setattr(GameService, "create", failing)
-    first = client.post("/v1/challenges", json=offer, headers=auth(a)).json()
-    refused = client.post(f"/v1/challenges/{first['id']}/accept", headers=auth(b))
-    assert refused.status_code == 503 and failed, refused.text
-    assert client.get(f"/v1/challenges/{first['id']}").json()["status"] == "open"
-    # the store fails to open it again too: accepted with no game, and challenged anew
-    monkeypatch.setattr(Challenges, "_reopen", lambda self, accepted, key: asyncio.sleep(0))
-    assert client.post(f"/v1/challenges/{first['id']}/accept", headers=auth(b)).status_code == 503
-    assert client.get(f"/v1/challenges/{first['id']}").json()["status"] == "accepted"
-    monkeypatch.setattr(GameService, "create", real_create)
-    second = client.post("/v1/challenges", json=offer, headers=auth(a))
-    assert second.status_code == 201, second.text
-    accepted = client.post(f"/v1/challenges/{second.json()['id']}/accept", headers=auth(b))
-    assert accepted.status_code == 200 and accepted.json()["game_id"], accepted.text
-
-
 def test_a_challenger_cancels_its_open_challenge(client):
     """No route withdrew a challenge: its challenger waited for it to expire, and could not
     challenge that bot again meanwhile."""

@@ -77,11 +77,6 @@ class Challenges(Arena):
             now + expires_s,
         )
         open_one = await self.store.challenging(key, other, challenge.id, expires_s)
-        if open_one is not None and not await self._still_open(open_one):
-            # the one it names was answered, and its place left taken (a store that failed
-            # between the two): taken anew
-            await self.store.answered(key, other, open_one)
-            open_one = await self.store.challenging(key, other, challenge.id, expires_s)
         if open_one is not None:
             # one open challenge to a bot at a time: a challenger's many would push everyone
             # else's out of the opponent's inbox (its first 50)
@@ -147,7 +142,7 @@ class Challenges(Arena):
             if accept:
                 try:
                     await self._start_accepted(challenge, key, challenger)
-                except Exception:  # refused by the rules, or the store failed: open again
+                except Refusal:
                     await self._reopen(challenge, key)
                     raise
             await self._closed(challenge)
@@ -168,13 +163,6 @@ class Challenges(Arena):
                 self._changed([challenge.opponent])
                 return await self._shown(challenge)
         raise busy("the challenge")
-
-    async def _still_open(self, challenge_id: str) -> bool:
-        """Whether the challenge is open, or not yet written (its challenger is making it)."""
-        found = await self.store.load_challenge(challenge_id)
-        if found is None:
-            return True
-        return decode(found[1], ChallengeDoc).shown_status(time.time()) == "open"
 
     async def _open_challenge(
         self, challenge_id: str, key: str, *, challenger: bool
@@ -225,10 +213,10 @@ class Challenges(Arena):
         return True
 
     async def _reopen(self, accepted: ChallengeDoc, key: str) -> None:
-        """An accepted challenge whose game was not made (the rules refused it, or the store
-        failed) is open again (if it is still the answer that named that game, and the game
-        was not made after all), so that it may be answered anew. A store that fails here
-        too leaves it accepted with no game (docs/LEAGUE.md)."""
+        """An accepted challenge whose game the rules refused to make is open again (if it
+        is still the answer that named that game, and the game was not made after all), so
+        that it may be answered anew. A store that fails meanwhile leaves it accepted with
+        no game (docs/LEAGUE.md)."""
         with contextlib.suppress(Exception):
             version, challenge = await self._load_challenge(accepted.id)
             if challenge.status != "accepted" or challenge.game_id != accepted.game_id:
