@@ -59,11 +59,10 @@ class ChallengeStore:
         """Take the challenger's one open challenge to the opponent for ``seconds`` (until
         it expires, or ``answered``): None if taken, else the open one's id."""
         pair = _challenging(challenger, opponent)
-        async with self.patience.bounded():
-            if await self.redis.set(pair, challenge_id, nx=True, px=max(1, int(seconds * 1000))):
-                return None
-            found = await self.redis.get(pair)
-        return cast("bytes", found).decode() if found else ""
+        ms = max(1, int(seconds * 1000))
+        async with self.patience.bounded():  # set, or the one held read, in one step
+            found = await self.redis.set(pair, challenge_id, nx=True, px=ms, get=True)
+        return None if found is None else cast("bytes", found).decode()
 
     async def answered(self, challenger: str, opponent: str, challenge_id: str) -> None:
         """The challenge is answered: the challenger may challenge the opponent again."""
