@@ -264,6 +264,47 @@ def test_a_bot_challenges_another_which_accepts_and_one_it_withdraws(referee_url
         assert accepted["game_id"] in {step.game_id for step in steps}
 
 
+def test_the_async_client_does_what_a_bot_account_does(referee_url):
+    """The league's operations, awaitable: a challenge withdrawn, one declined, one accepted
+    and its game's first decision made with ``decide_next``; the arena joined and left."""
+
+    async def run() -> None:
+        async with AsyncClient(referee_url) as client:
+            tokens = []
+            for name in ("Async Challenger", "Async Challenged"):
+                made = await client.http.post("/v1/bots", json={"name": name})
+                tokens.append(made.json()["token"])
+            offer = {"rated": False, "deadline_s": 30}
+            first = await client.challenge(tokens[0], "Async Challenged", "choice", **offer)
+            withdrawn = await client.cancel_challenge(tokens[0], first["id"])
+            assert withdrawn["status"] == "canceled"
+            second = await client.challenge(tokens[0], "Async Challenged", "choice", **offer)
+            await client.decline_challenge(tokens[1], second["id"], "later")
+            assert (await client.challenge_of(second["id"]))["reason"] == "later"
+            third = await client.challenge(tokens[0], "Async Challenged", "choice", **offer)
+            accepted = await client.accept_challenge(tokens[1], third["id"])
+            assert accepted["status"] == "accepted"
+            for token in tokens:
+                step = await client.next_decision(token, wait=5)
+                if step.status == "your_turn":
+                    assert step.game_id == accepted["game_id"] and step.turn is not None
+                    turn = step.turn
+                    after = await client.decide_next(
+                        token, step.game_id, turn.seq, turn.legal_moves[0]
+                    )
+                    assert after.status in ("your_turn", "waiting")
+                    break
+            else:
+                raise AssertionError("no bot had the game's first decision")
+            assert (await client.join_arena(tokens[0], "choice", deadline_s=30))["ruleset"]
+            await client.leave_arena(tokens[0])
+            with pytest.raises(RefereeError) as theirs:
+                await client.cancel_challenge(tokens[1], third["id"])
+            assert theirs.value.code == "not-challenger"
+
+    asyncio.run(run())
+
+
 def test_an_idle_connection_is_opened_anew_before_the_referees_keep_alive_closes_it():
     """The referee closes a connection idle for ``REFEREE_KEEP_ALIVE_S`` (5 s, httpx's own
     expiry too): a request sent on it as it closes is lost unread, and a creation without an

@@ -187,6 +187,24 @@ def _claim_body(name: str, client_seed: str | None, invite_code: str | None) -> 
     return body
 
 
+def _challenge_body(
+    opponent: str,
+    ruleset: str,
+    rated: bool = True,
+    deadline_s: float = 10.0,
+    expires_s: float = 60.0,
+    options: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    return {
+        "opponent": opponent,
+        "ruleset": ruleset,
+        "options": options or {},
+        "rated": rated,
+        "deadline_s": deadline_s,
+        "expires_s": expires_s,
+    }
+
+
 def _waiting(wait: float | None) -> dict[str, float]:
     return {} if wait is None else {"wait": wait}
 
@@ -336,25 +354,12 @@ class Client:
             _decode(reply, dict[str, Any])  # raises the refusal
 
     def challenge(
-        self,
-        bot_token: str,
-        opponent: str,
-        ruleset: str,
-        *,
-        rated: bool = True,
-        deadline_s: float = 10.0,
-        expires_s: float = 60.0,
-        options: dict[str, Any] | None = None,
+        self, bot_token: str, opponent: str, ruleset: str, **terms: Any
     ) -> dict[str, Any]:
-        """Challenge another bot; its answer comes to the challenge (``challenge_of``)."""
-        body = {
-            "opponent": opponent,
-            "ruleset": ruleset,
-            "options": options or {},
-            "rated": rated,
-            "deadline_s": deadline_s,
-            "expires_s": expires_s,
-        }
+        """Challenge another bot; its answer comes to the challenge (``challenge_of``). The
+        terms, by name: ``rated`` (True), ``deadline_s`` (10), ``expires_s`` (60) and the
+        ruleset's ``options`` ({})."""
+        body = _challenge_body(opponent, ruleset, **terms)
         reply = self.http.post("/v1/challenges", json=body, headers=_auth(bot_token))
         return _decode(reply, dict[str, Any])
 
@@ -485,3 +490,53 @@ class AsyncClient:
         headers = _auth(entrant_token)
         reply = await self.http.get("/v1/me/next", params={"wait": wait}, headers=headers)
         return _decode(reply, NextDecision)
+
+    async def decide_next(
+        self, token: str, game_id: str, seq: int, move: Any, wait: float = 0
+    ) -> NextDecision:
+        """``Client.decide_next``: one request per decision across a bot's games."""
+        path, params = f"/v1/me/games/{game_id}/moves", {"wait": wait}
+        body, headers = _move_body(seq, move), _auth(token)
+        reply = await self.http.post(path, json=body, headers=headers, params=params)
+        return _decode(reply, NextDecision)
+
+    async def join_arena(
+        self, bot_token: str, ruleset: str, seats: int = 2, deadline_s: float = 10.0
+    ) -> dict[str, Any]:
+        seek = {"ruleset": ruleset, "seats": seats, "deadline_s": deadline_s}
+        reply = await self.http.post("/v1/arena", json=seek, headers=_auth(bot_token))
+        return _decode(reply, dict[str, Any])
+
+    async def leave_arena(self, bot_token: str) -> None:
+        reply = await self.http.delete("/v1/arena", headers=_auth(bot_token))
+        if reply.status_code != 204:
+            _decode(reply, dict[str, Any])  # raises the refusal
+
+    async def challenge(
+        self, bot_token: str, opponent: str, ruleset: str, **terms: Any
+    ) -> dict[str, Any]:
+        """``Client.challenge``'s terms (rated, deadline_s, expires_s, options) by name."""
+        body = _challenge_body(opponent, ruleset, **terms)
+        reply = await self.http.post("/v1/challenges", json=body, headers=_auth(bot_token))
+        return _decode(reply, dict[str, Any])
+
+    async def challenge_of(self, challenge_id: str) -> dict[str, Any]:
+        return _decode(await self.http.get(f"/v1/challenges/{challenge_id}"), dict[str, Any])
+
+    async def accept_challenge(self, bot_token: str, challenge_id: str) -> dict[str, Any]:
+        return await self._answer(bot_token, challenge_id, "accept", None)
+
+    async def decline_challenge(self, bot_token: str, challenge_id: str, reason: str) -> None:
+        await self._answer(bot_token, challenge_id, "decline", {"reason": reason})
+
+    async def cancel_challenge(self, bot_token: str, challenge_id: str) -> dict[str, Any]:
+        return await self._answer(bot_token, challenge_id, "cancel", None)
+
+    async def _answer(
+        self, bot_token: str, challenge_id: str, answer: str, body: dict[str, str] | None
+    ) -> dict[str, Any]:
+        """A challenge accepted, declined (``body``: the reason) or withdrawn."""
+        reply = await self.http.post(
+            f"/v1/challenges/{challenge_id}/{answer}", json=body, headers=_auth(bot_token)
+        )
+        return _decode(reply, dict[str, Any])
