@@ -223,7 +223,7 @@ def names_a_house_seat(name: str) -> bool:
     every such seat."""
     suffixes = name_looks(HOUSE_BOT_SEAT.strip())  # "x(house bot)" reads as "x (house bot)"
     looks = name_looks(name)
-    return looks_alike(name, WEBHOOK_SEAT) or any(
+    return not set(looks).isdisjoint(name_looks(WEBHOOK_SEAT)) or any(
         look.endswith(suffix) for look in looks for suffix in suffixes
     )
 

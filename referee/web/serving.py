@@ -124,10 +124,10 @@ class PublicHttp(BoundedHttp):
     cycle: RequestResponseCycle | _HotCycle  # type: ignore[assignment]
     #: the connection's one timer for the keep-alive timeout (``_idle_since``)
     _idle_timer: asyncio.TimerHandle | None = None
-    #: the answers' bytes the last look found waiting for the client to read them, or -1
-    #: where none waited, and the looks in a row that found them waiting (``_look_again``)
-    _stalled_at = -1
+    #: the looks in a row that found answers waiting for the client to read them, and the
+    #: bytes the last of them found (``_look_again``)
     _stalled_looks = 0
+    _stalled_at = 0
 
     # a TCP connection's transport is an asyncio.Transport, as uvicorn's own protocol says
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -165,8 +165,8 @@ class PublicHttp(BoundedHttp):
         if self.flow.write_paused or (transport.is_closing() and waiting):
             waiting += _unsent(transport)  # what the client reads, it takes from the kernel
             self._stalled_looks += 1
-            if (
-                0 <= self._stalled_at < waiting + MIN_READ_BYTES
+            if self._stalled_looks > 1 and (
+                self._stalled_at < waiting + MIN_READ_BYTES
                 or self._stalled_looks > MAX_STALLED_LOOKS
             ):
                 # at the last look too, and less than MIN_READ_BYTES read since (or waiting
@@ -178,7 +178,7 @@ class PublicHttp(BoundedHttp):
             self._stalled_at = waiting
             self._look = self.loop.call_later(self.header_timeout_s, self._look_again)
             return
-        self._stalled_at, self._stalled_looks = -1, 0
+        self._stalled_looks = 0
         if transport.is_closing():
             return
         if (
@@ -193,7 +193,7 @@ class PublicHttp(BoundedHttp):
 
     def resume_writing(self) -> None:
         """The client took enough of its answers for writing to go on: not stalled."""
-        self._stalled_at, self._stalled_looks = -1, 0
+        self._stalled_looks = 0
         super().resume_writing()
 
     # uvicorn says None (the transport closes); asyncio lets a protocol say True

@@ -88,16 +88,18 @@ class BotNames(LeagueBase):
                 owners[field] = bot_key(check_name(account, field))
         looks = [name_looks(check_name(name, field)) for field, name in named]
         moment = time.monotonic()
-        asked = {
-            look
-            for each in looks
-            for look in each
-            if moment - self._free_looks.get(look, -math.inf) >= RECHECK_S
-        }
+        asked = sorted(
+            {
+                look
+                for each in looks
+                for look in each
+                if moment - self._free_looks.get(look, -math.inf) >= RECHECK_S
+            }
+        )
         if not asked:
             return
         made = self._bots_made
-        held = dict(zip(sorted(asked), await self.store.looks_held(sorted(asked)), strict=True))
+        held = dict(zip(asked, await self.store.looks_held(asked), strict=True))
         # those no bot's as read: taken as such for RECHECK_S, as a bot token is (a game's
         # seats are named alike game after game); a bot made through this process since is
         # seen at once (none is kept if one was made while they were read), one made
